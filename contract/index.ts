@@ -1,0 +1,7 @@
+/** The contract shared by edge and origin: error codes, ids, signing, trace context, shapes. */
+export * from './errors.js';
+export * from './ids.js';
+export * from './signing.js';
+export * from './trace.js';
+export * from './activity.js';
+export * from './reservation.js';

@@ -1,0 +1,36 @@
+/** Reservation requests and bodies shared by edge and origin (DESIGN §3, §9). */
+import { z } from 'zod';
+import { MAX_QUANTITY } from './activity.js';
+import { isId, isRequestId, isTraceId } from './ids.js';
+
+export const RESERVATION_STATUSES = ['queued', 'ordered', 'paid', 'timeout', 'failed'] as const;
+export type ReservationStatus = (typeof RESERVATION_STATUSES)[number];
+
+/** `{reservationId, status, orderNo?, expireAt?}` */
+export interface ReservationBody {
+  reservationId: string;
+  status: ReservationStatus;
+  orderNo?: string;
+  expireAt?: string;
+}
+
+/** Body of the origin's `POST /internal/reserve`. */
+export const reserveRequestSchema = z.object({
+  activityId: z.string().refine(isId, 'activityId must be a decimal positive 64-bit integer'),
+  userId: z.string().refine(isId, 'userId must be a decimal positive 64-bit integer'),
+  quantity: z.number().int('quantity must be an integer').min(1, 'quantity must be at least 1').max(MAX_QUANTITY, `quantity must be at most ${MAX_QUANTITY}`),
+  requestId: z.string().refine(isRequestId, 'requestId must be 1-64 characters of [A-Za-z0-9._:-]'),
+  traceId: z.string().refine(isTraceId, 'traceId must be 32 lowercase hex characters').optional(),
+});
+export type ReserveRequest = z.infer<typeof reserveRequestSchema>;
+
+/** Body of a successful reserve: 202 when new, 200 when the caller already held it. */
+export interface ReserveResponse {
+  status: 'queued';
+  reservationId: string;
+}
+
+/** The purchase body a client sends to the edge. */
+export const purchaseBodySchema = z.object({
+  quantity: z.number().int('quantity must be an integer').min(1, 'quantity must be at least 1').max(MAX_QUANTITY, `quantity must be at most ${MAX_QUANTITY}`),
+});

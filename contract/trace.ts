@@ -1,0 +1,17 @@
+/**
+ * W3C trace context: one trace id follows a purchase through the edge log, the origin log, the
+ * Stream event and the settlement log.
+ */
+import { isTraceId, randomHex } from './ids.js';
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** The trace id of an incoming `traceparent`, or a fresh one when absent or malformed. */
+export function traceIdFrom(traceparent: string | null | undefined): string {
+  const m = traceparent ? TRACEPARENT.exec(traceparent.trim()) : null;
+  return m && isTraceId(m[1]) ? m[1]! : randomHex(16);
+}
+
+export function traceparentFor(traceId: string): string {
+  return `00-${traceId}-${randomHex(8)}-01`;
+}
