@@ -53,18 +53,31 @@ function hexToBytes(hex: string): Uint8Array<ArrayBuffer> | null {
 }
 
 /** Constant-time check that `signatureHex` is HMAC-SHA256(secret, message). */
-export async function verifyHmacHex(secret: string, message: string | Uint8Array, signatureHex: string): Promise<boolean> {
+export async function verifyHmacHex(
+  secret: string,
+  message: string | Uint8Array,
+  signatureHex: string,
+): Promise<boolean> {
   const sig = hexToBytes(signatureHex);
   if (!sig || sig.length !== 32) return false;
   return crypto.subtle.verify('HMAC', await hmacKey(secret), sig, bytes(message));
 }
 
-export async function verifyHmacBytes(secret: string, message: string | Uint8Array, signature: Uint8Array): Promise<boolean> {
+export async function verifyHmacBytes(
+  secret: string,
+  message: string | Uint8Array,
+  signature: Uint8Array,
+): Promise<boolean> {
   if (signature.length !== 32) return false;
   return crypto.subtle.verify('HMAC', await hmacKey(secret), bytes(signature), bytes(message));
 }
 
-async function edgeCanonical(ts: string, method: string, pathWithQuery: string, body: string | Uint8Array): Promise<string> {
+async function edgeCanonical(
+  ts: string,
+  method: string,
+  pathWithQuery: string,
+  body: string | Uint8Array,
+): Promise<string> {
   return `${ts}\n${method.toUpperCase()}\n${pathWithQuery}\n${await sha256Hex(body)}`;
 }
 

@@ -1,0 +1,68 @@
+--[[
+  Reserve: the one atomic decision of a flash sale — check, pre-deduct, record the pending event.
+
+  Input:
+    KEYS[1] stock key    sk:{A:S}:stock    remaining units; its existence means "warmed"
+    KEYS[2] holders key  sk:{A:S}:holders  hash userId -> reservationId (per-user limit + replay)
+    KEYS[3] events key   sk:{A:S}:events   Stream of reservation events, settled by consumers
+    KEYS[4] config key   sk:{A:S}:cfg      hash: state (open|paused|stopped), maxPerUser
+
+    ARGV[1] userId
+    ARGV[2] quantity (integer >= 1)
+    ARGV[3] reservationId (new id; used only when the reservation is granted)
+    ARGV[4] requestId
+    ARGV[5] traceId
+    ARGV[6] now (ms since epoch)
+
+  Output:
+     1, reservationId, remaining   OK: granted; stock decremented, holder set, event appended
+     2, reservationId              EXISTS: the user already holds this reservation (replay)
+    -1                             NOT_WARMED: stock or config missing (never warmed, or Redis lost data)
+    -2                             PAUSED: the sale is paused
+    -3                             ENDED: the sale was stopped for good
+    -4                             SOLD_OUT: fewer units left than asked for
+    -5                             LIMIT_EXCEEDED: quantity above the activity's maxPerUser
+
+  Side effects (OK only): DECRBY stock, HSET holders, XADD events.
+]]
+local rcall = redis.call
+local stockKey = KEYS[1]
+local holdersKey = KEYS[2]
+local eventsKey = KEYS[3]
+local configKey = KEYS[4]
+
+local userId = ARGV[1]
+local quantity = tonumber(ARGV[2])
+
+local stock = rcall('GET', stockKey)
+local config = rcall('HMGET', configKey, 'state', 'maxPerUser')
+if not stock or not config[1] then
+  return { -1 }
+end
+
+if config[1] == 'paused' then
+  return { -2 }
+end
+if config[1] == 'stopped' then
+  return { -3 }
+end
+
+local held = rcall('HGET', holdersKey, userId)
+if held then
+  return { 2, held }
+end
+
+if quantity > tonumber(config[2] or '1') then
+  return { -5 }
+end
+
+if tonumber(stock) < quantity then
+  return { -4 }
+end
+
+local remaining = rcall('DECRBY', stockKey, quantity)
+rcall('HSET', holdersKey, userId, ARGV[3])
+rcall('XADD', eventsKey, '*',
+  'reservationId', ARGV[3], 'requestId', ARGV[4], 'userId', userId,
+  'quantity', quantity, 'traceId', ARGV[5], 'ts', ARGV[6])
+return { 1, ARGV[3], remaining }

@@ -1,0 +1,44 @@
+--[[
+  Warm up: load an activity's stock and switches into Redis before the sale. Never resets a sale
+  in progress: if the stock key exists it only reports; if reservations were already issued but
+  the stock key is gone (Redis lost data), it refuses — that is recover's job.
+
+  Input:
+    KEYS[1] stock key    sk:{A:S}:stock
+    KEYS[2] holders key  sk:{A:S}:holders
+    KEYS[3] events key   sk:{A:S}:events
+    KEYS[4] config key   sk:{A:S}:cfg
+
+    ARGV[1] stock (units available in MySQL)
+    ARGV[2] state (open|paused|stopped)
+    ARGV[3] maxPerUser
+    ARGV[4] consumer group name
+
+  Output:
+     1, stock, holders   LOADED: stock set, config written, consumer group created
+     0, stock, holders   ALREADY: already warmed; config refreshed, stock untouched
+    -1                   HAS_HISTORY: no stock key but the Stream has events — recover instead
+
+  Side effects: SET stock (LOADED), HSET config, XGROUP CREATE ... MKSTREAM (LOADED).
+]]
+local rcall = redis.call
+local stockKey = KEYS[1]
+local holdersKey = KEYS[2]
+local eventsKey = KEYS[3]
+local configKey = KEYS[4]
+
+local stock = rcall('GET', stockKey)
+if stock then
+  rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3])
+  return { 0, tonumber(stock), rcall('HLEN', holdersKey) }
+end
+
+if rcall('EXISTS', eventsKey) == 1 and rcall('XLEN', eventsKey) > 0 then
+  return { -1 }
+end
+
+rcall('SET', stockKey, ARGV[1])
+rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3])
+-- The group may exist already (an empty Stream from an earlier warm-up): BUSYGROUP is fine.
+redis.pcall('XGROUP', 'CREATE', eventsKey, ARGV[4], '0', 'MKSTREAM')
+return { 1, tonumber(ARGV[1]), rcall('HLEN', holdersKey) }

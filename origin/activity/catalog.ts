@@ -1,0 +1,43 @@
+/**
+ * activityId → skuId for the request path. An activity sells one SKU and never changes it, so a
+ * found mapping is cached for the life of the process; an unknown id is remembered briefly.
+ */
+import { ContractError } from '../../contract/errors.js';
+import type { Db } from '../db/pool.js';
+import { activityKeys, type ActivityKeys } from '../redis/keys.js';
+
+/** How long "no such activity" is remembered before MySQL is asked again. */
+const UNKNOWN_TTL_MS = 1_000;
+
+export class ActivityCatalog {
+  private readonly known = new Map<string, { skuId: string; keys: ActivityKeys }>();
+  private readonly unknown = new Map<string, number>();
+
+  constructor(private readonly db: Db) {}
+
+  async resolve(activityId: string): Promise<{ skuId: string; keys: ActivityKeys }> {
+    const hit = this.known.get(activityId);
+    if (hit) return hit;
+    const missUntil = this.unknown.get(activityId);
+    if (missUntil && missUntil > Date.now()) throw notFound(activityId);
+    const [rows] = (await this.db.execute('SELECT sku_id FROM seckill_activity WHERE id = ?', [activityId])) as any;
+    if (!rows[0]) {
+      if (this.unknown.size > 10_000) this.unknown.clear();
+      this.unknown.set(activityId, Date.now() + UNKNOWN_TTL_MS);
+      throw notFound(activityId);
+    }
+    const skuId = String(rows[0].sku_id);
+    const entry = { skuId, keys: activityKeys(activityId, skuId) };
+    this.known.set(activityId, entry);
+    return entry;
+  }
+
+  remember(activityId: string, skuId: string): void {
+    this.unknown.delete(activityId);
+    this.known.set(activityId, { skuId, keys: activityKeys(activityId, skuId) });
+  }
+}
+
+function notFound(activityId: string) {
+  return new ContractError('not_found', `activity ${activityId} does not exist`);
+}

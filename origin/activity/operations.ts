@@ -1,0 +1,72 @@
+/**
+ * Admin operations on an activity: create, warm up, switch. MySQL stays the source of truth for
+ * config and switches; Redis gets what the Lua script needs; the edge gets a pushed snapshot.
+ */
+import type { ActivitySwitch } from '../../contract/activity.js';
+import { ContractError } from '../../contract/errors.js';
+import type { OriginContext } from '../context.js';
+import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
+import { WarmupCode } from '../redis/scripts.js';
+import { insertActivity, requireActivity, updateState, type CreateActivity } from './store.js';
+
+async function pushSnapshot(ctx: OriginContext, activityId: string): Promise<void> {
+  const snapshot = await ctx.snapshot(activityId);
+  if (snapshot) await ctx.pushEdge(snapshot);
+}
+
+export async function createActivity(ctx: OriginContext, input: CreateActivity) {
+  await insertActivity(ctx.db, input);
+  ctx.catalog.remember(input.activityId, input.skuId);
+  ctx.log.info({ activityId: input.activityId, stock: input.stock }, 'activity created');
+  await pushSnapshot(ctx, input.activityId);
+  return ctx.snapshot(input.activityId);
+}
+
+export interface WarmupResult {
+  activityId: string;
+  stock: number;
+  holders: number;
+  state: ActivitySwitch;
+  /** false when the activity was already warm: nothing was reset. */
+  loaded: boolean;
+}
+
+/** Loads stock and switches into Redis from MySQL. Never resets a sale in progress. */
+export async function warmup(ctx: OriginContext, activityId: string): Promise<WarmupResult> {
+  const record = await requireActivity(ctx.db, activityId);
+  const { skuId, maxPerUser } = record.config;
+  const keys = activityKeys(activityId, skuId);
+  const reply = await ctx.scripts.warmup(
+    [keys.stock, keys.holders, keys.events, keys.config],
+    [record.available, record.state, maxPerUser, CONSUMER_GROUP],
+  );
+  const code = Number(reply[0]);
+  if (code === WarmupCode.HAS_HISTORY) {
+    throw new ContractError('conflict', 'Redis has reservation history but no stock: run recover instead of warm-up');
+  }
+  await ctx.redis.hset(ACTIVITY_REGISTRY_KEY, activityId, skuId);
+  const result = {
+    activityId,
+    stock: Number(reply[1]),
+    holders: Number(reply[2]),
+    state: record.state,
+    loaded: code === WarmupCode.LOADED,
+  };
+  ctx.log.info(result, 'activity warmed');
+  ctx.soldOut.set(activityId, result.stock <= 0);
+  await pushSnapshot(ctx, activityId);
+  return result;
+}
+
+/** open / paused / stopped: in force in the Lua script at once, at the edge via the push. */
+export async function setState(ctx: OriginContext, activityId: string, state: ActivitySwitch) {
+  await updateState(ctx.db, activityId, state);
+  const record = await requireActivity(ctx.db, activityId);
+  const keys = activityKeys(activityId, record.config.skuId);
+  // Only a warmed activity has a config hash; writing one alone would not make it warm (the script
+  // checks the stock key too), but keep Redis free of half-activities.
+  if (await ctx.redis.exists(keys.stock)) await ctx.redis.hset(keys.config, 'state', state);
+  ctx.log.info({ activityId, state }, 'activity state changed');
+  await pushSnapshot(ctx, activityId);
+  return ctx.snapshot(activityId);
+}

@@ -1,0 +1,119 @@
+/** Activities and their stock rows in MySQL: the source of truth for config and switches. */
+import { z } from 'zod';
+import { ACTIVITY_STATES, MAX_QUANTITY, type ActivityConfig, type ActivitySwitch } from '../../contract/activity.js';
+import { ContractError } from '../../contract/errors.js';
+import { isId } from '../../contract/ids.js';
+import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
+
+const id = (name: string) =>
+  z.string({ error: `${name} is required` }).refine(isId, `${name} must be a decimal positive 64-bit integer`);
+
+export const createActivitySchema = z
+  .object({
+    activityId: id('activityId'),
+    skuId: id('skuId'),
+    title: z.string().min(1).max(200),
+    stock: z.number().int().min(0).max(100_000_000),
+    startsAt: z.iso.datetime({ offset: true }),
+    endsAt: z.iso.datetime({ offset: true }),
+    maxPerUser: z.number().int().min(1).max(MAX_QUANTITY).default(1),
+    paymentTimeoutSeconds: z.number().int().min(10).max(86_400).default(900),
+    userRatePerSec: z.number().positive().max(100).default(1),
+    admissionRatePerSec: z.number().int().min(1).max(1_000_000).default(5_000),
+    admissionShards: z.number().int().min(1).max(64).default(4),
+    state: z.enum(['open', 'paused']).default('open'),
+  })
+  .strict()
+  .refine((a) => Date.parse(a.endsAt) > Date.parse(a.startsAt), {
+    message: 'endsAt must be after startsAt',
+    path: ['endsAt'],
+  });
+export type CreateActivity = z.infer<typeof createActivitySchema>;
+
+export const patchActivitySchema = z.object({ state: z.enum(ACTIVITY_STATES) }).strict();
+
+export interface ActivityRecord {
+  config: ActivityConfig;
+  state: ActivitySwitch;
+  initialStock: number;
+  available: number;
+}
+
+export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
+  try {
+    await inTransaction(db, async (tx) => {
+      await tx.execute(
+        `INSERT INTO seckill_activity (id, sku_id, title, starts_at, ends_at, state, max_per_user, payment_timeout_seconds,
+           user_rate_per_sec, admission_rate_per_sec, admission_shards)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          a.activityId,
+          a.skuId,
+          a.title,
+          new Date(a.startsAt),
+          new Date(a.endsAt),
+          a.state,
+          a.maxPerUser,
+          a.paymentTimeoutSeconds,
+          a.userRatePerSec,
+          a.admissionRatePerSec,
+          a.admissionShards,
+        ],
+      );
+      await tx.execute(
+        'INSERT INTO seckill_stock (activity_id, sku_id, initial_stock, available) VALUES (?, ?, ?, ?)',
+        [a.activityId, a.skuId, a.stock, a.stock],
+      );
+    });
+  } catch (err) {
+    if (isDuplicateKey(err)) throw new ContractError('conflict', `activity ${a.activityId} already exists`);
+    throw err;
+  }
+}
+
+export async function findActivity(db: Db, activityId: string): Promise<ActivityRecord | null> {
+  const [rows] = (await db.execute(
+    `SELECT a.*, s.initial_stock, s.available FROM seckill_activity a
+       JOIN seckill_stock s ON s.activity_id = a.id AND s.sku_id = a.sku_id WHERE a.id = ?`,
+    [activityId],
+  )) as any;
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    config: {
+      activityId: String(r.id),
+      skuId: String(r.sku_id),
+      title: r.title,
+      startsAt: new Date(r.starts_at).toISOString(),
+      endsAt: new Date(r.ends_at).toISOString(),
+      maxPerUser: Number(r.max_per_user),
+      paymentTimeoutSeconds: Number(r.payment_timeout_seconds),
+      userRatePerSec: Number(r.user_rate_per_sec),
+      admissionRatePerSec: Number(r.admission_rate_per_sec),
+      admissionShards: Number(r.admission_shards),
+      version: Number(r.version),
+    },
+    state: r.state,
+    initialStock: Number(r.initial_stock),
+    available: Number(r.available),
+  };
+}
+
+export async function requireActivity(db: Db, activityId: string): Promise<ActivityRecord> {
+  const found = await findActivity(db, activityId);
+  if (!found) throw new ContractError('not_found', `activity ${activityId} does not exist`);
+  return found;
+}
+
+/** Switch change; `stopped` is final. Bumps the version the edge uses to order updates. */
+export async function updateState(db: Db, activityId: string, state: ActivitySwitch): Promise<void> {
+  const [res] = (await db.execute(
+    `UPDATE seckill_activity SET state = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
+      WHERE id = ? AND state <> 'stopped'`,
+    [state, activityId],
+  )) as any;
+  if (res.affectedRows === 0) {
+    await requireActivity(db, activityId);
+    throw new ContractError('conflict', `activity ${activityId} is stopped; a stopped sale cannot change state`);
+  }
+}

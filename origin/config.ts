@@ -1,0 +1,89 @@
+/**
+ * Origin configuration: parsed and validated once at start from the environment (DESIGN §9), then
+ * passed down. Every timeout and retry limit lives here with its default.
+ */
+import { z } from 'zod';
+
+export const DEV_SECRETS = {
+  ADMIN_TOKEN: 'dev-admin-token',
+  EDGE_ORIGIN_SECRET: 'dev-edge-origin-secret',
+  PAYMENT_WEBHOOK_SECRET: 'dev-payment-webhook-secret',
+} as const;
+
+const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+
+const envSchema = z.object({
+  /** `production` refuses to start with a dev default secret. */
+  NODE_ENV: z.string().default('development'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: int(3000, 0),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .default('redis://127.0.0.1:6379'),
+  MYSQL_URL: z
+    .string()
+    .regex(/^mysql:\/\//, 'must be a mysql:// URL')
+    .default('mysql://root@127.0.0.1:3306/seckill'),
+  ADMIN_TOKEN: z.string().min(8).default(DEV_SECRETS.ADMIN_TOKEN),
+  EDGE_ORIGIN_SECRET: z.string().min(16).default(DEV_SECRETS.EDGE_ORIGIN_SECRET),
+  PAYMENT_WEBHOOK_SECRET: z.string().min(16).default(DEV_SECRETS.PAYMENT_WEBHOOK_SECRET),
+  /** Where admin changes and sold-out transitions are pushed (DESIGN §9); unset = no edge. */
+  EDGE_URL: z.url().optional(),
+  /** What this process runs: HTTP API, settlement consumers, or both. */
+  ORIGIN_ROLE: z.enum(['all', 'http', 'consumers']).default('all'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  /** Redis command timeout: a slower answer is treated as Redis down (503 unavailable). */
+  REDIS_COMMAND_TIMEOUT_MS: int(100, 10),
+  /** Consecutive Redis failures that open the circuit breaker (then 503 without calling Redis). */
+  REDIS_BREAKER_FAILURES: int(5, 1),
+  /** How long the open breaker refuses before probing Redis again. */
+  REDIS_BREAKER_OPEN_MS: int(1_000, 10),
+  /** MySQL pool size shared by HTTP and consumers. */
+  MYSQL_POOL_SIZE: int(10, 1),
+  /** Edge pushes time out after this long; a failed push is logged, the edge's own poll catches up. */
+  EDGE_PUSH_TIMEOUT_MS: int(1000, 50),
+
+  /** Consumers per activity in this process (each its own Redis connection and consumer name). */
+  SETTLE_WORKERS: int(2, 1),
+  /** Stream entries read per XREADGROUP. */
+  SETTLE_BATCH_SIZE: int(100, 1),
+  /** How long XREADGROUP blocks waiting for new entries (also bounds how fast stop() returns). */
+  SETTLE_BLOCK_MS: int(500, 10),
+  /** Pending entries idle longer than this are reclaimed (XAUTOCLAIM) by any consumer. */
+  SETTLE_CLAIM_IDLE_MS: int(30_000, 10),
+  /** After this many deliveries an entry becomes a dead letter and its unit is compensated. */
+  SETTLE_MAX_DELIVERIES: int(5, 1),
+  /** How often consumers look for new activities to settle. */
+  SETTLE_DISCOVERY_MS: int(2_000, 50),
+  /** Pause after a failed settlement round before trying again. */
+  SETTLE_RETRY_BACKOFF_MS: int(200, 0),
+  /** Graceful stop: in-flight work gets this long before the process exits anyway. */
+  SHUTDOWN_GRACE_MS: int(10_000, 0),
+});
+
+export type OriginConfig = ReturnType<typeof loadConfig>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  // Empty strings mean "not set": fall back to the default instead of failing on "".
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid origin configuration — ${issues}`);
+  }
+  const c = parsed.data;
+  if (c.NODE_ENV === 'production') {
+    for (const [name, value] of Object.entries(DEV_SECRETS)) {
+      if (c[name as keyof typeof DEV_SECRETS] === value) {
+        throw new ConfigError(`invalid origin configuration — ${name}: set a real secret in production`);
+      }
+    }
+  }
+  return c;
+}

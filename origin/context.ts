@@ -1,0 +1,104 @@
+/**
+ * Everything one origin process holds: config, logger, metrics, MySQL pool, Redis clients, scripts,
+ * breaker, catalog, sold-out flags, edge push. Built once at start and passed down; closed on stop.
+ */
+import type { Redis } from 'ioredis';
+import type { ActivitySnapshot } from '../contract/activity.js';
+import { ActivityCatalog } from './activity/catalog.js';
+import { findActivity } from './activity/store.js';
+import type { OriginConfig } from './config.js';
+import { createPool, type Db } from './db/pool.js';
+import { createEdgePush, type EdgePush } from './edge-push.js';
+import { createLogger, type Logger } from './logger.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { CircuitBreaker, createRedis, redisReady } from './redis/client.js';
+import { activityKeys } from './redis/keys.js';
+import { defineScripts, readScripts, type ScriptCommands } from './redis/scripts.js';
+import { SoldOutFlags } from './reservation/sold-out.js';
+
+export interface OriginContext {
+  config: OriginConfig;
+  log: Logger;
+  metrics: Metrics;
+  db: Db;
+  /** Request-path client: short timeout, no offline queue. */
+  redis: Redis;
+  scripts: ScriptCommands;
+  breaker: CircuitBreaker;
+  catalog: ActivityCatalog;
+  soldOut: SoldOutFlags;
+  pushEdge: EdgePush;
+  /** The activity as the edge should see it: MySQL config and switch + the sold-out flag. */
+  snapshot(activityId: string): Promise<ActivitySnapshot | null>;
+  close(): Promise<void>;
+}
+
+export async function createOriginContext(
+  config: OriginConfig,
+  log = createLogger(config.LOG_LEVEL),
+): Promise<OriginContext> {
+  const metrics = createMetrics();
+  const db = createPool(config.MYSQL_URL, config.MYSQL_POOL_SIZE);
+  const redis = createRedis(config.REDIS_URL, {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    queueWhileOffline: false,
+    name: 'origin-request',
+  });
+  const subscriber = createRedis(config.REDIS_URL, {
+    commandTimeoutMs: 5_000,
+    queueWhileOffline: true,
+    name: 'origin-soldout-sub',
+  });
+  redis.on('error', (err) => log.debug({ err: err.message }, 'redis error'));
+  subscriber.on('error', (err) => log.debug({ err: err.message }, 'redis subscriber error'));
+  const scripts = defineScripts(redis, readScripts());
+  await redisReady(redis);
+  await db.query('SELECT 1');
+
+  const pushEdge = createEdgePush({
+    edgeUrl: config.EDGE_URL,
+    secret: config.EDGE_ORIGIN_SECRET,
+    timeoutMs: config.EDGE_PUSH_TIMEOUT_MS,
+    log,
+  });
+  const catalog = new ActivityCatalog(db);
+
+  const ctx: OriginContext = {
+    config,
+    log,
+    metrics,
+    db,
+    redis,
+    scripts,
+    breaker: new CircuitBreaker({
+      failureThreshold: config.REDIS_BREAKER_FAILURES,
+      openMs: config.REDIS_BREAKER_OPEN_MS,
+    }),
+    catalog,
+    soldOut: undefined as unknown as SoldOutFlags,
+    pushEdge,
+    async snapshot(activityId) {
+      const record = await findActivity(db, activityId);
+      if (!record) return null;
+      const { config: c, state } = record;
+      let soldOut = ctx.soldOut.has(activityId);
+      if (!soldOut) {
+        const stock = await redis.get(activityKeys(activityId, c.skuId).stock).catch(() => null);
+        soldOut = stock !== null && Number(stock) <= 0;
+      }
+      return { config: c, state, soldOut };
+    },
+    async close() {
+      await Promise.allSettled([redis.quit(), subscriber.quit(), db.end()]);
+    },
+  };
+  ctx.soldOut = new SoldOutFlags(redis, subscriber, log, (activityId, soldOut) => {
+    log.info({ activityId, soldOut }, soldOut ? 'sold out' : 'stock back on sale');
+    void ctx
+      .snapshot(activityId)
+      .then((s) => s && pushEdge({ ...s, soldOut }))
+      .catch(() => undefined);
+  });
+  await ctx.soldOut.start();
+  return ctx;
+}

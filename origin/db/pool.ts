@@ -1,0 +1,48 @@
+/** MySQL connection pool and the one transaction helper every multi-statement write uses. */
+import mysql from 'mysql2/promise';
+
+export type Db = mysql.Pool;
+export type Tx = mysql.PoolConnection;
+
+export function createPool(url: string, size: number): Db {
+  return mysql.createPool({
+    uri: url,
+    connectionLimit: size,
+    waitForConnections: true,
+    // Ids are BIGINT UNSIGNED: keep them as strings, never lossy JS numbers.
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    decimalNumbers: true,
+    dateStrings: false,
+    timezone: 'Z',
+    enableKeepAlive: true,
+  });
+}
+
+/** BEGIN; run `work`; COMMIT — or ROLLBACK and rethrow. No remote call belongs inside `work`. */
+export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const tx = await db.getConnection();
+  try {
+    await tx.beginTransaction();
+    const result = await work(tx);
+    await tx.commit();
+    return result;
+  } catch (err) {
+    await tx.rollback().catch(() => undefined);
+    throw err;
+  } finally {
+    tx.release();
+  }
+}
+
+/** A result that asks the caller to roll back without treating it as an error. */
+export class Rollback<T> extends Error {
+  constructor(readonly value: T) {
+    super('rollback');
+  }
+}
+
+export function isDuplicateKey(err: unknown, key?: string): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === 'ER_DUP_ENTRY' && (key === undefined || (e.message ?? '').includes(key));
+}

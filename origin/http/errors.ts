@@ -1,0 +1,55 @@
+/**
+ * The origin's one error translator: ContractError → its status and `{error, message, traceId}`;
+ * validation errors → 400; a Redis or MySQL outage → 503 `unavailable` (fail closed); anything else
+ * → a logged 500 without internals.
+ */
+import type { Context } from 'hono';
+import { ZodError } from 'zod';
+import { ContractError, errorBody } from '../../contract/errors.js';
+import type { OriginEnv } from './types.js';
+
+const OUTAGE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'POOL_CLOSED',
+]);
+
+export function isOutage(err: unknown): boolean {
+  const e = err as { code?: string; name?: string; message?: string };
+  return (
+    OUTAGE_CODES.has(e?.code ?? '') ||
+    e?.name === 'MaxRetriesPerRequestError' ||
+    /Command timed out|Connection is closed|Stream isn't writeable|enableOfflineQueue/.test(e?.message ?? '')
+  );
+}
+
+export function toContractError(err: unknown): ContractError | null {
+  if (err instanceof ContractError) return err;
+  if (err instanceof ZodError) {
+    const first = err.issues[0];
+    const where = first?.path.length ? `${first.path.join('.')}: ` : '';
+    return new ContractError('bad_request', `${where}${first?.message ?? 'invalid request'}`);
+  }
+  if (isOutage(err))
+    return new ContractError('unavailable', 'a backing service is unavailable, try again shortly', { retryAfter: 1 });
+  return null;
+}
+
+export function onError(err: Error, c: Context<OriginEnv>) {
+  const traceId = c.get('traceId') ?? '';
+  const known = toContractError(err);
+  if (!known) {
+    c.get('log')?.error({ err, traceId }, 'unhandled error');
+    return c.json(errorBody('internal', 'internal error', traceId), 500);
+  }
+  if (known.status >= 500)
+    c.get('log')?.warn({ code: known.code, err: (err.cause as Error)?.message ?? err.message }, 'request failed');
+  if (known.retryAfter !== undefined) c.header('Retry-After', String(known.retryAfter));
+  return c.json(errorBody(known.code, known.message, traceId), known.status);
+}

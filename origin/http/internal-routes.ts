@@ -1,0 +1,52 @@
+/** The origin's internal API, called by the edge with a §9 signature (DESIGN §9). */
+import { Hono } from 'hono';
+import { ContractError } from '../../contract/errors.js';
+import { isId } from '../../contract/ids.js';
+import { reserveRequestSchema } from '../../contract/reservation.js';
+import type { OriginContext } from '../context.js';
+import { reserve } from '../reservation/reserve.js';
+import { reservationOfUser, reservationStatus } from '../reservation/status.js';
+import { edgeSignature, parseJson } from './middleware.js';
+import type { OriginEnv } from './types.js';
+
+function requireId(value: string | undefined, name: string): string {
+  if (!isId(value)) throw new ContractError('bad_request', `${name} must be a decimal positive 64-bit integer`);
+  return value;
+}
+
+export function internalRoutes(ctx: OriginContext) {
+  const app = new Hono<OriginEnv>();
+  app.use('*', edgeSignature({ secret: ctx.config.EDGE_ORIGIN_SECRET }));
+
+  app.post('/reserve', async (c) => {
+    const req = reserveRequestSchema.parse(parseJson(c.get('rawBody')));
+    // The edge's trace id wins over the header's only when it sent one in the body.
+    const traceId = req.traceId ?? c.get('traceId');
+    const result = await reserve(ctx, req, traceId);
+    c.get('log').info(
+      { activityId: req.activityId, userId: req.userId, reservationId: result.reservationId, created: result.created },
+      'reserve',
+    );
+    return c.json({ status: 'queued' as const, reservationId: result.reservationId }, result.created ? 202 : 200);
+  });
+
+  app.get('/reservations/:reservationId', async (c) => {
+    const userId = requireId(c.req.query('userId'), 'userId');
+    return c.json(await reservationStatus(ctx, c.req.param('reservationId'), userId));
+  });
+
+  app.get('/activities/:id/reservation', async (c) => {
+    const activityId = requireId(c.req.param('id'), 'activity id');
+    const userId = requireId(c.req.query('userId'), 'userId');
+    return c.json(await reservationOfUser(ctx, activityId, userId));
+  });
+
+  app.get('/activities/:id', async (c) => {
+    const activityId = requireId(c.req.param('id'), 'activity id');
+    const snapshot = await ctx.snapshot(activityId);
+    if (!snapshot) throw new ContractError('not_found', `activity ${activityId} does not exist`);
+    return c.json(snapshot);
+  });
+
+  return app;
+}

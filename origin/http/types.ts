@@ -1,0 +1,10 @@
+import type { Logger } from '../logger.js';
+
+export type OriginEnv = {
+  Variables: {
+    traceId: string;
+    log: Logger;
+    /** The raw request body, read once (signature checks need the exact bytes). */
+    rawBody: string;
+  };
+};

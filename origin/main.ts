@@ -1,0 +1,47 @@
+/** `npm run origin`: HTTP + settlement consumers (ORIGIN_ROLE picks a part). Stops cleanly on SIGTERM/SIGINT. */
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { startOrigin } from './server.js';
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.LOG_LEVEL);
+  const origin = await startOrigin(config, log);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping: draining in-flight work');
+    const force = setTimeout(() => {
+      log.error('grace period over; exiting with work abandoned (uncommitted transactions roll back)');
+      process.exit(1);
+    }, config.SHUTDOWN_GRACE_MS);
+    force.unref();
+    origin.stop().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (err) => {
+        log.error({ err }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(`origin failed to start: ${err.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,73 @@
+/**
+ * Prometheus metrics of one origin (a registry per instance, so tests can run several). Stream
+ * pending and lag are read from Redis when /metrics is scraped.
+ */
+import client from 'prom-client';
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export function createMetrics() {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  return {
+    registry,
+    reserveOutcomes: new client.Counter({
+      name: 'seckill_reserve_total',
+      help: 'Reserve calls by outcome code',
+      labelNames: ['code'],
+      registers: [registry],
+    }),
+    reserveLatency: new client.Histogram({
+      name: 'seckill_reserve_duration_seconds',
+      help: 'Reserve call latency at the origin, by outcome code',
+      labelNames: ['code'],
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    }),
+    redisErrors: new client.Counter({
+      name: 'seckill_redis_errors_total',
+      help: 'Redis calls that failed or timed out on the request path',
+      registers: [registry],
+    }),
+    streamPending: new client.Gauge({
+      name: 'seckill_stream_pending',
+      help: 'Reservation events delivered to a consumer but not yet acknowledged',
+      labelNames: ['activity'],
+      registers: [registry],
+    }),
+    streamLag: new client.Gauge({
+      name: 'seckill_stream_lag',
+      help: 'Reservation events not yet delivered to any consumer',
+      labelNames: ['activity'],
+      registers: [registry],
+    }),
+    ordersSettled: new client.Counter({
+      name: 'seckill_orders_settled_total',
+      help: 'Orders written by settlement',
+      registers: [registry],
+    }),
+    settleOutcomes: new client.Counter({
+      name: 'seckill_settle_total',
+      help: 'Settlement of stream entries by outcome',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    settleLatency: new client.Histogram({
+      name: 'seckill_settle_tx_duration_seconds',
+      help: 'Duration of one settlement transaction',
+      buckets: [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    }),
+    deadLetters: new client.Counter({
+      name: 'seckill_dead_letters_total',
+      help: 'Reservations moved to the dead-letter table',
+      registers: [registry],
+    }),
+    reconciliationMismatches: new client.Gauge({
+      name: 'seckill_reconciliation_mismatches',
+      help: 'Failing reconciliation checks at the last run, per activity',
+      labelNames: ['activity'],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,16 @@
+/** `npm run migrate`: creates the database from MYSQL_URL if missing and applies pending migrations. */
+import { loadConfig } from './config.js';
+import { migrate } from './db/migrate.js';
+
+const config = loadConfig();
+migrate(config.MYSQL_URL)
+  .then((r) => {
+    console.log(
+      `migrated ${r.database}: applied ${r.applied.length ? r.applied.join(', ') : 'nothing'}` +
+        (r.skipped.length ? ` (already applied: ${r.skipped.length})` : ''),
+    );
+  })
+  .catch((err) => {
+    console.error(`migrate failed: ${err.message}`);
+    process.exitCode = 1;
+  });

@@ -1,0 +1,84 @@
+/**
+ * Redis connections and the circuit breaker in front of them. The request path fails fast: no
+ * offline queue, a short command timeout, and an open breaker answers 503 without touching Redis.
+ */
+import { Redis } from 'ioredis';
+import { ContractError } from '../../contract/errors.js';
+
+export interface RedisOptions {
+  commandTimeoutMs: number;
+  /** false for the request path (fail fast while disconnected); true for background loops. */
+  queueWhileOffline: boolean;
+  name: string;
+}
+
+export function createRedis(url: string, opts: RedisOptions): Redis {
+  return new Redis(url, {
+    connectionName: opts.name,
+    commandTimeout: opts.commandTimeoutMs,
+    enableOfflineQueue: opts.queueWhileOffline,
+    maxRetriesPerRequest: opts.queueWhileOffline ? 20 : 0,
+    // Reconnect quickly but not in a hot loop; capped at 1 s.
+    retryStrategy: (times) => Math.min(50 * times, 1_000),
+    lazyConnect: false,
+  });
+}
+
+/** Resolves once the client is ready, or rejects after `timeoutMs`. */
+export function redisReady(redis: Redis, timeoutMs = 5_000): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`Redis not ready after ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+    };
+    redis.on('ready', onReady);
+  });
+}
+
+export interface BreakerOptions {
+  /** Consecutive failures that open the circuit. */
+  failureThreshold: number;
+  /** How long an open circuit answers 503 before letting one call probe Redis again. */
+  openMs: number;
+}
+
+/** Opens after consecutive Redis failures so a dead Redis costs microseconds, not timeouts. */
+export class CircuitBreaker {
+  private failures = 0;
+  private openUntil = 0;
+
+  constructor(private readonly opts: BreakerOptions) {}
+
+  get isOpen(): boolean {
+    return Date.now() < this.openUntil;
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.isOpen)
+      throw new ContractError('unavailable', 'stock service unavailable, try again shortly', { retryAfter: 1 });
+    try {
+      const result = await work();
+      this.failures = 0;
+      return result;
+    } catch (err) {
+      if (err instanceof ContractError) throw err;
+      if (++this.failures >= this.opts.failureThreshold) {
+        this.openUntil = Date.now() + this.opts.openMs;
+        this.failures = 0;
+      }
+      throw new ContractError('unavailable', 'stock service unavailable, try again shortly', {
+        retryAfter: 1,
+        cause: err,
+      });
+    }
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Lua scripts, loaded by filename at start-up (fail fast on a missing one), and the one TypeScript
+ * mirror of their return codes.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+
+export const LUA_DIR = fileURLToPath(new URL('../../lua/', import.meta.url));
+
+/** lua/reserve-4.lua */
+export const ReserveCode = {
+  OK: 1,
+  EXISTS: 2,
+  NOT_WARMED: -1,
+  PAUSED: -2,
+  ENDED: -3,
+  SOLD_OUT: -4,
+  LIMIT_EXCEEDED: -5,
+} as const;
+
+/** lua/release-3.lua */
+export const ReleaseCode = { RELEASED: 1, ALREADY: 2, NOT_WARMED: -1 } as const;
+
+/** lua/warmup-4.lua */
+export const WarmupCode = { LOADED: 1, ALREADY: 0, HAS_HISTORY: -1 } as const;
+
+export interface LuaScript {
+  name: string;
+  keys: number;
+  source: string;
+  sha: string;
+}
+
+/** Reads every `<name>-<keys>.lua` of the folder. */
+export function readScripts(dir = LUA_DIR): Map<string, LuaScript> {
+  const scripts = new Map<string, LuaScript>();
+  for (const file of readdirSync(dir).sort()) {
+    const m = /^([a-z-]+)-(\d+)\.lua$/.exec(file);
+    if (!m) continue;
+    const source = readFileSync(`${dir}/${file}`, 'utf8');
+    scripts.set(m[1]!, {
+      name: m[1]!,
+      keys: Number(m[2]),
+      source,
+      sha: createHash('sha1').update(source).digest('hex'),
+    });
+  }
+  for (const needed of ['reserve', 'release', 'warmup']) {
+    if (!scripts.has(needed)) throw new Error(`lua script "${needed}" missing from ${dir}`);
+  }
+  return scripts;
+}
+
+type Reply = (string | number)[];
+
+export interface ScriptCommands {
+  reserve(keys: string[], args: (string | number)[]): Promise<Reply>;
+  release(keys: string[], args: (string | number)[]): Promise<Reply>;
+  warmup(keys: string[], args: (string | number)[]): Promise<Reply>;
+}
+
+/** Registers the scripts on a client as EVALSHA commands (ioredis falls back to EVAL on NOSCRIPT). */
+export function defineScripts(redis: Redis, scripts = readScripts()): ScriptCommands {
+  for (const s of scripts.values())
+    redis.defineCommand(`sk_${s.name.replace(/-/g, '_')}`, { numberOfKeys: s.keys, lua: s.source });
+  const call = (name: string) => (keys: string[], args: (string | number)[]) =>
+    (redis as unknown as Record<string, (...a: (string | number)[]) => Promise<Reply>>)[`sk_${name}`]!(
+      ...keys,
+      ...args,
+    );
+  return { reserve: call('reserve'), release: call('release'), warmup: call('warmup') };
+}

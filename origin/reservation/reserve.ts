@@ -1,0 +1,76 @@
+/**
+ * The reserve decision: one EVALSHA of lua/reserve-4.lua, its codes translated to the contract.
+ * The in-process sold-out flag skips the script but never the holder lookup, so a holder's repeat
+ * still gets its reservation.
+ */
+import { ContractError } from '../../contract/errors.js';
+import { newReservationId } from '../../contract/ids.js';
+import type { ReserveRequest } from '../../contract/reservation.js';
+import type { OriginContext } from '../context.js';
+import { ReserveCode } from '../redis/scripts.js';
+
+export interface ReserveResult {
+  /** true: granted now (202); false: the caller already held it (200). */
+  created: boolean;
+  reservationId: string;
+}
+
+type Outcome =
+  'ok' | 'exists' | 'sold_out' | 'not_ready' | 'paused' | 'ended' | 'limit_exceeded' | 'not_found' | 'unavailable';
+
+export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
+  const started = performance.now();
+  let outcome: Outcome = 'unavailable';
+  try {
+    const result = await decide(ctx, req, traceId);
+    outcome = result.created ? 'ok' : 'exists';
+    return result;
+  } catch (err) {
+    if (err instanceof ContractError) outcome = err.code as Outcome;
+    throw err;
+  } finally {
+    ctx.metrics.reserveOutcomes.inc({ code: outcome });
+    ctx.metrics.reserveLatency.observe({ code: outcome }, (performance.now() - started) / 1000);
+  }
+}
+
+async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
+  const { keys } = await ctx.catalog.resolve(req.activityId).catch((err) => {
+    if (err instanceof ContractError) throw err;
+    throw new ContractError('unavailable', 'activity lookup failed, try again shortly', { retryAfter: 1, cause: err });
+  });
+
+  if (ctx.soldOut.has(req.activityId)) {
+    const held = await ctx.breaker.run(() => ctx.redis.hget(keys.holders, req.userId));
+    if (held) return { created: false, reservationId: held };
+    throw new ContractError('sold_out', 'sold out');
+  }
+
+  const reply = await ctx.breaker.run(() =>
+    ctx.scripts.reserve(
+      [keys.stock, keys.holders, keys.events, keys.config],
+      [req.userId, req.quantity, newReservationId(req.activityId), req.requestId, traceId, Date.now()],
+    ),
+  );
+  const code = Number(reply[0]);
+  switch (code) {
+    case ReserveCode.OK:
+      if (Number(reply[2]) === 0) ctx.soldOut.set(req.activityId, true);
+      return { created: true, reservationId: String(reply[1]) };
+    case ReserveCode.EXISTS:
+      return { created: false, reservationId: String(reply[1]) };
+    case ReserveCode.SOLD_OUT:
+      ctx.soldOut.set(req.activityId, true);
+      throw new ContractError('sold_out', 'sold out');
+    case ReserveCode.LIMIT_EXCEEDED:
+      throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');
+    case ReserveCode.PAUSED:
+      throw new ContractError('paused', 'the sale is paused, try again later', { retryAfter: 5 });
+    case ReserveCode.ENDED:
+      throw new ContractError('ended', 'the sale has ended');
+    case ReserveCode.NOT_WARMED:
+      throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
+    default:
+      throw new Error(`reserve script returned unknown code ${code}`);
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Where a reservation stands (DESIGN §3 body): `queued` while only Redis knows it, then the order's
+ * state from MySQL (`ordered`, `paid`, `timeout`), or `failed` when settlement gave up on it.
+ */
+import { ContractError } from '../../contract/errors.js';
+import { activityOfReservation } from '../../contract/ids.js';
+import type { ReservationBody } from '../../contract/reservation.js';
+import type { OriginContext } from '../context.js';
+
+const ORDER_STATUS = ['ordered', 'paid', 'timeout'] as const;
+
+interface OrderRow {
+  order_no: string;
+  status: number;
+  expire_at: Date;
+  user_id: string;
+  reservation_id: string;
+}
+
+function fromOrder(o: OrderRow): ReservationBody {
+  return {
+    reservationId: o.reservation_id,
+    status: ORDER_STATUS[o.status] ?? 'ordered',
+    orderNo: o.order_no,
+    expireAt: new Date(o.expire_at).toISOString(),
+  };
+}
+
+async function orderOf(ctx: OriginContext, reservationId: string): Promise<OrderRow | undefined> {
+  const [rows] = (await ctx.db.execute(
+    'SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order WHERE reservation_id = ?',
+    [reservationId],
+  )) as any;
+  return rows[0];
+}
+
+async function deadLetterOwner(ctx: OriginContext, reservationId: string): Promise<string | undefined> {
+  const [rows] = (await ctx.db.execute('SELECT user_id FROM seckill_dead_letter WHERE reservation_id = ?', [
+    reservationId,
+  ])) as any;
+  return rows[0] ? String(rows[0].user_id) : undefined;
+}
+
+/** `GET /internal/reservations/:id?userId=` — 404 unknown, 403 someone else's. */
+export async function reservationStatus(
+  ctx: OriginContext,
+  reservationId: string,
+  userId: string,
+): Promise<ReservationBody> {
+  const activityId = activityOfReservation(reservationId);
+  if (!activityId) throw new ContractError('not_found', 'no such reservation');
+  const { keys } = await ctx.catalog.resolve(activityId).catch((err) => {
+    if (err instanceof ContractError && err.code === 'not_found')
+      throw new ContractError('not_found', 'no such reservation');
+    throw err;
+  });
+  const order = await orderOf(ctx, reservationId);
+  if (order) {
+    if (String(order.user_id) !== userId)
+      throw new ContractError('forbidden', 'this reservation belongs to someone else');
+    return fromOrder(order);
+  }
+  const owner = await deadLetterOwner(ctx, reservationId);
+  if (owner) {
+    if (owner !== userId) throw new ContractError('forbidden', 'this reservation belongs to someone else');
+    return { reservationId, status: 'failed' };
+  }
+  const held = await ctx.breaker.run(() => ctx.redis.hget(keys.holders, userId));
+  if (held === reservationId) return { reservationId, status: 'queued' };
+  throw new ContractError('not_found', 'no such reservation');
+}
+
+/** `GET /internal/activities/:id/reservation?userId=` — the caller's own reservation, or 404. */
+export async function reservationOfUser(
+  ctx: OriginContext,
+  activityId: string,
+  userId: string,
+): Promise<ReservationBody> {
+  const { keys, skuId } = await ctx.catalog.resolve(activityId);
+  const [rows] = (await ctx.db.execute(
+    `SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order
+      WHERE activity_id = ? AND user_id = ? AND sku_id = ?`,
+    [activityId, userId, skuId],
+  )) as any;
+  if (rows[0]) return fromOrder(rows[0]);
+  const held = await ctx.breaker.run(() => ctx.redis.hget(keys.holders, userId));
+  if (held) return reservationStatus(ctx, held, userId);
+  throw new ContractError('not_found', 'you hold no reservation in this sale');
+}

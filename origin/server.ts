@@ -1,0 +1,60 @@
+/**
+ * Starts an origin: HTTP and/or settlement consumers per ORIGIN_ROLE, on one context. Used by
+ * `npm run origin` (main.ts) and by tests, which start real origins in-process.
+ */
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { OriginConfig } from './config.js';
+import { createOriginContext, type OriginContext } from './context.js';
+import { createApp } from './http/app.js';
+import type { Logger } from './logger.js';
+import { Settlement } from './settlement/settlement.js';
+
+export interface RunningOrigin {
+  ctx: OriginContext;
+  /** http://host:port when the HTTP role runs. */
+  url: string | null;
+  settlement: Settlement | null;
+  stop(): Promise<void>;
+}
+
+export async function startOrigin(config: OriginConfig, log?: Logger): Promise<RunningOrigin> {
+  const ctx = await createOriginContext(config, log);
+  let server: ReturnType<typeof createAdaptorServer> | null = null;
+  let url: string | null = null;
+  if (config.ORIGIN_ROLE !== 'consumers') {
+    server = createAdaptorServer({ fetch: createApp(ctx).fetch });
+    // The edge keeps connections open; keep them longer than its idle timeout to avoid resets.
+    (server as import('node:http').Server).keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(config.PORT, config.HOST, () => resolve());
+    });
+    const addr = server.address() as AddressInfo;
+    url = `http://${config.HOST}:${addr.port}`;
+  }
+  const settlement = config.ORIGIN_ROLE !== 'http' ? new Settlement(ctx) : null;
+  await settlement?.start();
+  ctx.log.info({ url, role: config.ORIGIN_ROLE }, 'origin started');
+
+  let stopped: Promise<void> | null = null;
+  return {
+    ctx,
+    url,
+    settlement,
+    stop() {
+      stopped ??= (async () => {
+        if (server) {
+          const s = server as import('node:http').Server;
+          await new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeIdleConnections?.();
+          });
+        }
+        await settlement?.stop();
+        await ctx.close();
+      })();
+      return stopped;
+    },
+  };
+}

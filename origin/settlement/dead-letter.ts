@@ -1,0 +1,88 @@
+/**
+ * Gives up on a reservation settlement could not write after `maxDeliveries`: records a dead letter
+ * and compensates through lua/release-3.lua. Every step is idempotent, so a crash anywhere in
+ * here is repaired by the next delivery. The dead-letter row and the order row exclude each other:
+ * the locking read below and the one in settle.ts make one of the two transactions wait.
+ */
+import { inTransaction, type Db } from '../db/pool.js';
+import type { ActivityKeys } from '../redis/keys.js';
+import { ReleaseCode, type ScriptCommands } from '../redis/scripts.js';
+import type { ReservationEvent } from './event.js';
+import type { SettleTarget } from './settle.js';
+
+export type DeadLetterOutcome = 'dead_lettered' | 'already_settled' | 'redis_not_warm';
+
+export async function recordDeadLetter(
+  db: Db,
+  target: SettleTarget,
+  e: ReservationEvent,
+  deliveries: number,
+  reason: string,
+): Promise<'recorded' | 'already_settled'> {
+  return inTransaction(db, async (tx) => {
+    const [order] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [
+      e.reservationId,
+    ])) as any;
+    if (order.length > 0) return 'already_settled' as const;
+    await tx.execute(
+      `INSERT INTO seckill_dead_letter (activity_id, sku_id, reservation_id, user_id, quantity, stream_id, deliveries, reason, payload)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON DUPLICATE KEY UPDATE deliveries = GREATEST(deliveries, VALUES(deliveries))`,
+      [
+        target.activityId,
+        target.skuId,
+        e.reservationId,
+        e.userId,
+        e.quantity,
+        e.streamId,
+        deliveries,
+        reason.slice(0, 255),
+        JSON.stringify(e),
+      ],
+    );
+    return 'recorded' as const;
+  });
+}
+
+/**
+ * Puts the reservation's units back in Redis — only as far as MySQL still has them — and frees the
+ * holder so the user may try again. Returns the units given back, or null when Redis is not warm.
+ */
+export async function compensate(
+  db: Db,
+  scripts: ScriptCommands,
+  keys: ActivityKeys,
+  target: SettleTarget,
+  e: ReservationEvent,
+): Promise<number | null> {
+  const [rows] = (await db.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', [
+    target.activityId,
+    target.skuId,
+  ])) as any;
+  const cap = rows[0] ? Number(rows[0].available) : -1;
+  const reply = await scripts.release(
+    [keys.stock, keys.holders, keys.released],
+    [e.reservationId, e.userId, e.quantity, cap],
+  );
+  if (Number(reply[0]) === ReleaseCode.NOT_WARMED) return null;
+  return Number(reply[1]);
+}
+
+export async function deadLetter(
+  db: Db,
+  scripts: ScriptCommands,
+  keys: ActivityKeys,
+  target: SettleTarget,
+  e: ReservationEvent,
+  deliveries: number,
+  reason: string,
+): Promise<DeadLetterOutcome> {
+  if ((await recordDeadLetter(db, target, e, deliveries, reason)) === 'already_settled') return 'already_settled';
+  const restocked = await compensate(db, scripts, keys, target, e);
+  if (restocked === null) return 'redis_not_warm';
+  await db.execute(
+    'UPDATE seckill_dead_letter SET restocked = ?, updated_at = CURRENT_TIMESTAMP(3) WHERE reservation_id = ?',
+    [restocked, e.reservationId],
+  );
+  return 'dead_lettered';
+}

@@ -1,0 +1,29 @@
+/** A reservation event as lua/reserve-4.lua appends it to the activity's Stream. */
+import { isId } from '../../contract/ids.js';
+
+export interface ReservationEvent {
+  streamId: string;
+  reservationId: string;
+  requestId: string;
+  userId: string;
+  quantity: number;
+  traceId: string;
+  ts: number;
+}
+
+/** Parses `[id, [field, value, ...]]`; null when the entry is not a reservation event. */
+export function parseEvent(streamId: string, fields: string[]): ReservationEvent | null {
+  const f: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+  const quantity = Number(f.quantity);
+  if (!f.reservationId || !f.requestId || !isId(f.userId) || !Number.isInteger(quantity) || quantity < 1) return null;
+  return {
+    streamId,
+    reservationId: f.reservationId,
+    requestId: f.requestId,
+    userId: f.userId,
+    quantity,
+    traceId: f.traceId ?? '',
+    ts: Number(f.ts) || 0,
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * Settlement consumers of one process: finds warmed activities (the registry hash written by
+ * warm-up) and runs `SETTLE_WORKERS` StreamSettlers on each. `start()` / `stop()`; stop drains the
+ * entry in hand and returns.
+ */
+import { hostname } from 'node:os';
+import { randomHex } from '../../contract/ids.js';
+import { findActivity } from '../activity/store.js';
+import type { OriginContext } from '../context.js';
+import { createRedis } from '../redis/client.js';
+import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../redis/keys.js';
+import { StreamSettler } from './stream-settler.js';
+
+export class Settlement {
+  private readonly settlers = new Map<string, StreamSettler[]>();
+  private readonly connections: ReturnType<typeof createRedis>[] = [];
+  private discovery: NodeJS.Timeout | null = null;
+  private stopping = false;
+  private readonly instance = `${hostname()}:${process.pid}:${randomHex(3)}`;
+
+  constructor(private readonly ctx: OriginContext) {}
+
+  async start(): Promise<void> {
+    await this.discover();
+    const tick = () => {
+      this.discovery = setTimeout(() => {
+        this.discover()
+          .catch((err) => this.ctx.log.warn({ err: err.message }, 'settlement discovery failed'))
+          .finally(() => !this.stopping && tick());
+      }, this.ctx.config.SETTLE_DISCOVERY_MS);
+    };
+    tick();
+  }
+
+  /** Activities being settled by this process. */
+  get activities(): string[] {
+    return [...this.settlers.keys()];
+  }
+
+  async discover(): Promise<void> {
+    const registry = await this.ctx.redis.hgetall(ACTIVITY_REGISTRY_KEY);
+    for (const [activityId, skuId] of Object.entries(registry)) {
+      if (this.stopping || this.settlers.has(activityId)) continue;
+      const record = await findActivity(this.ctx.db, activityId);
+      if (!record) continue;
+      const c = this.ctx.config;
+      const target = { activityId, skuId, paymentTimeoutSeconds: record.config.paymentTimeoutSeconds };
+      const workers: StreamSettler[] = [];
+      for (let i = 0; i < c.SETTLE_WORKERS; i++) {
+        const redis = createRedis(c.REDIS_URL, {
+          commandTimeoutMs: c.SETTLE_BLOCK_MS + 5_000,
+          queueWhileOffline: true,
+          name: 'origin-settle',
+        });
+        redis.on('error', (err) => this.ctx.log.debug({ err: err.message }, 'settlement redis error'));
+        this.connections.push(redis);
+        const settler = new StreamSettler(
+          { db: this.ctx.db, redis, scripts: this.ctx.scripts, log: this.ctx.log, metrics: this.ctx.metrics },
+          target,
+          activityKeys(activityId, skuId),
+          `${this.instance}:${i}`,
+          {
+            batchSize: c.SETTLE_BATCH_SIZE,
+            blockMs: c.SETTLE_BLOCK_MS,
+            claimIdleMs: c.SETTLE_CLAIM_IDLE_MS,
+            maxDeliveries: c.SETTLE_MAX_DELIVERIES,
+            retryBackoffMs: c.SETTLE_RETRY_BACKOFF_MS,
+          },
+        );
+        settler.start();
+        workers.push(settler);
+      }
+      this.settlers.set(activityId, workers);
+      this.ctx.log.info({ activityId, workers: workers.length }, 'settling activity');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.discovery) clearTimeout(this.discovery);
+    await Promise.all([...this.settlers.values()].flat().map((s) => s.stop()));
+    await Promise.allSettled(this.connections.map((r) => r.quit()));
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * One consumer of one activity's Stream: reads new entries, reclaims idle ones (XAUTOCLAIM), settles
+ * each in its own transaction and XACKs only after COMMIT. Entries delivered more than
+ * `maxDeliveries` times become dead letters. `stop()` lets the entry in hand finish.
+ */
+import type { Redis } from 'ioredis';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { Db } from '../db/pool.js';
+import { CONSUMER_GROUP, type ActivityKeys } from '../redis/keys.js';
+import type { ScriptCommands } from '../redis/scripts.js';
+import { compensate, deadLetter } from './dead-letter.js';
+import { parseEvent } from './event.js';
+import { settleReservation, type SettleTarget } from './settle.js';
+
+export interface SettlerSettings {
+  batchSize: number;
+  blockMs: number;
+  claimIdleMs: number;
+  maxDeliveries: number;
+  retryBackoffMs: number;
+}
+
+export interface SettlerDeps {
+  db: Db;
+  /** A connection of its own: XREADGROUP BLOCK holds it. */
+  redis: Redis;
+  scripts: ScriptCommands;
+  log: Logger;
+  metrics: Metrics;
+}
+
+type Entry = [id: string, fields: string[]];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class StreamSettler {
+  private stopping = false;
+  private loop: Promise<void> | null = null;
+  private nextClaimAt = 0;
+  /** Why an entry failed last, for the dead letter's reason column. */
+  private readonly lastFailure = new Map<string, string>();
+
+  constructor(
+    private readonly deps: SettlerDeps,
+    private readonly target: SettleTarget,
+    private readonly keys: ActivityKeys,
+    readonly consumer: string,
+    private readonly settings: SettlerSettings,
+  ) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const { log } = this.deps;
+    while (!this.stopping) {
+      try {
+        if (Date.now() >= this.nextClaimAt) {
+          this.nextClaimAt = Date.now() + Math.max(50, Math.min(this.settings.claimIdleMs / 2, 1_000));
+          await this.reclaimIdle();
+        }
+        const reply = (await this.deps.redis.xreadgroup(
+          'GROUP',
+          CONSUMER_GROUP,
+          this.consumer,
+          'COUNT',
+          this.settings.batchSize,
+          'BLOCK',
+          this.settings.blockMs,
+          'STREAMS',
+          this.keys.events,
+          '>',
+        )) as [string, Entry[]][] | null;
+        if (reply?.[0]) await this.settleEntries(reply[0][1], new Map());
+      } catch (err) {
+        if (this.stopping) break;
+        log.warn({ activityId: this.target.activityId, err: (err as Error).message }, 'settlement round failed');
+        await sleep(this.settings.retryBackoffMs);
+      }
+    }
+  }
+
+  /** XAUTOCLAIM entries idle past `claimIdleMs` (their consumer died or failed), with delivery counts. */
+  async reclaimIdle(): Promise<number> {
+    const { redis } = this.deps;
+    let cursor = '0-0';
+    let handled = 0;
+    do {
+      const [next, entries, deleted] = (await redis.xautoclaim(
+        this.keys.events,
+        CONSUMER_GROUP,
+        this.consumer,
+        this.settings.claimIdleMs,
+        cursor,
+        'COUNT',
+        this.settings.batchSize,
+      )) as [string, (Entry | null)[], string[]?];
+      cursor = next;
+      if (deleted?.length) await redis.xack(this.keys.events, CONSUMER_GROUP, ...deleted);
+      const live = entries.filter((e): e is Entry => Array.isArray(e) && Array.isArray(e[1]));
+      if (live.length === 0) continue;
+      const pipeline = redis.pipeline();
+      for (const [id] of live) pipeline.xpending(this.keys.events, CONSUMER_GROUP, id, id, 1);
+      const counts = new Map<string, number>();
+      for (const [i, result] of ((await pipeline.exec()) ?? []).entries()) {
+        const row = (result[1] as [string, string, number, number][])[0];
+        counts.set(live[i]![0], row ? Number(row[3]) : 1);
+      }
+      await this.settleEntries(live, counts);
+      handled += live.length;
+    } while (cursor !== '0-0' && !this.stopping);
+    return handled;
+  }
+
+  private async settleEntries(entries: Entry[], deliveries: Map<string, number>): Promise<void> {
+    const { db, redis, scripts, log, metrics } = this.deps;
+    const acks: string[] = [];
+    for (const [id, fields] of entries) {
+      if (this.stopping) break; // what is not started stays pending and is reclaimed by another consumer
+      const event = parseEvent(id, fields);
+      if (!event) {
+        log.error(
+          { activityId: this.target.activityId, streamId: id },
+          'malformed stream entry acknowledged without settling',
+        );
+        acks.push(id);
+        continue;
+      }
+      const elog = log.child({
+        traceId: event.traceId,
+        activityId: this.target.activityId,
+        reservationId: event.reservationId,
+      });
+      const count = deliveries.get(id) ?? 1;
+      try {
+        if (count > this.settings.maxDeliveries) {
+          const reason = this.lastFailure.get(id) ?? `not settled after ${this.settings.maxDeliveries} deliveries`;
+          const outcome = await deadLetter(db, scripts, this.keys, this.target, event, count, reason);
+          metrics.settleOutcomes.inc({ outcome });
+          if (outcome === 'redis_not_warm') continue;
+          if (outcome === 'dead_lettered') metrics.deadLetters.inc();
+          elog.error({ deliveries: count, reason, outcome }, 'reservation dead-lettered');
+          this.lastFailure.delete(id);
+          acks.push(id);
+          continue;
+        }
+        const started = performance.now();
+        const outcome = await settleReservation(db, this.target, event);
+        metrics.settleLatency.observe((performance.now() - started) / 1000);
+        metrics.settleOutcomes.inc({ outcome });
+        if (outcome === 'insufficient_stock') {
+          this.lastFailure.set(id, 'MySQL has less stock than Redis granted');
+          elog.warn({ deliveries: count }, 'settlement found no stock in MySQL; will retry');
+          continue;
+        }
+        if (outcome === 'surplus') {
+          const restocked = await compensate(db, scripts, this.keys, this.target, event);
+          if (restocked === null) continue;
+          elog.warn({ restocked }, 'surplus reservation released: the user already has an order');
+        }
+        if (outcome === 'settled') {
+          metrics.ordersSettled.inc();
+          elog.info({ userId: event.userId, quantity: event.quantity }, 'settled');
+        }
+        this.lastFailure.delete(id);
+        acks.push(id);
+      } catch (err) {
+        this.lastFailure.set(id, (err as Error).message);
+        elog.warn({ err: (err as Error).message, deliveries: count }, 'settlement failed; will retry');
+      }
+    }
+    if (acks.length > 0) await redis.xack(this.keys.events, CONSUMER_GROUP, ...acks);
+    if (this.lastFailure.size > 10_000) this.lastFailure.clear();
+  }
+}
