@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
+      './edge/vitest.config.ts',
       {
         test: {
           name: 'origin',

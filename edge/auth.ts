@@ -1,0 +1,24 @@
+/**
+ * The user's identity: `Authorization: Bearer <JWT HS256>` signed with USER_TOKEN_SECRET, with
+ * `sub` = user id (a contract id) and `exp`. Anything else is 401 `unauthenticated`.
+ */
+import { verify } from 'hono/jwt';
+import { ContractError, isId } from '../contract/index.js';
+import type { EdgeContext } from './context.js';
+import { settingsOf } from './settings.js';
+
+export async function requireUser(c: EdgeContext): Promise<string> {
+  const header = c.req.header('authorization') ?? '';
+  const token = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+  if (!token || token.length > 4096) throw new ContractError('unauthenticated', 'a bearer token is required');
+  let payload: Record<string, unknown>;
+  try {
+    payload = await verify(token, settingsOf(c.env).userTokenSecret, 'HS256');
+  } catch {
+    throw new ContractError('unauthenticated', 'the bearer token is not valid');
+  }
+  if (typeof payload.exp !== 'number') throw new ContractError('unauthenticated', 'the bearer token has no expiry');
+  if (!isId(payload.sub)) throw new ContractError('unauthenticated', 'the bearer token names no valid user');
+  c.set('userId', payload.sub);
+  return payload.sub;
+}

@@ -1,0 +1,10 @@
+/** Worker entry: the Hono app plus the Durable Object classes wrangler.toml binds. */
+import { app } from './app.js';
+
+export { ActivityDO } from './durable/activity.js';
+export { AdmissionDO } from './durable/admission.js';
+export { UserGateDO } from './durable/user-gate.js';
+
+export default {
+  fetch: app.fetch,
+} satisfies ExportedHandler<Env>;

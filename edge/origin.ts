@@ -1,0 +1,83 @@
+/**
+ * Calls from the edge to the origin's internal API (DESIGN §9): signed with EDGE_ORIGIN_SECRET,
+ * carrying a W3C traceparent, bounded by ORIGIN_TIMEOUT_MS. An origin that is down, slow, or
+ * answers something outside the contract becomes 503 `unavailable` (fail closed) — never a hang.
+ */
+import { ContractError, isErrorCode, signEdgeRequest, traceparentFor, type ErrorCode } from '../contract/index.js';
+import type { EdgeSettings } from './settings.js';
+
+export interface OriginAnswer<T> {
+  status: number;
+  body: T;
+}
+
+/** Origin error codes the edge passes through to the client unchanged. Anything else fails closed. */
+const PASS_THROUGH: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'bad_request',
+  'forbidden',
+  'not_found',
+  'sold_out',
+  'limit_exceeded',
+  'ended',
+  'too_early',
+  'busy',
+  'paused',
+  'not_ready',
+  'unavailable',
+]);
+
+export async function callOrigin<T>(
+  settings: Pick<EdgeSettings, 'originUrl' | 'originTimeoutMs' | 'edgeOriginSecret'>,
+  req: { method: 'GET' | 'POST'; path: string; body?: unknown; traceId: string },
+): Promise<OriginAnswer<T>> {
+  const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+  const signed = await signEdgeRequest(settings.edgeOriginSecret, {
+    method: req.method,
+    pathWithQuery: req.path,
+    body: body ?? '',
+  });
+  const headers: Record<string, string> = { ...signed, traceparent: traceparentFor(req.traceId) };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+
+  // One deadline for connect, headers and body alike.
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), settings.originTimeoutMs);
+  let status: number;
+  let text: string;
+  let retryAfter: string | null;
+  try {
+    const res = await fetch(new URL(req.path, settings.originUrl), {
+      method: req.method,
+      headers,
+      body,
+      signal: abort.signal,
+    });
+    status = res.status;
+    retryAfter = res.headers.get('retry-after');
+    text = await res.text();
+  } catch (err) {
+    const why = abort.signal.aborted
+      ? `origin did not answer within ${settings.originTimeoutMs} ms`
+      : 'origin unreachable';
+    throw new ContractError('unavailable', why, { cause: err });
+  } finally {
+    clearTimeout(timer);
+  }
+
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ContractError('unavailable', `origin answered ${status} without JSON`);
+  }
+  if (status >= 200 && status < 300) return { status, body: parsed as T };
+
+  const code = (parsed as { error?: unknown } | null)?.error;
+  if (isErrorCode(code) && PASS_THROUGH.has(code)) {
+    const message = (parsed as { message?: unknown }).message;
+    const seconds = retryAfter && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : undefined;
+    throw new ContractError(code, typeof message === 'string' ? message : code, { retryAfter: seconds });
+  }
+  // 401 here means edge and origin disagree on EDGE_ORIGIN_SECRET: an operator problem, not the user's.
+  throw new ContractError('unavailable', `origin answered ${status}${isErrorCode(code) ? ` ${code}` : ''}`);
+}

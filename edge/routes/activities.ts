@@ -1,0 +1,70 @@
+/**
+ * Public activity routes (DESIGN §3): the activity itself, purchase tickets, and the caller's own
+ * reservation in an activity.
+ */
+import { Hono } from 'hono';
+import { ContractError, isId, publicActivity, type ReservationBody } from '../../contract/index.js';
+import { loadActivity } from '../activity-cache.js';
+import { requireUser } from '../auth.js';
+import type { EdgeContext, EdgeEnv } from '../context.js';
+import { admitUser, assertOpen } from '../gates.js';
+import { callOrigin } from '../origin.js';
+import { settingsOf } from '../settings.js';
+import { issueTicket } from '../ticket.js';
+
+/** Public activity answers may be cached this long by browsers and the colo (they carry serverTime). */
+const ACTIVITY_MAX_AGE_SECONDS = 1;
+
+export function activityIdParam(c: EdgeContext): string {
+  const id = c.req.param('id');
+  if (!isId(id)) throw new ContractError('bad_request', 'activity id must be a decimal positive 64-bit integer');
+  c.set('activityId', id);
+  return id;
+}
+
+export const activityRoutes = new Hono<EdgeEnv>()
+  .get('/:id', async (c) => {
+    const activityId = activityIdParam(c);
+    const snapshot = await loadActivity(c.env, activityId, c.get('traceId'));
+    c.header('Cache-Control', `public, max-age=${ACTIVITY_MAX_AGE_SECONDS}`);
+    return c.json(publicActivity(snapshot, Date.now()));
+  })
+
+  .post('/:id/tickets', async (c) => {
+    const activityId = activityIdParam(c);
+    const userId = await requireUser(c);
+    const snapshot = await loadActivity(c.env, activityId, c.get('traceId'));
+    const now = Date.now();
+    assertOpen(snapshot, now);
+    const settings = settingsOf(c.env);
+    const expiresAt = now + settings.ticketTtlSeconds * 1000;
+    const ticket = await issueTicket(settings.ticketKeys, { activityId, userId, expiresAt });
+    c.header('Cache-Control', 'no-store');
+    return c.json({
+      purchaseUrl: `/api/activities/${activityId}/purchase?t=${ticket}`,
+      expiresAt: new Date(expiresAt).toISOString(),
+    });
+  })
+
+  .get('/:id/reservation', async (c) => {
+    const activityId = activityIdParam(c);
+    const userId = await requireUser(c);
+    const traceId = c.get('traceId');
+    const snapshot = await loadActivity(c.env, activityId, traceId);
+    const settings = settingsOf(c.env);
+    // Its own bucket, so looking up a reservation never eats the purchase allowance.
+    await admitUser(
+      c.env,
+      settings.userGateShards,
+      userId,
+      `lookup:${activityId}:${userId}`,
+      snapshot.config.userRatePerSec,
+    );
+    const answer = await callOrigin<ReservationBody>(settings, {
+      method: 'GET',
+      path: `/internal/activities/${activityId}/reservation?userId=${userId}`,
+      traceId,
+    });
+    c.header('Cache-Control', 'no-store');
+    return c.json(answer.body);
+  });

@@ -1,0 +1,75 @@
+/**
+ * Signed, time-limited purchase tickets (DESIGN §3). A ticket is
+ * `v1.<activityId>.<userId>.<expiresAtMs>.<kid>.<nonce>.<hex HMAC-SHA256(key[kid], everything before)>`:
+ * URL-safe, parsed without JSON, checked with the contract's constant-time HMAC verify. `TICKET_KEYS`
+ * holds several keys (`kid:secret,kid:secret`); the first signs, all verify, so rotating keys keeps
+ * tickets in flight valid.
+ */
+import { ContractError, hmacHex, isId, randomHex, verifyHmacHex } from '../contract/index.js';
+
+export interface TicketKey {
+  kid: string;
+  secret: string;
+}
+
+const KID = /^[A-Za-z0-9_-]{1,16}$/;
+const NONCE = /^[0-9a-f]{16}$/;
+const MAX_TICKET_LENGTH = 256;
+
+export function parseTicketKeys(raw: string): TicketKey[] {
+  const keys = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const i = part.indexOf(':');
+      const kid = part.slice(0, i);
+      const secret = part.slice(i + 1);
+      if (i < 1 || !KID.test(kid) || secret.length < 16) {
+        throw new Error('TICKET_KEYS must be "kid:secret,kid:secret" (kid [A-Za-z0-9_-]{1,16}, secret ≥ 16 chars)');
+      }
+      return { kid, secret };
+    });
+  if (keys.length === 0) throw new Error('TICKET_KEYS holds no key');
+  return keys;
+}
+
+export async function issueTicket(
+  keys: TicketKey[],
+  t: { activityId: string; userId: string; expiresAt: number },
+): Promise<string> {
+  const key = keys[0]!;
+  const payload = `v1.${t.activityId}.${t.userId}.${t.expiresAt}.${key.kid}.${randomHex(8)}`;
+  return `${payload}.${await hmacHex(key.secret, payload)}`;
+}
+
+/** Throws 403 `bad_ticket` unless the ticket is genuine, unexpired, for this activity and this user. */
+export async function verifyTicket(
+  keys: TicketKey[],
+  ticket: string | undefined,
+  expect: { activityId: string; userId: string; now: number },
+): Promise<void> {
+  if (!ticket || ticket.length > MAX_TICKET_LENGTH) throw badTicket('missing or malformed ticket');
+  const parts = ticket.split('.');
+  const [version, activityId, userId, expiresAt, kid, nonce, signature] = parts;
+  if (
+    parts.length !== 7 ||
+    version !== 'v1' ||
+    !isId(activityId) ||
+    !isId(userId) ||
+    !/^\d{1,15}$/.test(expiresAt!) ||
+    !NONCE.test(nonce!)
+  ) {
+    throw badTicket('missing or malformed ticket');
+  }
+  const key = keys.find((k) => k.kid === kid);
+  const payload = ticket.slice(0, ticket.length - signature!.length - 1);
+  if (!key || !(await verifyHmacHex(key.secret, payload, signature!))) throw badTicket('ticket signature is not valid');
+  if (Number(expiresAt) <= expect.now) throw badTicket('ticket has expired');
+  if (activityId !== expect.activityId) throw badTicket('ticket is for another activity');
+  if (userId !== expect.userId) throw badTicket('ticket belongs to another user');
+}
+
+function badTicket(message: string): ContractError {
+  return new ContractError('bad_ticket', message);
+}

@@ -1,0 +1,121 @@
+/** Helpers for the workerd edge tests: tokens, snapshots, pushes, and steering the stand-in origin. */
+import { SELF } from 'cloudflare:test';
+import { sign } from 'hono/jwt';
+import { inject } from 'vitest';
+import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
+import type { ActivityBehaviour, OriginCalls } from '../helpers/stand-in-origin.js';
+import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
+
+export const BASE = 'https://edge.test';
+const originUrl = () => inject('standInOriginUrl');
+
+let counter = 0;
+/** A fresh activity id per test, so tests share no state (DO, isolate cache, stand-in maps). */
+export function newActivityId(): string {
+  counter++;
+  return String(1_000_000 + Math.floor(Math.random() * 1_000_000_000) * 100 + counter);
+}
+
+let userCounter = 0;
+export function newUserId(): string {
+  userCounter++;
+  return String(5_000_000 + Math.floor(Math.random() * 1_000_000_000) * 100 + userCounter);
+}
+
+export async function bearer(userId: string, opts: { expSeconds?: number; secret?: string } = {}): Promise<string> {
+  const exp = Math.floor(Date.now() / 1000) + (opts.expSeconds ?? 3600);
+  return `Bearer ${await sign({ sub: userId, exp }, opts.secret ?? TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
+}
+
+export function snapshotOf(
+  activityId: string,
+  over: Partial<ActivitySnapshot['config']> & Partial<Omit<ActivitySnapshot, 'config'>> = {},
+): ActivitySnapshot {
+  const { state = 'open', soldOut = false, ...config } = over;
+  const now = Date.now();
+  return {
+    config: {
+      activityId,
+      skuId: '77',
+      title: `Test sale ${activityId}`,
+      startsAt: new Date(now - 60_000).toISOString(),
+      endsAt: new Date(now + 3_600_000).toISOString(),
+      maxPerUser: 1,
+      paymentTimeoutSeconds: 900,
+      userRatePerSec: 1,
+      admissionRatePerSec: 10_000,
+      admissionShards: 2,
+      version: 1,
+      ...config,
+    },
+    state,
+    soldOut,
+  };
+}
+
+/** The origin's `PUT /internal/activities/:id`, signed per §9. */
+export async function push(
+  snapshot: ActivitySnapshot,
+  secret: string = TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET,
+): Promise<Response> {
+  const path = `/internal/activities/${snapshot.config.activityId}`;
+  const body = JSON.stringify(snapshot);
+  const headers = await signEdgeRequest(secret, { method: 'PUT', pathWithQuery: path, body });
+  return SELF.fetch(`${BASE}${path}`, {
+    method: 'PUT',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body,
+  });
+}
+
+export async function setOrigin(activityId: string, behaviour: ActivityBehaviour): Promise<void> {
+  const res = await fetch(`${originUrl()}/__control/activities/${activityId}`, {
+    method: 'PUT',
+    body: JSON.stringify(behaviour),
+  });
+  if (!res.ok) throw new Error(`stand-in control failed: ${res.status}`);
+}
+
+export async function originCalls(activityId: string): Promise<OriginCalls> {
+  return (await fetch(`${originUrl()}/__control/calls/${activityId}`)).json();
+}
+
+export async function ticket(activityId: string, userId: string): Promise<Response> {
+  return SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, {
+    method: 'POST',
+    headers: { authorization: await bearer(userId) },
+  });
+}
+
+export async function purchaseUrlFor(activityId: string, userId: string): Promise<string> {
+  const res = await ticket(activityId, userId);
+  if (res.status !== 200) throw new Error(`ticket: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { purchaseUrl: string }).purchaseUrl;
+}
+
+export async function purchase(
+  purchaseUrl: string,
+  userId: string,
+  opts: { key?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  return SELF.fetch(`${BASE}${purchaseUrl}`, {
+    method: 'POST',
+    headers: {
+      authorization: await bearer(userId),
+      'idempotency-key': opts.key ?? crypto.randomUUID(),
+      'content-type': 'application/json',
+      ...opts.headers,
+    },
+    body: opts.body ?? '{"quantity":1}',
+  });
+}
+
+/** An open activity pushed to the edge; returns its id. */
+export async function openActivity(over: Parameters<typeof snapshotOf>[1] = {}): Promise<string> {
+  const activityId = newActivityId();
+  const res = await push(snapshotOf(activityId, over));
+  if (res.status !== 200) throw new Error(`push: ${res.status} ${await res.text()}`);
+  return activityId;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
