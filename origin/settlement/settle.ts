@@ -49,11 +49,14 @@ export async function settleReservation(db: Db, target: SettleTarget, e: Reserva
           ],
         );
       } catch (err) {
-        if (isDuplicateKey(err, 'uk_reservation_id')) throw new Rollback<SettleOutcome>('duplicate');
-        if (isDuplicateKey(err, 'uk_activity_user_sku') || isDuplicateKey(err, 'uk_request_id')) {
-          throw new Rollback<SettleOutcome>('surplus');
-        }
-        throw err;
+        if (!isDuplicateKey(err)) throw err;
+        // MySQL names only the first unique key violated, so ask directly: is it this reservation
+        // (a concurrent delivery committed first) or the same user's other one (surplus)? A locking
+        // read sees the latest commit, not this transaction's snapshot.
+        const [mine] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [
+          e.reservationId,
+        ])) as any;
+        throw new Rollback<SettleOutcome>(mine.length > 0 ? 'duplicate' : 'surplus');
       }
 
       // Locks against a concurrent dead-lettering of the same reservation (see dead-letter.ts).

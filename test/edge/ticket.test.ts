@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { ContractError } from '../../contract/index.js';
+import { issueTicket, parseTicketKeys, verifyTicket } from '../../edge/ticket.js';
+import { TEST_TICKET_KEY_NEW, TEST_TICKET_KEY_OLD } from '../helpers/edge-test-secrets.js';
+
+const keys = [TEST_TICKET_KEY_NEW, TEST_TICKET_KEY_OLD];
+const now = Date.now();
+const expect403 = async (p: Promise<unknown>, message: RegExp) => {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ContractError);
+  expect((err as ContractError).code).toBe('bad_ticket');
+  expect((err as ContractError).status).toBe(403);
+  expect((err as ContractError).message).toMatch(message);
+};
+
+describe('purchase tickets', () => {
+  it('a genuine ticket verifies for its activity and user', async () => {
+    const t = await issueTicket(keys, { activityId: '10', userId: '42', expiresAt: now + 60_000 });
+    expect(t).toMatch(/^v1\.10\.42\.\d+\.k2\.[0-9a-f]{16}\.[0-9a-f]{64}$/);
+    await expect(verifyTicket(keys, t, { activityId: '10', userId: '42', now })).resolves.toBeUndefined();
+  });
+
+  it('a ticket signed with the rotated-out second key still verifies', async () => {
+    const t = await issueTicket([TEST_TICKET_KEY_OLD], { activityId: '10', userId: '42', expiresAt: now + 60_000 });
+    expect(t).toContain('.k1.');
+    await expect(verifyTicket(keys, t, { activityId: '10', userId: '42', now })).resolves.toBeUndefined();
+  });
+
+  it('a forged signature, altered payload, unknown key or garbage is refused', async () => {
+    const t = await issueTicket(keys, { activityId: '10', userId: '42', expiresAt: now + 60_000 });
+    const forged = t.slice(0, -64) + '0'.repeat(64);
+    await expect403(verifyTicket(keys, forged, { activityId: '10', userId: '42', now }), /signature/);
+    const altered = t.replace('.42.', '.43.');
+    await expect403(verifyTicket(keys, altered, { activityId: '10', userId: '43', now }), /signature/);
+    const otherKey = await issueTicket([{ kid: 'k9', secret: 'another-secret-00000000000' }], {
+      activityId: '10',
+      userId: '42',
+      expiresAt: now + 60_000,
+    });
+    await expect403(verifyTicket(keys, otherKey, { activityId: '10', userId: '42', now }), /signature/);
+    for (const junk of [undefined, '', 'abc', 'v1.10.42', `${t}.x`, 'x'.repeat(300)]) {
+      await expect403(verifyTicket(keys, junk, { activityId: '10', userId: '42', now }), /malformed/);
+    }
+  });
+
+  it('an expired ticket is refused', async () => {
+    const t = await issueTicket(keys, { activityId: '10', userId: '42', expiresAt: now - 1 });
+    await expect403(verifyTicket(keys, t, { activityId: '10', userId: '42', now }), /expired/);
+  });
+
+  it("another activity's or another user's ticket is refused", async () => {
+    const t = await issueTicket(keys, { activityId: '10', userId: '42', expiresAt: now + 60_000 });
+    await expect403(verifyTicket(keys, t, { activityId: '11', userId: '42', now }), /another activity/);
+    await expect403(verifyTicket(keys, t, { activityId: '10', userId: '43', now }), /another user/);
+  });
+
+  it('TICKET_KEYS must name at least one key with a long enough secret', () => {
+    expect(parseTicketKeys('a:0123456789abcdef, b:0123456789abcdefg')).toEqual([
+      { kid: 'a', secret: '0123456789abcdef' },
+      { kid: 'b', secret: '0123456789abcdefg' },
+    ]);
+    expect(() => parseTicketKeys('')).toThrow();
+    expect(() => parseTicketKeys('a:short')).toThrow();
+    expect(() => parseTicketKeys('nocolon')).toThrow();
+  });
+});

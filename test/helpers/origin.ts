@@ -1,0 +1,138 @@
+/**
+ * A real origin for tests: its own database, the shared Redis, an ephemeral port, quiet logs. Gives
+ * signed internal calls and admin calls, and cleans up its Redis keys at the end.
+ */
+import { Redis } from 'ioredis';
+import { signEdgeRequest } from '../../contract/signing.js';
+import { loadConfig, type OriginConfig } from '../../origin/config.js';
+import { createLogger } from '../../origin/logger.js';
+import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
+import { startOrigin, type RunningOrigin } from '../../origin/server.js';
+import { createTestDatabase, REDIS_URL, type TestDatabase } from './db.js';
+import { uniqueId } from './ids.js';
+
+export const TEST_SECRETS = {
+  ADMIN_TOKEN: 'test-admin-token-0123',
+  EDGE_ORIGIN_SECRET: 'test-edge-origin-secret-0123456789',
+  PAYMENT_WEBHOOK_SECRET: 'test-payment-secret-0123456789',
+};
+
+export interface TestOrigin {
+  origin: RunningOrigin;
+  url: string;
+  db: TestDatabase;
+  redis: Redis;
+  config: OriginConfig;
+  internal(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: { headers?: Record<string, string> },
+  ): Promise<Response>;
+  admin(method: string, path: string, body?: unknown, token?: string): Promise<Response>;
+  /** Creates and warms an activity that is open now; returns its ids. */
+  sale(opts?: {
+    stock?: number;
+    maxPerUser?: number;
+    paymentTimeoutSeconds?: number;
+  }): Promise<{ activityId: string; skuId: string }>;
+  stop(): Promise<void>;
+}
+
+export function testConfig(dbUrl: string, env: Record<string, string> = {}): OriginConfig {
+  return loadConfig({
+    PORT: '0',
+    REDIS_URL,
+    MYSQL_URL: dbUrl,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    SETTLE_CLAIM_IDLE_MS: '500',
+    SETTLE_BLOCK_MS: '100',
+    SETTLE_DISCOVERY_MS: '100',
+    ...TEST_SECRETS,
+    ...env,
+  });
+}
+
+export async function startTestOrigin(
+  env: Record<string, string> = {},
+  existingDb?: TestDatabase,
+): Promise<TestOrigin> {
+  const db = existingDb ?? (await createTestDatabase());
+  const config = testConfig(db.url, env);
+  const origin = await startOrigin(config, createLogger(config.LOG_LEVEL));
+  const redis = new Redis(REDIS_URL);
+  const url = origin.url ?? '';
+  const activities: { activityId: string; skuId: string }[] = [];
+
+  const internal: TestOrigin['internal'] = async (method, path, body, opts = {}) => {
+    const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+    const signed = await signEdgeRequest(TEST_SECRETS.EDGE_ORIGIN_SECRET, { method, pathWithQuery: path, body: text });
+    return fetch(url + path, {
+      method,
+      headers: { 'content-type': 'application/json', ...signed, ...opts.headers },
+      body: method === 'GET' ? undefined : text,
+    });
+  };
+  const admin: TestOrigin['admin'] = (method, path, body, token = TEST_SECRETS.ADMIN_TOKEN) =>
+    fetch(url + path, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+
+  return {
+    origin,
+    url,
+    db,
+    redis,
+    config,
+    internal,
+    admin,
+    async sale(opts = {}) {
+      const activityId = uniqueId();
+      const skuId = uniqueId();
+      const now = Date.now();
+      const created = await admin('POST', '/admin/activities', {
+        activityId,
+        skuId,
+        title: `test sale ${activityId}`,
+        stock: opts.stock ?? 10,
+        startsAt: new Date(now - 1000).toISOString(),
+        endsAt: new Date(now + 3_600_000).toISOString(),
+        maxPerUser: opts.maxPerUser ?? 1,
+        paymentTimeoutSeconds: opts.paymentTimeoutSeconds ?? 900,
+      });
+      if (created.status !== 201) throw new Error(`create activity: ${created.status} ${await created.text()}`);
+      const warmed = await admin('POST', `/admin/activities/${activityId}/warmup`);
+      if (warmed.status !== 200) throw new Error(`warmup: ${warmed.status} ${await warmed.text()}`);
+      activities.push({ activityId, skuId });
+      return { activityId, skuId };
+    },
+    async stop() {
+      await origin.stop();
+      for (const a of activities) {
+        const keys = await redis.keys(`sk:{${a.activityId}:${a.skuId}}:*`);
+        if (keys.length) await redis.del(...keys);
+        await redis.hdel(ACTIVITY_REGISTRY_KEY, a.activityId);
+      }
+      await redis.quit();
+      if (!existingDb) await db.drop();
+    },
+  };
+}
+
+export async function waitFor<T>(
+  probe: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs = 30_000,
+  everyMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms (last: ${JSON.stringify(value)})`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
