@@ -22,7 +22,7 @@ export function isTraceId(value: unknown): value is string {
 
 /** A reservation id names its activity, so a status lookup knows where to look: `<activityId>-<32 hex>`. */
 export function newReservationId(activityId: string): string {
-  return `${activityId}-${randomHex(16)}`;
+  return `${activityId}-${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
 export function activityOfReservation(reservationId: unknown): string | null {

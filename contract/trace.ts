@@ -9,7 +9,7 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 /** The trace id of an incoming `traceparent`, or a fresh one when absent or malformed. */
 export function traceIdFrom(traceparent: string | null | undefined): string {
   const m = traceparent ? TRACEPARENT.exec(traceparent.trim()) : null;
-  return m && isTraceId(m[1]) ? m[1]! : randomHex(16);
+  return m && isTraceId(m[1]) ? m[1]! : crypto.randomUUID().replaceAll('-', '');
 }
 
 export function traceparentFor(traceId: string): string {

@@ -2,9 +2,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { ContractError } from '../../contract/errors.js';
-import { verifyEdgeRequest } from '../../contract/signing.js';
 import { traceIdFrom } from '../../contract/trace.js';
 import type { Logger } from '../logger.js';
+import { verifyEdgeSignatureSync } from './edge-signature.js';
 import type { OriginEnv } from './types.js';
 
 /** Sets `traceId` (from `traceparent`) and a child logger carrying it. */
@@ -42,7 +42,7 @@ export function parseJson(text: string): unknown {
 export function edgeSignature(opts: { secret: string }): MiddlewareHandler<OriginEnv> {
   return async function edgeSignature(c, next) {
     const url = new URL(c.req.url);
-    const failure = await verifyEdgeRequest(opts.secret, {
+    const failure = verifyEdgeSignatureSync(opts.secret, {
       method: c.req.method,
       pathWithQuery: url.pathname + url.search,
       body: c.get('rawBody'),

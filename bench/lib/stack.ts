@@ -1,0 +1,78 @@
+/** Helpers shared by benchmarks and the rehearsal: child processes, a bench database, admin calls. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, createHmac } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BENCH_SECRETS = {
+  ADMIN_TOKEN: 'bench-admin-token-0123',
+  EDGE_ORIGIN_SECRET: 'bench-edge-origin-secret-0123456789',
+  PAYMENT_WEBHOOK_SECRET: 'bench-payment-secret-0123456789',
+};
+
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as { port: number }).port;
+  srv.close();
+  return port;
+}
+
+/** Runs a TypeScript entry point in its own Node process (tsx), inheriting stderr. */
+export function spawnTs(entry: string, env: Record<string, string>, opts: { quiet?: boolean } = {}): ChildProcess {
+  return spawn(
+    process.execPath,
+    [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', entry],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', opts.quiet ? 'ignore' : 'inherit', 'inherit'],
+    },
+  );
+}
+
+export async function waitForHttp(url: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${url} not up after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill(signal);
+  await once(child, 'exit');
+}
+
+/** The §9 edge signature with node:crypto — synchronous, for load generators' request hooks. */
+export function edgeHeadersSync(secret: string, method: string, path: string, body: string): Record<string, string> {
+  const ts = String(Date.now());
+  const bodyHash = createHash('sha256').update(body).digest('hex');
+  const sig = createHmac('sha256', secret).update(`${ts}\n${method}\n${path}\n${bodyHash}`).digest('hex');
+  return { 'x-edge-timestamp': ts, 'x-edge-signature': `v1=${sig}` };
+}
+
+export async function adminCall(originUrl: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(originUrl + path, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_SECRETS.ADMIN_TOKEN}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+export function pct(n: number): string {
+  return `${(n * 100).toFixed(0)}%`;
+}

@@ -1,0 +1,109 @@
+/**
+ * Reserve benchmark: the origin's `POST /internal/reserve` (signed, every request a new user, so
+ * every one runs the Lua script and XADDs) against a bare node:http server returning a constant,
+ * same load tool (autocannon), same connections, same run. Prints both rates, the ratio and p99.
+ *
+ *   npx tsx bench/reserve.ts [--connections 50] [--seconds 10]
+ */
+import autocannon from 'autocannon';
+import { parseArgs } from 'node:util';
+import { randomInt } from 'node:crypto';
+import { adminCall, BENCH_SECRETS, edgeHeadersSync, freePort, spawnTs, stopChild, waitForHttp } from './lib/stack.js';
+
+const { values } = parseArgs({
+  options: { connections: { type: 'string', default: '50' }, seconds: { type: 'string', default: '10' } },
+});
+const connections = Number(values.connections);
+const duration = Number(values.seconds);
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(url: string, path: string, makeBody: () => string): Promise<Figures> {
+  const result = await autocannon({
+    url,
+    connections,
+    duration,
+    requests: [
+      {
+        method: 'POST',
+        path,
+        setupRequest: (req: any) => {
+          const body = makeBody();
+          return {
+            ...req,
+            body,
+            headers: {
+              'content-type': 'application/json',
+              ...edgeHeadersSync(BENCH_SECRETS.EDGE_ORIGIN_SECRET, 'POST', path, body),
+            },
+          };
+        },
+      },
+    ],
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export async function benchReserve() {
+  const mysqlUrl = process.env.BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/seckill_bench';
+  const port = await freePort();
+  const originUrl = `http://127.0.0.1:${port}`;
+  const origin = spawnTs('origin/main.ts', {
+    ...BENCH_SECRETS,
+    PORT: String(port),
+    MYSQL_URL: mysqlUrl,
+    ORIGIN_ROLE: 'http',
+    LOG_LEVEL: 'warn',
+  });
+  const basePort = await freePort();
+  const baseline = spawnTs('bench/lib/baseline-http.ts', { PORT: String(basePort) });
+  try {
+    await Promise.all([waitForHttp(`${originUrl}/healthz`), waitForHttp(`http://127.0.0.1:${basePort}/`)]);
+    const activityId = String(randomInt(1, 2 ** 40));
+    const now = Date.now();
+    await adminCall(originUrl, 'POST', '/admin/activities', {
+      activityId,
+      skuId: activityId,
+      title: 'bench',
+      stock: 10_000_000,
+      startsAt: new Date(now - 1000).toISOString(),
+      endsAt: new Date(now + 3_600_000).toISOString(),
+    });
+    await adminCall(originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
+    let user = randomInt(1, 2 ** 40);
+    const body = () => JSON.stringify({ activityId, userId: String(++user), quantity: 1, requestId: `b${user}` });
+
+    const base = await load(`http://127.0.0.1:${basePort}`, '/internal/reserve', body);
+    const reserve = await load(originUrl, '/internal/reserve', body);
+    const ratio = reserve.rps / base.rps;
+    console.log(`\nreserve benchmark (${connections} connections, ${duration} s each, autocannon)`);
+    console.table({
+      'bare node:http (constant)': base,
+      'origin /internal/reserve (Lua + XADD)': reserve,
+    });
+    console.log(`ratio origin/bare = ${ratio.toFixed(2)} (goal >= 0.5); origin p99 = ${reserve.p99} ms (goal <= 5 ms)`);
+    await adminCall(originUrl, 'PATCH', `/admin/activities/${activityId}`, { state: 'stopped' });
+    return { base, reserve, ratio };
+  } finally {
+    await Promise.all([stopChild(origin), stopChild(baseline)]);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  benchReserve().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,28 @@
+/**
+ * The origin's verifier of §9 edge signatures: the contract's canonical string and freshness rule,
+ * computed with node:crypto synchronously (Web Crypto's async round trips cost more than the
+ * reserve itself on the hot path). Constant-time compare.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { checkEdgeHeaders, edgeCanonicalString, type EdgeSignatureFailure } from '../../contract/signing.js';
+
+export function verifyEdgeSignatureSync(
+  secret: string,
+  req: {
+    method: string;
+    pathWithQuery: string;
+    body: string;
+    timestamp?: string | null;
+    signature?: string | null;
+    now?: number;
+  },
+): EdgeSignatureFailure | null {
+  const header = checkEdgeHeaders(req.timestamp, req.signature, req.now ?? Date.now());
+  if (header) return header;
+  const bodyHash = createHash('sha256').update(req.body).digest('hex');
+  const expected = createHmac('sha256', secret)
+    .update(edgeCanonicalString(req.timestamp!, req.method, req.pathWithQuery, bodyHash))
+    .digest();
+  const given = Buffer.from(req.signature!.slice(3), 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected) ? null : 'bad_signature';
+}
