@@ -11,9 +11,10 @@ export async function requireUser(c: EdgeContext): Promise<string> {
   const header = c.req.header('authorization') ?? '';
   const token = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
   if (!token || token.length > 4096) throw new ContractError('unauthenticated', 'a bearer token is required');
+  const secret = settingsOf(c.env).userTokenSecret; // outside the try: a missing secret is our 500, not the user's 401
   let payload: Record<string, unknown>;
   try {
-    payload = await verify(token, settingsOf(c.env).userTokenSecret, 'HS256');
+    payload = await verify(token, secret, 'HS256');
   } catch {
     throw new ContractError('unauthenticated', 'the bearer token is not valid');
   }

@@ -25,7 +25,7 @@ export default defineProject({
     include: ['test/edge/**/*.test.ts'],
     globalSetup: ['test/edge/global-setup.ts'],
     testTimeout: 20_000,
-    // The per-request JSON log lines are the Worker working as designed; keep test output readable.
-    onConsoleLog: (log) => !log.startsWith('{"at"'),
+    // The per-request JSON log lines are the Worker working as designed: show them for failing tests only.
+    silent: 'passed-only',
   },
 });

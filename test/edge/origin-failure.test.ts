@@ -1,0 +1,95 @@
+import { SELF, createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import worker from '../../edge/index.js';
+import {
+  BASE,
+  bearer,
+  newActivityId,
+  newUserId,
+  openActivity,
+  purchase,
+  purchaseUrlFor,
+  setOrigin,
+  snapshotOf,
+} from './support.js';
+
+type Json = Record<string, unknown>;
+
+async function timed(p: Promise<Response>): Promise<{ res: Response; ms: number }> {
+  const started = Date.now();
+  const res = await p;
+  return { res, ms: Date.now() - started };
+}
+
+describe('origin down or slow: fail closed, fast', () => {
+  it('a slow origin is 503 unavailable within ORIGIN_TIMEOUT_MS (800 ms), never a hang', async () => {
+    const activityId = await openActivity();
+    await setOrigin(activityId, { reserve: { delayMs: 3_000 } });
+    const user = newUserId();
+    const { res, ms } = await timed(purchase(await purchaseUrlFor(activityId, user), user));
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as Json).error).toBe('unavailable');
+    expect(ms).toBeGreaterThanOrEqual(700);
+    expect(ms).toBeLessThan(1_000);
+  });
+
+  it('an origin that drops the connection is 503 unavailable', async () => {
+    const activityId = await openActivity();
+    await setOrigin(activityId, { reserve: { hangUp: true } });
+    const user = newUserId();
+    const res = await purchase(await purchaseUrlFor(activityId, user), user);
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as Json).error).toBe('unavailable');
+  });
+
+  it('a stopped origin (nothing listening) is 503 unavailable quickly', async () => {
+    const activityId = await openActivity();
+    const user = newUserId();
+    const url = await purchaseUrlFor(activityId, user);
+    const stopped = { ...env, ORIGIN_URL: 'http://127.0.0.1:9' };
+    const ctx = createExecutionContext();
+    const { res, ms } = await timed(
+      Promise.resolve(
+        worker.fetch(
+          new Request(`${BASE}${url}`, {
+            method: 'POST',
+            headers: { authorization: await bearer(user), 'idempotency-key': 'k' },
+            body: '{"quantity":1}',
+          }),
+          stopped,
+          ctx,
+        ),
+      ),
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as Json).error).toBe('unavailable');
+    expect(ms).toBeLessThan(1_000);
+  });
+
+  it('an activity the edge cannot load because the origin is down is 503 unavailable', async () => {
+    const activityId = newActivityId();
+    await setOrigin(activityId, { snapshot: { ...snapshotOf(activityId), state: 'bogus' } as never });
+    const res = await SELF.fetch(`${BASE}/api/activities/${activityId}`);
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as Json).error).toBe('unavailable');
+  });
+
+  it('a misconfigured edge answers 500 internal without internals', async () => {
+    const broken = { ...env, TICKET_KEYS: '' };
+    const activityId = await openActivity();
+    const res = await worker.fetch(
+      new Request(`${BASE}/api/activities/${activityId}/tickets`, {
+        method: 'POST',
+        headers: { authorization: await bearer(newUserId()) },
+      }),
+      broken,
+      createExecutionContext(),
+    );
+    expect(res.status).toBe(500);
+    const body = (await res.json()) as Json;
+    expect(body.error).toBe('internal');
+    expect(body.message).toBe('internal error');
+    expect(JSON.stringify(body)).not.toContain('TICKET_KEYS');
+  });
+});
