@@ -1,0 +1,119 @@
+/**
+ * The edge under a directly started Miniflare (test/helpers/edge.ts) against the Node stand-in
+ * origin: a real socket end to end, including the origin going away mid-run.
+ */
+import { sign } from 'hono/jwt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
+import { startEdge, type RunningEdge } from '../helpers/edge.js';
+import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
+import { startStandInOrigin, type StandInOrigin } from '../helpers/stand-in-origin.js';
+
+let origin: StandInOrigin;
+let edge: RunningEdge;
+const activityId = String(900_000_000 + Math.floor(Math.random() * 1_000_000));
+
+const snapshot = (over: Partial<ActivitySnapshot> = {}): ActivitySnapshot => ({
+  config: {
+    activityId,
+    skuId: '5',
+    title: 'Miniflare sale',
+    startsAt: new Date(Date.now() - 60_000).toISOString(),
+    endsAt: new Date(Date.now() + 3_600_000).toISOString(),
+    maxPerUser: 1,
+    paymentTimeoutSeconds: 900,
+    userRatePerSec: 1,
+    admissionRatePerSec: 1000,
+    admissionShards: 2,
+    version: 1,
+  },
+  state: 'open',
+  soldOut: false,
+  ...over,
+});
+
+const bearer = async (userId: string) =>
+  `Bearer ${await sign({ sub: userId, exp: Math.floor(Date.now() / 1000) + 600 }, TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
+
+async function buy(userId: string): Promise<Response> {
+  const t = await fetch(`${edge.url}/api/activities/${activityId}/tickets`, {
+    method: 'POST',
+    headers: { authorization: await bearer(userId) },
+  });
+  expect(t.status).toBe(200);
+  const { purchaseUrl } = (await t.json()) as { purchaseUrl: string };
+  return fetch(`${edge.url}${purchaseUrl}`, {
+    method: 'POST',
+    headers: {
+      authorization: await bearer(userId),
+      'idempotency-key': `buy-${userId}`,
+      'content-type': 'application/json',
+    },
+    body: '{"quantity":1}',
+  });
+}
+
+beforeAll(async () => {
+  origin = await startStandInOrigin({ secret: TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET });
+  origin.setActivity(activityId, { snapshot: snapshot() });
+  edge = await startEdge({ originUrl: origin.url });
+});
+
+afterAll(async () => {
+  await edge?.stop();
+  await origin?.stop();
+});
+
+describe('edge under Miniflare (startEdge)', () => {
+  it('serves the sale page and the activity fetched from the origin', async () => {
+    const page = await fetch(`${edge.url}/a/${activityId}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('id="buy"');
+    const res = await fetch(`${edge.url}/api/activities/${activityId}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ activityId, state: 'open' });
+    expect(origin.calls(activityId).activity).toBe(1);
+  });
+
+  it('a purchase is queued through the origin; the origin sees a valid signature', async () => {
+    const res = await buy('4242');
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ status: 'queued' });
+    expect(origin.calls(activityId).reserve).toBe(1);
+    expect(origin.badSignatures()).toBe(0);
+  });
+
+  it('a signed push from the origin switches the activity (sold out → 409 without an origin call)', async () => {
+    const body = JSON.stringify(snapshot({ soldOut: true }));
+    const path = `/internal/activities/${activityId}`;
+    const headers = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
+      method: 'PUT',
+      pathWithQuery: path,
+      body,
+    });
+    expect((await fetch(`${edge.url}${path}`, { method: 'PUT', headers, body })).status).toBe(200);
+    const t = await fetch(`${edge.url}/api/activities/${activityId}/tickets`, {
+      method: 'POST',
+      headers: { authorization: await bearer('4343') },
+    });
+    expect(t.status).toBe(409);
+    expect(origin.calls(activityId).reserve).toBe(1);
+    // Reopen for the next test.
+    const reopen = JSON.stringify(snapshot());
+    const h2 = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
+      method: 'PUT',
+      pathWithQuery: path,
+      body: reopen,
+    });
+    expect((await fetch(`${edge.url}${path}`, { method: 'PUT', headers: h2, body: reopen })).status).toBe(200);
+  });
+
+  it('with the origin stopped, a purchase is 503 unavailable in well under a second', async () => {
+    await origin.stop();
+    const started = Date.now();
+    const res = await buy('4444');
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: string }).error).toBe('unavailable');
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * Starts the edge Worker in workerd through `new Miniflare({...})` directly — workerd's own socket,
+ * no wrangler proxy — for Node tests, benchmarks and the rehearsal. edge/index.ts is bundled with
+ * esbuild (offline); the three Durable Objects (SQLite-backed) and the sale page assets are wired as
+ * in wrangler.toml; secrets are the test ones from edge-test-secrets.ts unless `vars` overrides them.
+ */
+import { build } from 'esbuild';
+import { Miniflare } from 'miniflare';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { TEST_EDGE_SECRETS } from './edge-test-secrets.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+/** Keep in step with wrangler.toml. */
+const COMPATIBILITY_DATE = '2026-04-01';
+
+export interface StartEdgeOptions {
+  originUrl: string;
+  /** workerd's listening port on 127.0.0.1; 0 / absent = a free one. */
+  port?: number;
+  /** Extra or overriding vars/secrets (ORIGIN_TIMEOUT_MS, USER_GATE_SHARDS, TICKET_KEYS, ...). */
+  vars?: Record<string, string>;
+  /** Print the Worker's per-request JSON log lines (default: discard them). */
+  logs?: boolean;
+}
+
+export interface RunningEdge {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function bundleEdge(outdir: string): Promise<string> {
+  const outfile = join(outdir, 'edge.mjs');
+  await build({
+    entryPoints: [join(root, 'edge/index.ts')],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['module', 'main'],
+    external: ['cloudflare:*'],
+    logLevel: 'error',
+  });
+  return outfile;
+}
+
+export async function startEdge(opts: StartEdgeOptions): Promise<RunningEdge> {
+  const dir = mkdtempSync(join(tmpdir(), 'edge-'));
+  const scriptPath = await bundleEdge(dir);
+  const mf = new Miniflare({
+    name: 'flash-sale-edge',
+    modules: true,
+    scriptPath,
+    modulesRoot: dir,
+    compatibilityDate: COMPATIBILITY_DATE,
+    host: '127.0.0.1',
+    port: opts.port ?? 0,
+    cf: false,
+    bindings: {
+      ORIGIN_URL: opts.originUrl,
+      ORIGIN_TIMEOUT_MS: '800',
+      USER_GATE_SHARDS: '16',
+      TICKET_TTL_SECONDS: '60',
+      ...TEST_EDGE_SECRETS,
+      ...opts.vars,
+    },
+    durableObjects: {
+      ACTIVITY: { className: 'ActivityDO', useSQLite: true },
+      USER_GATE: { className: 'UserGateDO', useSQLite: true },
+      ADMISSION: { className: 'AdmissionDO', useSQLite: true },
+    },
+    assets: { directory: join(root, 'edge/public'), binding: 'ASSETS', routerConfig: { has_user_worker: true } },
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      if (opts.logs) {
+        stdout.pipe(process.stdout);
+        stderr.pipe(process.stderr);
+      } else {
+        stdout.resume();
+        stderr.pipe(process.stderr);
+      }
+    },
+  });
+  const url = (await mf.ready).toString().replace(/\/$/, '');
+  return {
+    url,
+    async stop() {
+      await mf.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
