@@ -16,6 +16,7 @@ export class Settlement {
   private readonly connections: ReturnType<typeof createRedis>[] = [];
   private discovery: NodeJS.Timeout | null = null;
   private stopping = false;
+  private readonly lastFailure = new Map<string, string>();
   private readonly instance = `${hostname()}:${process.pid}:${randomHex(3)}`;
 
   constructor(private readonly ctx: OriginContext) {}
@@ -55,7 +56,14 @@ export class Settlement {
         redis.on('error', (err) => this.ctx.log.debug({ err: err.message }, 'settlement redis error'));
         this.connections.push(redis);
         const settler = new StreamSettler(
-          { db: this.ctx.db, redis, scripts: this.ctx.scripts, log: this.ctx.log, metrics: this.ctx.metrics },
+          {
+            db: this.ctx.db,
+            redis,
+            scripts: this.ctx.scripts,
+            log: this.ctx.log,
+            metrics: this.ctx.metrics,
+            lastFailure: this.lastFailure,
+          },
           target,
           activityKeys(activityId, skuId),
           `${this.instance}:${i}`,

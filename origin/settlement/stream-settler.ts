@@ -28,6 +28,8 @@ export interface SettlerDeps {
   scripts: ScriptCommands;
   log: Logger;
   metrics: Metrics;
+  /** Why an entry failed last (shared by the process's settlers), for the dead letter's reason. */
+  lastFailure: Map<string, string>;
 }
 
 type Entry = [id: string, fields: string[]];
@@ -38,8 +40,6 @@ export class StreamSettler {
   private stopping = false;
   private loop: Promise<void> | null = null;
   private nextClaimAt = 0;
-  /** Why an entry failed last, for the dead letter's reason column. */
-  private readonly lastFailure = new Map<string, string>();
 
   constructor(
     private readonly deps: SettlerDeps,
@@ -141,13 +141,13 @@ export class StreamSettler {
       const count = deliveries.get(id) ?? 1;
       try {
         if (count > this.settings.maxDeliveries) {
-          const reason = this.lastFailure.get(id) ?? `not settled after ${this.settings.maxDeliveries} deliveries`;
+          const reason = this.deps.lastFailure.get(id) ?? `not settled after ${this.settings.maxDeliveries} deliveries`;
           const outcome = await deadLetter(db, scripts, this.keys, this.target, event, count, reason);
           metrics.settleOutcomes.inc({ outcome });
           if (outcome === 'redis_not_warm') continue;
           if (outcome === 'dead_lettered') metrics.deadLetters.inc();
           elog.error({ deliveries: count, reason, outcome }, 'reservation dead-lettered');
-          this.lastFailure.delete(id);
+          this.deps.lastFailure.delete(id);
           acks.push(id);
           continue;
         }
@@ -156,7 +156,7 @@ export class StreamSettler {
         metrics.settleLatency.observe((performance.now() - started) / 1000);
         metrics.settleOutcomes.inc({ outcome });
         if (outcome === 'insufficient_stock') {
-          this.lastFailure.set(id, 'MySQL has less stock than Redis granted');
+          this.deps.lastFailure.set(id, 'MySQL has less stock than Redis granted');
           elog.warn({ deliveries: count }, 'settlement found no stock in MySQL; will retry');
           continue;
         }
@@ -169,14 +169,14 @@ export class StreamSettler {
           metrics.ordersSettled.inc();
           elog.info({ userId: event.userId, quantity: event.quantity }, 'settled');
         }
-        this.lastFailure.delete(id);
+        this.deps.lastFailure.delete(id);
         acks.push(id);
       } catch (err) {
-        this.lastFailure.set(id, (err as Error).message);
+        this.deps.lastFailure.set(id, (err as Error).message);
         elog.warn({ err: (err as Error).message, deliveries: count }, 'settlement failed; will retry');
       }
     }
     if (acks.length > 0) await redis.xack(this.keys.events, CONSUMER_GROUP, ...acks);
-    if (this.lastFailure.size > 10_000) this.lastFailure.clear();
+    if (this.deps.lastFailure.size > 10_000) this.deps.lastFailure.clear();
   }
 }

@@ -1,0 +1,262 @@
+/**
+ * Settlement: at-least-once delivery settled exactly once; a consumer killed with SIGKILL mid-way
+ * and another started; MySQL holding less stock than Redis granted; a surplus reservation.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activityKeys, CONSUMER_GROUP } from '../../origin/redis/keys.js';
+import { defineScripts } from '../../origin/redis/scripts.js';
+import { parseEvent } from '../../origin/settlement/event.js';
+import { settleReservation } from '../../origin/settlement/settle.js';
+import { REDIS_URL, scalar } from '../helpers/db.js';
+import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
+
+let t: TestOrigin;
+beforeAll(async () => {
+  t = await startTestOrigin({ SETTLE_MAX_DELIVERIES: '2', SETTLE_CLAIM_IDLE_MS: '300' });
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+const count = (sql: string, params: unknown[]) => scalar(t.db.pool, sql, params);
+const pendingOf = async (events: string) => Number(((await t.redis.xpending(events, CONSUMER_GROUP)) as unknown[])[0]);
+
+async function reserveMany(activityId: string, users: string[]) {
+  const results = [];
+  for (const userId of users) {
+    const res = await t.internal('POST', '/internal/reserve', {
+      activityId,
+      userId,
+      quantity: 1,
+      requestId: `r${userId}`,
+    });
+    results.push({ userId, status: res.status, body: (await res.json()) as any });
+  }
+  return results;
+}
+
+async function reconciliation(activityId: string) {
+  return (await (await t.admin('GET', `/admin/activities/${activityId}/reconciliation`)).json()) as any;
+}
+
+describe('duplicate delivery', () => {
+  it('settling the same Stream entry twice, even concurrently, writes one order', async () => {
+    const { activityId, skuId } = await t.sale({ stock: 5 });
+    // Pause consumers' view of this activity: settle by hand from the raw Stream entry.
+    const keys = activityKeys(activityId, skuId);
+    await t.redis.hdel('sk:activities', activityId);
+    await reserveMany(activityId, ['11']);
+    const [id, fields] = ((await t.redis.xrange(keys.events, '-', '+')) as [string, string[]][])[0]!;
+    const event = parseEvent(id, fields)!;
+    const target = { activityId, skuId, paymentTimeoutSeconds: 900 };
+    const outcomes = await Promise.all([
+      settleReservation(t.origin.ctx.db, target, event),
+      settleReservation(t.origin.ctx.db, target, event),
+    ]);
+    expect(outcomes.sort()).toEqual(['duplicate', 'settled']);
+    expect(await settleReservation(t.origin.ctx.db, target, event)).toBe('duplicate');
+    expect(await count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(1);
+    expect(await count('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(4);
+    expect(await count('SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ?', [activityId])).toBe(1);
+  });
+
+  it('redelivering a whole settled Stream to the group changes nothing', async () => {
+    const { activityId, skuId } = await t.sale({ stock: 20 });
+    const keys = activityKeys(activityId, skuId);
+    await reserveMany(
+      activityId,
+      Array.from({ length: 20 }, (_, i) => String(100 + i)),
+    );
+    await waitFor(
+      () => count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
+      (n) => n === 20,
+    );
+    await waitFor(
+      () => pendingOf(keys.events),
+      (n) => n === 0,
+    );
+    // Rewind the group: every entry is delivered again.
+    await t.redis.xgroup('SETID', keys.events, CONSUMER_GROUP, '0');
+    await waitFor(
+      async () => (await t.origin.ctx.redis.xinfo('GROUPS', keys.events)) as any,
+      (g) => g[0][g[0].indexOf('lag') + 1] === 0,
+    );
+    await waitFor(
+      () => pendingOf(keys.events),
+      (n) => n === 0,
+    );
+    expect(await count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(20);
+    expect(await count('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(0);
+    expect((await reconciliation(activityId)).ok).toBe(true);
+  });
+});
+
+describe('a consumer killed mid-settlement', () => {
+  it('SIGKILL in the middle, another consumer started: every reservation settled exactly once', async () => {
+    const N = 3000;
+    // HTTP only here: the settling is done by the child, then by a second origin.
+    const writer = await startTestOrigin({ ORIGIN_ROLE: 'http' }, t.db);
+    const { activityId, skuId } = await writer.sale({ stock: N });
+    const keys = activityKeys(activityId, skuId);
+    // Take the activity out of the main test origin's consumers: only the child settles it first.
+    await t.redis.hdel('sk:activities', activityId);
+    const redis = new Redis(REDIS_URL);
+    const scripts = defineScripts(redis);
+    const pipeline: Promise<unknown>[] = [];
+    for (let i = 0; i < N; i++) {
+      pipeline.push(
+        scripts.reserve(
+          [keys.stock, keys.holders, keys.events, keys.config],
+          [String(1_000_000 + i), 1, `${activityId}-${String(i).padStart(32, '0')}`, `q${i}`, '', Date.now()],
+        ),
+      );
+    }
+    await Promise.all(pipeline);
+    expect(await redis.xlen(keys.events)).toBe(N);
+    await redis.hset('sk:activities', activityId, skuId);
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'origin/main.ts'], {
+      env: {
+        ...process.env,
+        ...TEST_SECRETS,
+        ORIGIN_ROLE: 'consumers',
+        MYSQL_URL: t.db.url,
+        REDIS_URL,
+        LOG_LEVEL: 'silent',
+        SETTLE_WORKERS: '1',
+        SETTLE_BATCH_SIZE: '50',
+        SETTLE_DISCOVERY_MS: '100',
+      },
+      stdio: 'ignore',
+    });
+    const settledAtKill = await waitFor(
+      () => count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
+      (n) => n >= 200,
+      30_000,
+      5,
+    );
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    expect(settledAtKill).toBeLessThan(N);
+    const pendingAtKill = await pendingOf(keys.events);
+    expect(pendingAtKill).toBeGreaterThan(0); // it died holding delivered, unacknowledged entries
+
+    const second = await startTestOrigin({ ORIGIN_ROLE: 'consumers', SETTLE_CLAIM_IDLE_MS: '300' }, t.db);
+    try {
+      await waitFor(
+        () => count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
+        (n) => n >= N,
+        60_000,
+      );
+      await waitFor(
+        () => pendingOf(keys.events),
+        (n) => n === 0,
+        30_000,
+      );
+      expect(await count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(N);
+      expect(
+        await count('SELECT COUNT(DISTINCT reservation_id) FROM seckill_order WHERE activity_id = ?', [activityId]),
+      ).toBe(N);
+      expect(
+        await count("SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'DEDUCT'", [
+          activityId,
+        ]),
+      ).toBe(N);
+      expect(await count('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(0);
+      expect(await count('SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?', [activityId])).toBe(0);
+      const rec = await reconciliation(activityId);
+      expect(rec.checks.filter((c: any) => !c.ok)).toEqual([]);
+    } finally {
+      await second.stop();
+      await writer.stop();
+      await redis.quit();
+    }
+  });
+});
+
+describe('MySQL has less stock than Redis granted', () => {
+  it('never orders beyond MySQL stock; the rest retry, become dead letters, holders are released', async () => {
+    const { activityId, skuId } = await t.sale({ stock: 10 });
+    const keys = activityKeys(activityId, skuId);
+    // Injected: 4 units vanish from MySQL behind the system's back.
+    await t.db.pool.query('UPDATE seckill_stock SET available = 6 WHERE activity_id = ?', [activityId]);
+    const users = Array.from({ length: 10 }, (_, i) => String(200 + i));
+    const results = await reserveMany(activityId, users);
+    expect(results.filter((r) => r.status === 202)).toHaveLength(10);
+
+    await waitFor(
+      () => count('SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?', [activityId]),
+      (n) => n === 4,
+      30_000,
+    );
+    await waitFor(
+      () => pendingOf(keys.events),
+      (n) => n === 0,
+    );
+    expect(await count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(6);
+    expect(await count('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(0);
+    // Compensation gave no unit back to Redis: MySQL does not have them.
+    expect(await t.redis.get(keys.stock)).toBe('0');
+    expect(await count('SELECT SUM(restocked) FROM seckill_dead_letter WHERE activity_id = ?', [activityId])).toBe(0);
+
+    const [dead] = (await t.db.pool.query(
+      'SELECT user_id, reservation_id, deliveries, reason FROM seckill_dead_letter WHERE activity_id = ?',
+      [activityId],
+    )) as any;
+    for (const d of dead) {
+      expect(d.deliveries).toBeGreaterThan(2);
+      expect(d.reason).toMatch(/less stock/);
+      expect(await t.redis.hget(keys.holders, String(d.user_id))).toBeNull();
+      const status = (await (
+        await t.internal('GET', `/internal/reservations/${d.reservation_id}?userId=${d.user_id}`)
+      ).json()) as any;
+      expect(status.status).toBe('failed');
+    }
+
+    const rec = await reconciliation(activityId);
+    expect(rec.ok).toBe(false);
+    const failing = rec.checks.filter((c: any) => !c.ok).map((c: any) => c.name);
+    expect(failing).toContain('db.initial_equals_available_plus_deducted_minus_refilled');
+    expect(
+      rec.checks.find((c: any) => c.name === 'db.initial_equals_available_plus_deducted_minus_refilled'),
+    ).toMatchObject({ expected: 10, actual: 6 });
+  });
+});
+
+describe('surplus reservation', () => {
+  it("a user's second reservation is released with its unit when the user already has an order", async () => {
+    const { activityId, skuId } = await t.sale({ stock: 3 });
+    const keys = activityKeys(activityId, skuId);
+    // The user already has an order from an earlier reservation (as after a recovery) ...
+    await t.db.pool.query(
+      `INSERT INTO seckill_order (order_no, reservation_id, request_id, activity_id, sku_id, user_id, quantity, status, expire_at)
+       VALUES ('SURPLUSTEST${activityId.slice(-8)}', '${activityId}-${'f'.repeat(32)}', 'x:old', ?, ?, 300, 1, 0, NOW(3))`,
+      [activityId, skuId],
+    );
+    await t.db.pool.query('UPDATE seckill_stock SET available = available - 1 WHERE activity_id = ?', [activityId]);
+    await t.db.pool.query(
+      "INSERT INTO seckill_stock_log (activity_id, sku_id, biz_id, change_type, quantity) VALUES (?, ?, ?, 'DEDUCT', 1)",
+      [activityId, skuId, `${activityId}-${'f'.repeat(32)}`],
+    );
+    await t.redis.decr(keys.stock);
+    // ... and Redis, not knowing, grants another one.
+    const [r] = await reserveMany(activityId, ['300']);
+    expect(r!.status).toBe(202);
+    await waitFor(
+      () => t.redis.hget(keys.released, r!.body.reservationId),
+      (v) => v !== null,
+    );
+    await waitFor(
+      () => pendingOf(keys.events),
+      (n) => n === 0,
+    );
+    expect(
+      await count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND user_id = 300', [activityId]),
+    ).toBe(1);
+    expect(await t.redis.get(keys.stock)).toBe('2'); // the surplus unit went back: MySQL still has it
+    expect(await count('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(2);
+  });
+});
