@@ -15,7 +15,9 @@ interface Entry {
 }
 
 const entries = new Map<string, Entry>();
-const inflight = new Map<string, Promise<ActivitySnapshot | null>>();
+// No sharing of in-flight reads between requests: a Worker request must not await I/O started by
+// another request (workerd refuses it). The ActivityDO already turns concurrent misses into one
+// origin fetch; here a few concurrent DO reads at expiry are cheap.
 
 export function activityStub(env: Env, activityId: string) {
   return env.ACTIVITY.get(env.ACTIVITY.idFromName(activityId));
@@ -29,12 +31,7 @@ export async function loadActivity(env: Env, activityId: string, traceId: string
   if (hit && hit.expiresAt > now) {
     snapshot = hit.snapshot;
   } else {
-    let pending = inflight.get(activityId);
-    if (!pending) {
-      pending = readFromDurableObject(env, activityId, traceId).finally(() => inflight.delete(activityId));
-      inflight.set(activityId, pending);
-    }
-    snapshot = await pending;
+    snapshot = await readFromDurableObject(env, activityId, traceId);
   }
   if (!snapshot) throw new ContractError('not_found', `activity ${activityId} not found`);
   return snapshot;

@@ -52,38 +52,48 @@ export async function bundleEdge(outdir: string): Promise<string> {
 export async function startEdge(opts: StartEdgeOptions): Promise<RunningEdge> {
   const dir = mkdtempSync(join(tmpdir(), 'edge-'));
   const scriptPath = await bundleEdge(dir);
+  const stdio = (stdout: Readable, stderr: Readable) => {
+    if (opts.logs) stdout.pipe(process.stdout);
+    else stdout.resume();
+    stderr.pipe(process.stderr);
+  };
+  // The assets sit in a second worker reached through the ASSETS service binding, so API requests
+  // go straight into the edge Worker instead of through Miniflare's asset router first (≈3× cheaper).
   const mf = new Miniflare({
-    name: 'flash-sale-edge',
-    modules: true,
-    scriptPath,
-    modulesRoot: dir,
-    compatibilityDate: COMPATIBILITY_DATE,
     host: '127.0.0.1',
     port: opts.port ?? 0,
     cf: false,
-    bindings: {
-      ORIGIN_URL: opts.originUrl,
-      ORIGIN_TIMEOUT_MS: '800',
-      USER_GATE_SHARDS: '16',
-      TICKET_TTL_SECONDS: '60',
-      ...TEST_EDGE_SECRETS,
-      ...opts.vars,
-    },
-    durableObjects: {
-      ACTIVITY: { className: 'ActivityDO', useSQLite: true },
-      USER_GATE: { className: 'UserGateDO', useSQLite: true },
-      ADMISSION: { className: 'AdmissionDO', useSQLite: true },
-    },
-    assets: { directory: join(root, 'edge/public'), binding: 'ASSETS', routerConfig: { has_user_worker: true } },
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      if (opts.logs) {
-        stdout.pipe(process.stdout);
-        stderr.pipe(process.stderr);
-      } else {
-        stdout.resume();
-        stderr.pipe(process.stderr);
-      }
-    },
+    handleRuntimeStdio: stdio,
+    workers: [
+      {
+        name: 'flash-sale-edge',
+        modules: true,
+        scriptPath,
+        modulesRoot: dir,
+        compatibilityDate: COMPATIBILITY_DATE,
+        bindings: {
+          ORIGIN_URL: opts.originUrl,
+          ORIGIN_TIMEOUT_MS: '800',
+          USER_GATE_SHARDS: '16',
+          TICKET_TTL_SECONDS: '60',
+          ...TEST_EDGE_SECRETS,
+          ...opts.vars,
+        },
+        durableObjects: {
+          ACTIVITY: { className: 'ActivityDO', useSQLite: true },
+          USER_GATE: { className: 'UserGateDO', useSQLite: true },
+          ADMISSION: { className: 'AdmissionDO', useSQLite: true },
+        },
+        serviceBindings: { ASSETS: 'flash-sale-assets' },
+      },
+      {
+        name: 'flash-sale-assets',
+        modules: true,
+        script: 'export default { fetch() { return new Response(null, { status: 404 }); } };',
+        compatibilityDate: COMPATIBILITY_DATE,
+        assets: { directory: join(root, 'edge/public'), routerConfig: { has_user_worker: false } },
+      },
+    ],
   });
   const url = (await mf.ready).toString().replace(/\/$/, '');
   return {
