@@ -27,7 +27,8 @@ export async function recordDeadLetter(
     await tx.execute(
       `INSERT INTO seckill_dead_letter (activity_id, sku_id, reservation_id, user_id, quantity, stream_id, deliveries, reason, payload)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE deliveries = GREATEST(deliveries, VALUES(deliveries))`,
+       ON DUPLICATE KEY UPDATE deliveries = GREATEST(deliveries, VALUES(deliveries)),
+         stream_id = VALUES(stream_id), reason = VALUES(reason), status = IF(status = 'retried', 'open', status)`,
       [
         target.activityId,
         target.skuId,

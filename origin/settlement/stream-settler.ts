@@ -10,8 +10,8 @@ import type { Db } from '../db/pool.js';
 import { CONSUMER_GROUP, type ActivityKeys } from '../redis/keys.js';
 import type { ScriptCommands } from '../redis/scripts.js';
 import { compensate, deadLetter } from './dead-letter.js';
-import { parseEvent } from './event.js';
-import { settleReservation, type SettleTarget } from './settle.js';
+import { parseEvent, type ReservationEvent } from './event.js';
+import { settleBatch, settleReservation, type SettleOutcome, type SettleTarget } from './settle.js';
 
 export interface SettlerSettings {
   batchSize: number;
@@ -120,10 +120,10 @@ export class StreamSettler {
   }
 
   private async settleEntries(entries: Entry[], deliveries: Map<string, number>): Promise<void> {
-    const { db, redis, scripts, log, metrics } = this.deps;
+    const { log } = this.deps;
     const acks: string[] = [];
+    const fresh: ReservationEvent[] = [];
     for (const [id, fields] of entries) {
-      if (this.stopping) break; // what is not started stays pending and is reclaimed by another consumer
       const event = parseEvent(id, fields);
       if (!event) {
         log.error(
@@ -131,52 +131,105 @@ export class StreamSettler {
           'malformed stream entry acknowledged without settling',
         );
         acks.push(id);
-        continue;
-      }
-      const elog = log.child({
-        traceId: event.traceId,
-        activityId: this.target.activityId,
-        reservationId: event.reservationId,
-      });
-      const count = deliveries.get(id) ?? 1;
-      try {
-        if (count > this.settings.maxDeliveries) {
-          const reason = this.deps.lastFailure.get(id) ?? `not settled after ${this.settings.maxDeliveries} deliveries`;
-          const outcome = await deadLetter(db, scripts, this.keys, this.target, event, count, reason);
-          metrics.settleOutcomes.inc({ outcome });
-          if (outcome === 'redis_not_warm') continue;
-          if (outcome === 'dead_lettered') metrics.deadLetters.inc();
-          elog.error({ deliveries: count, reason, outcome }, 'reservation dead-lettered');
-          this.deps.lastFailure.delete(id);
-          acks.push(id);
-          continue;
-        }
-        const started = performance.now();
-        const outcome = await settleReservation(db, this.target, event);
-        metrics.settleLatency.observe((performance.now() - started) / 1000);
-        metrics.settleOutcomes.inc({ outcome });
-        if (outcome === 'insufficient_stock') {
-          this.deps.lastFailure.set(id, 'MySQL has less stock than Redis granted');
-          elog.warn({ deliveries: count }, 'settlement found no stock in MySQL; will retry');
-          continue;
-        }
-        if (outcome === 'surplus') {
-          const restocked = await compensate(db, scripts, this.keys, this.target, event);
-          if (restocked === null) continue;
-          elog.warn({ restocked }, 'surplus reservation released: the user already has an order');
-        }
-        if (outcome === 'settled') {
-          metrics.ordersSettled.inc();
-          elog.info({ userId: event.userId, quantity: event.quantity }, 'settled');
-        }
-        this.deps.lastFailure.delete(id);
-        acks.push(id);
-      } catch (err) {
-        this.deps.lastFailure.set(id, (err as Error).message);
-        elog.warn({ err: (err as Error).message, deliveries: count }, 'settlement failed; will retry');
+      } else if ((deliveries.get(id) ?? 1) > this.settings.maxDeliveries) {
+        if (await this.giveUp(event, deliveries.get(id)!)) acks.push(id);
+      } else {
+        fresh.push(event);
       }
     }
-    if (acks.length > 0) await redis.xack(this.keys.events, CONSUMER_GROUP, ...acks);
+    for (const event of await this.settle(fresh)) acks.push(event);
+    if (acks.length > 0) await this.deps.redis.xack(this.keys.events, CONSUMER_GROUP, ...acks);
     if (this.deps.lastFailure.size > 10_000) this.deps.lastFailure.clear();
+  }
+
+  /** Settles in one batch transaction; if the batch fails, one by one. Returns the ids to XACK. */
+  private async settle(events: ReservationEvent[]): Promise<string[]> {
+    const { db, metrics, log } = this.deps;
+    if (events.length === 0) return [];
+    const started = performance.now();
+    let outcomes: Map<string, SettleOutcome>;
+    try {
+      outcomes = await settleBatch(db, this.target, events);
+    } catch (err) {
+      log.warn(
+        { activityId: this.target.activityId, err: (err as Error).message, size: events.length },
+        'batch settlement failed; settling one by one',
+      );
+      outcomes = new Map();
+      for (const e of events) {
+        if (this.stopping) break; // not started: stays pending, reclaimed by another consumer
+        try {
+          outcomes.set(e.reservationId, await settleReservation(db, this.target, e));
+        } catch (one) {
+          this.deps.lastFailure.set(e.streamId, (one as Error).message);
+          log.warn(
+            { traceId: e.traceId, reservationId: e.reservationId, err: (one as Error).message },
+            'settlement failed; will retry',
+          );
+        }
+      }
+    }
+    metrics.settleLatency.observe((performance.now() - started) / 1000);
+
+    const acks: string[] = [];
+    for (const e of events) {
+      const outcome = outcomes.get(e.reservationId);
+      if (!outcome) continue;
+      metrics.settleOutcomes.inc({ outcome });
+      const elog = log.child({
+        traceId: e.traceId,
+        activityId: this.target.activityId,
+        reservationId: e.reservationId,
+      });
+      if (outcome === 'insufficient_stock') {
+        this.deps.lastFailure.set(e.streamId, 'MySQL has less stock than Redis granted');
+        elog.warn('settlement found no stock in MySQL; will retry');
+        continue;
+      }
+      if (outcome === 'surplus') {
+        const restocked = await compensate(db, this.deps.scripts, this.keys, this.target, e);
+        if (restocked === null) continue;
+        elog.warn({ restocked }, 'surplus reservation released: the user already has an order');
+      }
+      if (outcome === 'settled') {
+        metrics.ordersSettled.inc();
+        elog.info({ userId: e.userId, quantity: e.quantity }, 'settled');
+      }
+      this.deps.lastFailure.delete(e.streamId);
+      acks.push(e.streamId);
+    }
+    return acks;
+  }
+
+  /** Past maxDeliveries: dead letter + compensation. True when the entry may be acknowledged. */
+  private async giveUp(event: ReservationEvent, deliveries: number): Promise<boolean> {
+    const { db, scripts, metrics, log } = this.deps;
+    const reason =
+      this.deps.lastFailure.get(event.streamId) ?? `not settled after ${this.settings.maxDeliveries} deliveries`;
+    try {
+      const outcome = await deadLetter(db, scripts, this.keys, this.target, event, deliveries, reason);
+      metrics.settleOutcomes.inc({ outcome });
+      if (outcome === 'redis_not_warm') return false;
+      if (outcome === 'dead_lettered') metrics.deadLetters.inc();
+      log.error(
+        {
+          traceId: event.traceId,
+          activityId: this.target.activityId,
+          reservationId: event.reservationId,
+          deliveries,
+          reason,
+          outcome,
+        },
+        'reservation dead-lettered',
+      );
+      this.deps.lastFailure.delete(event.streamId);
+      return true;
+    } catch (err) {
+      log.warn(
+        { reservationId: event.reservationId, err: (err as Error).message },
+        'dead-lettering failed; will retry',
+      );
+      return false;
+    }
   }
 }
