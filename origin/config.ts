@@ -59,6 +59,24 @@ const envSchema = z.object({
   SETTLE_DISCOVERY_MS: int(2_000, 50),
   /** Pause after a failed settlement round before trying again. */
   SETTLE_RETRY_BACKOFF_MS: int(200, 0),
+  /** Payment webhooks whose x-payment-timestamp is further than this from now are refused (401). */
+  PAYMENT_SIGNATURE_MAX_AGE_MS: int(300_000, 1_000),
+  /** A lifecycle transaction that lost a deadlock is retried this many times before failing. */
+  LIFECYCLE_TX_RETRIES: int(3, 0),
+  /** How often the timeout job looks for PENDING orders past expire_at (again at once after a full batch). */
+  TIMEOUT_SCAN_MS: int(2_000, 10),
+  /** Orders timed out per transaction (the LIMIT of the idx_status_expire scan). */
+  TIMEOUT_BATCH_SIZE: int(500, 1),
+  /** How often the outbox worker looks for refills not yet applied to Redis (it is also woken after a timeout). */
+  OUTBOX_POLL_MS: int(500, 10),
+  /** Outbox rows claimed per round. */
+  OUTBOX_BATCH_SIZE: int(200, 1),
+  /** A claimed outbox row not marked done within this long is claimed again (its worker died). */
+  OUTBOX_CLAIM_LEASE_MS: int(10_000, 100),
+  /** How often every warmed activity is reconciled (alert metric + log line on mismatch). */
+  RECONCILE_INTERVAL_MS: int(60_000, 100),
+  /** After cleanup, a sale's Redis keys live this long (seconds) before Redis expires them. */
+  CLEANUP_RETENTION_SECONDS: int(86_400, 1),
   /** Graceful stop: in-flight work gets this long before the process exits anyway. */
   SHUTDOWN_GRACE_MS: int(10_000, 0),
 });

@@ -63,6 +63,12 @@ export function createMetrics() {
       help: 'Reservations moved to the dead-letter table',
       registers: [registry],
     }),
+    orderTransitions: new client.Counter({
+      name: 'seckill_order_lifecycle_total',
+      help: 'Payment callbacks by outcome, timeouts, refills and recoveries',
+      labelNames: ['transition'],
+      registers: [registry],
+    }),
     reconciliationMismatches: new client.Gauge({
       name: 'seckill_reconciliation_mismatches',
       help: 'Failing reconciliation checks at the last run, per activity',

@@ -8,6 +8,9 @@ import type { OriginConfig } from './config.js';
 import { createOriginContext, type OriginContext } from './context.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
+import { OutboxWorker } from './lifecycle/outbox-worker.js';
+import { ReconcileJob } from './lifecycle/reconcile-job.js';
+import { TimeoutJob } from './lifecycle/timeout-job.js';
 import { Settlement } from './settlement/settlement.js';
 
 export interface RunningOrigin {
@@ -15,6 +18,8 @@ export interface RunningOrigin {
   /** http://host:port when the HTTP role runs. */
   url: string | null;
   settlement: Settlement | null;
+  /** Timeout job, outbox worker and reconciliation: they run wherever settlement runs. */
+  lifecycle: { timeouts: TimeoutJob; outbox: OutboxWorker; reconciliation: ReconcileJob } | null;
   stop(): Promise<void>;
 }
 
@@ -35,6 +40,16 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   }
   const settlement = config.ORIGIN_ROLE !== 'http' ? new Settlement(ctx) : null;
   await settlement?.start();
+  const lifecycle =
+    config.ORIGIN_ROLE !== 'http'
+      ? { timeouts: new TimeoutJob(ctx), outbox: new OutboxWorker(ctx), reconciliation: new ReconcileJob(ctx) }
+      : null;
+  if (lifecycle) {
+    lifecycle.timeouts.onTimedOut = () => lifecycle.outbox.wake();
+    lifecycle.timeouts.start();
+    lifecycle.outbox.start();
+    lifecycle.reconciliation.start();
+  }
   ctx.log.info({ url, role: config.ORIGIN_ROLE }, 'origin started');
 
   let stopped: Promise<void> | null = null;
@@ -42,6 +57,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
     ctx,
     url,
     settlement,
+    lifecycle,
     stop() {
       stopped ??= (async () => {
         if (server) {
@@ -52,6 +68,8 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           });
         }
         await settlement?.stop();
+        if (lifecycle)
+          await Promise.all([lifecycle.timeouts.stop(), lifecycle.outbox.stop(), lifecycle.reconciliation.stop()]);
         await ctx.close();
       })();
       return stopped;

@@ -5,6 +5,7 @@
 import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
+import { hasSaleHistory } from '../lifecycle/recover.js';
 import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
 import { WarmupCode } from '../redis/scripts.js';
 import { insertActivity, requireActivity, updateState, type CreateActivity } from './store.js';
@@ -36,6 +37,12 @@ export async function warmup(ctx: OriginContext, activityId: string): Promise<Wa
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
   const keys = activityKeys(activityId, skuId);
+  // The Stream may be gone with the rest (FLUSHALL): MySQL's history still forbids a fresh load.
+  if (!(await ctx.redis.exists(keys.stock)) && (await hasSaleHistory(ctx.db, activityId)))
+    throw new ContractError(
+      'conflict',
+      'this sale already sold (MySQL has orders) but Redis has no stock: run recover',
+    );
   const reply = await ctx.scripts.warmup(
     [keys.stock, keys.holders, keys.events, keys.config],
     [record.available, record.state, maxPerUser, CONSUMER_GROUP],

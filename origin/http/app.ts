@@ -6,7 +6,9 @@ import { collectStreamGauges } from '../settlement/stream-stats.js';
 import { adminRoutes } from './admin-routes.js';
 import { onError } from './errors.js';
 import { internalRoutes } from './internal-routes.js';
+import { lifecycleAdminRoutes } from './lifecycle-routes.js';
 import { rawBody, traceContext } from './middleware.js';
+import { paymentRoutes } from './payment-routes.js';
 import type { OriginEnv } from './types.js';
 
 /** Request bodies above this are refused with 400 before anything is parsed. */
@@ -21,6 +23,8 @@ export function createApp(ctx: OriginContext) {
 
   app.route('/internal', internalRoutes(ctx));
   app.route('/admin', adminRoutes(ctx));
+  app.route('/admin', lifecycleAdminRoutes(ctx));
+  app.route('/payments', paymentRoutes(ctx));
 
   app.get('/healthz', async (c) => {
     const [redis, mysql] = await Promise.allSettled([ctx.redis.ping(), ctx.db.query('SELECT 1')]);

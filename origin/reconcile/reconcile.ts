@@ -95,7 +95,8 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
     args,
   )) as any;
   const [deadRows] = (await ctx.db.execute(
-    'SELECT reservation_id, quantity, restocked FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ?',
+    // A retried dead letter is a live reservation again (back in the Stream): not dead units.
+    "SELECT reservation_id, quantity, restocked FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
     args,
   )) as any;
   const [[outbox]] = (await ctx.db.execute(

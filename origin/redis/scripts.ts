@@ -26,6 +26,22 @@ export const ReleaseCode = { RELEASED: 1, ALREADY: 2, NOT_WARMED: -1 } as const;
 /** lua/warmup-4.lua */
 export const WarmupCode = { LOADED: 1, ALREADY: 0, HAS_HISTORY: -1 } as const;
 
+/** lua/refill-2.lua */
+export const RefillCode = { REFILLED: 1, ALREADY: 2, NOT_WARMED: -1 } as const;
+
+/** lua/recover-6.lua */
+export const RecoverCode = { RECOVERED: 1, WARM: -1, NO_STREAM: -2 } as const;
+
+/** lua/requeue-4.lua */
+export const RequeueCode = {
+  REQUEUED: 1,
+  ALREADY: 2,
+  NOT_WARMED: -1,
+  NOT_RELEASED: -2,
+  HOLDS_OTHER: -3,
+  SOLD_OUT: -4,
+} as const;
+
 export interface LuaScript {
   name: string;
   keys: number;
@@ -47,7 +63,7 @@ export function readScripts(dir = LUA_DIR): Map<string, LuaScript> {
       sha: createHash('sha1').update(source).digest('hex'),
     });
   }
-  for (const needed of ['reserve', 'release', 'warmup']) {
+  for (const needed of ['reserve', 'release', 'warmup', 'refill', 'recover', 'requeue']) {
     if (!scripts.has(needed)) throw new Error(`lua script "${needed}" missing from ${dir}`);
   }
   return scripts;
@@ -59,6 +75,9 @@ export interface ScriptCommands {
   reserve(keys: string[], args: (string | number)[]): Promise<Reply>;
   release(keys: string[], args: (string | number)[]): Promise<Reply>;
   warmup(keys: string[], args: (string | number)[]): Promise<Reply>;
+  refill(keys: string[], args: (string | number)[]): Promise<Reply>;
+  recover(keys: string[], args: (string | number)[]): Promise<Reply>;
+  requeue(keys: string[], args: (string | number)[]): Promise<Reply>;
 }
 
 /** Registers the scripts on a client as EVALSHA commands (ioredis falls back to EVAL on NOSCRIPT). */
@@ -70,5 +89,12 @@ export function defineScripts(redis: Redis, scripts = readScripts()): ScriptComm
       ...keys,
       ...args,
     );
-  return { reserve: call('reserve'), release: call('release'), warmup: call('warmup') };
+  return {
+    reserve: call('reserve'),
+    release: call('release'),
+    warmup: call('warmup'),
+    refill: call('refill'),
+    recover: call('recover'),
+    requeue: call('requeue'),
+  };
 }

@@ -2,7 +2,16 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { activityKeys, CONSUMER_GROUP, type ActivityKeys } from '../../origin/redis/keys.js';
-import { defineScripts, readScripts, ReleaseCode, ReserveCode, WarmupCode } from '../../origin/redis/scripts.js';
+import {
+  defineScripts,
+  readScripts,
+  RecoverCode,
+  RefillCode,
+  ReleaseCode,
+  RequeueCode,
+  ReserveCode,
+  WarmupCode,
+} from '../../origin/redis/scripts.js';
 import { REDIS_URL } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';
 
@@ -31,7 +40,10 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
   it('matches the reviewed versions', () => {
     const shas = Object.fromEntries([...readScripts().values()].map((s) => [s.name, s.sha]));
     expect(shas).toEqual({
+      recover: '594bd2f3ee7765c8908103a17f7b40367dbec098',
+      refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
+      requeue: 'f059975d13214750390b7b52a6a0fca87805632d',
       reserve: '9ebf2437943ea755a3c9d589f95caeaf763db2ff',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
@@ -172,5 +184,113 @@ describe('lua/warmup-4.lua', () => {
     await redis.del(keys.stock);
     expect(await warm(100)).toEqual([WarmupCode.HAS_HISTORY]);
     expect(await redis.exists(keys.stock)).toBe(0);
+  });
+});
+
+const refill = (reservationId: string, quantity: number) =>
+  scripts.refill([keys.stock, keys.refilled], [reservationId, quantity]);
+const allKeys = () => [keys.stock, keys.holders, keys.events, keys.config, keys.released, keys.refilled];
+const recoverWith = (stock: number, holders: [string, string][] = [], released: [string, number][] = []) =>
+  scripts.recover(allKeys(), [
+    stock,
+    'open',
+    1,
+    CONSUMER_GROUP,
+    holders.length,
+    ...holders.flat(),
+    released.length,
+    ...released.flat(),
+    1,
+    'res-refilled',
+    2,
+  ]);
+const requeue = (reservationId: string, userId: string, quantity = 1) =>
+  scripts.requeue(
+    [keys.stock, keys.holders, keys.events, keys.released],
+    [reservationId, userId, quantity, 'req-9', 'b'.repeat(32), 1700000000001],
+  );
+
+describe('lua/refill-2.lua', () => {
+  it('REFILLED: adds the units once and records the reservation', async () => {
+    await warm(0);
+    expect(await refill('res-1', 2)).toEqual([RefillCode.REFILLED, 2]);
+    expect(await redis.hget(keys.refilled, 'res-1')).toBe('2');
+  });
+
+  it('ALREADY: a second refill of the same reservation changes nothing', async () => {
+    await warm(0);
+    await refill('res-1', 1);
+    expect(await refill('res-1', 1)).toEqual([RefillCode.ALREADY, 1]);
+    expect(await redis.get(keys.stock)).toBe('1');
+  });
+
+  it('NOT_WARMED: never creates a stock key when Redis lost it', async () => {
+    expect(await refill('res-1', 1)).toEqual([RefillCode.NOT_WARMED]);
+    expect(await redis.exists(keys.stock, keys.refilled)).toBe(0);
+  });
+});
+
+describe('lua/recover-6.lua', () => {
+  it('RECOVERED: rewrites stock, holders, released, refilled and config in one step', async () => {
+    await warm(10);
+    await reserve('7', 1, 'res-7');
+    await redis.del(keys.stock, keys.holders, keys.config);
+    await redis.hset(keys.released, 'stale', 1);
+    const reply = await recoverWith(6, [['7', 'res-7'], ['8', 'res-8']], [['res-x', 1]]);
+    expect(reply).toEqual([RecoverCode.RECOVERED, 6, 2]);
+    expect(await redis.get(keys.stock)).toBe('6');
+    expect(await redis.hgetall(keys.holders)).toEqual({ '7': 'res-7', '8': 'res-8' });
+    expect(await redis.hgetall(keys.released)).toEqual({ 'res-x': '1' });
+    expect(await redis.hgetall(keys.refilled)).toEqual({ 'res-refilled': '2' });
+    expect(await redis.hgetall(keys.config)).toEqual({ state: 'open', maxPerUser: '1' });
+  });
+
+  it('WARM: refuses while the stock key exists, nothing changed', async () => {
+    await warm(10);
+    expect(await recoverWith(3)).toEqual([RecoverCode.WARM]);
+    expect(await redis.get(keys.stock)).toBe('10');
+  });
+
+  it('NO_STREAM: refuses when the Stream or its consumer group is gone', async () => {
+    expect(await recoverWith(3)).toEqual([RecoverCode.NO_STREAM]);
+    await redis.xadd(keys.events, '*', 'reservationId', 'r');
+    expect(await recoverWith(3)).toEqual([RecoverCode.NO_STREAM]); // Stream without the group
+    expect(await redis.exists(keys.stock, keys.holders)).toBe(0);
+  });
+});
+
+describe('lua/requeue-4.lua', () => {
+  it('REQUEUED: takes the given-back units again, restores the holder, appends the event', async () => {
+    await warm(5);
+    await reserve('7', 1, 'res-1');
+    await release('res-1', '7', 1, 5);
+    expect(await requeue('res-1', '7')).toEqual([RequeueCode.REQUEUED, 4]);
+    expect(await redis.hget(keys.holders, '7')).toBe('res-1');
+    expect(await redis.hexists(keys.released, 'res-1')).toBe(0);
+    expect(await redis.xlen(keys.events)).toBe(2);
+  });
+
+  it('ALREADY: a second requeue changes nothing', async () => {
+    await warm(5);
+    await reserve('7', 1, 'res-1');
+    await release('res-1', '7', 1, 5);
+    await requeue('res-1', '7');
+    expect(await requeue('res-1', '7')).toEqual([RequeueCode.ALREADY]);
+    expect(await redis.get(keys.stock)).toBe('4');
+    expect(await redis.xlen(keys.events)).toBe(2);
+  });
+
+  it('NOT_WARMED, NOT_RELEASED, HOLDS_OTHER and SOLD_OUT change nothing', async () => {
+    expect(await requeue('res-1', '7')).toEqual([RequeueCode.NOT_WARMED]);
+    await warm(1);
+    await reserve('7', 1, 'res-1');
+    expect(await requeue('res-1', '8')).toEqual([RequeueCode.NOT_RELEASED]);
+    await release('res-1', '7', 1, 1);
+    await reserve('7', 1, 'res-2'); // the user took the unit again with a new reservation
+    expect(await requeue('res-1', '7')).toEqual([RequeueCode.HOLDS_OTHER]);
+    await release('res-2', '7', 1, -1); // gone without restock: stock stays 0
+    expect(await requeue('res-1', '7')).toEqual([RequeueCode.SOLD_OUT]);
+    expect(await redis.get(keys.stock)).toBe('0');
+    expect(await redis.xlen(keys.events)).toBe(2);
   });
 });

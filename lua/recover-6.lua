@@ -1,0 +1,70 @@
+--[[
+  Recover: rebuilds a sale's Redis state after Redis lost it, from figures the origin proved from
+  MySQL and the surviving Stream (origin/lifecycle/recover.ts). All or nothing; refuses when the
+  sale is warm (nothing to recover) or when the Stream with its consumer group is gone (the
+  reservations granted but not yet settled cannot be known).
+
+  Input:
+    KEYS[1] stock key     sk:{A:S}:stock
+    KEYS[2] holders key   sk:{A:S}:holders
+    KEYS[3] events key    sk:{A:S}:events
+    KEYS[4] config key    sk:{A:S}:cfg
+    KEYS[5] released key  sk:{A:S}:released
+    KEYS[6] refilled key  sk:{A:S}:refilled
+
+    ARGV[1] stock to set
+    ARGV[2] state (open|paused|stopped)
+    ARGV[3] maxPerUser
+    ARGV[4] consumer group name
+    ARGV[5] h: number of holder pairs, then h pairs userId, reservationId
+    then    r: number of released pairs, then r pairs reservationId, units
+    then    f: number of refilled pairs, then f pairs reservationId, units
+
+  Output:
+     1, stock, holders   RECOVERED: stock, holders, released, refilled and config rewritten
+    -1                   WARM: the stock key exists — nothing to recover, nothing changed
+    -2                   NO_STREAM: the Stream or its consumer group is gone — nothing changed
+
+  Side effects (RECOVERED only): DEL + HSET holders, released, refilled; SET stock; HSET config.
+]]
+local rcall = redis.call
+local stockKey = KEYS[1]
+local holdersKey = KEYS[2]
+local eventsKey = KEYS[3]
+local configKey = KEYS[4]
+local releasedKey = KEYS[5]
+local refilledKey = KEYS[6]
+
+if rcall('EXISTS', stockKey) == 1 then
+  return { -1 }
+end
+if rcall('EXISTS', eventsKey) == 0 then
+  return { -2 }
+end
+local hasGroup = false
+for _, group in ipairs(rcall('XINFO', 'GROUPS', eventsKey)) do
+  for i = 1, #group, 2 do
+    if group[i] == 'name' and group[i + 1] == ARGV[4] then
+      hasGroup = true
+    end
+  end
+end
+if not hasGroup then
+  return { -2 }
+end
+
+local function loadPairs(key, at)
+  rcall('DEL', key)
+  local n = tonumber(ARGV[at])
+  for i = 1, n do
+    rcall('HSET', key, ARGV[at + 2 * i - 1], ARGV[at + 2 * i])
+  end
+  return at + 2 * n + 1
+end
+
+local at = loadPairs(holdersKey, 5)
+at = loadPairs(releasedKey, at)
+loadPairs(refilledKey, at)
+rcall('SET', stockKey, ARGV[1])
+rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3])
+return { 1, tonumber(ARGV[1]), rcall('HLEN', holdersKey) }

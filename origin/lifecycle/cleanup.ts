@@ -1,0 +1,57 @@
+/**
+ * Cleanup after a sale (DESIGN §7): once the sale has ended, nothing is left to settle and the
+ * reconciliation is clean, its Redis keys are set to expire after CLEANUP_RETENTION_SECONDS, the
+ * settlement registry forgets it, and the edge is told the sale is stopped. Refuses (409) while
+ * anything is unsettled: Stream entries pending or not yet delivered, outbox rows not applied,
+ * orders still PENDING (their timeout would refill a sale being cleaned).
+ */
+import { ContractError } from '../../contract/errors.js';
+import { setState } from '../activity/operations.js';
+import { requireActivity } from '../activity/store.js';
+import type { OriginContext } from '../context.js';
+import { reconcile } from '../reconcile/reconcile.js';
+import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../redis/keys.js';
+import { groupInfo } from '../settlement/stream-stats.js';
+
+export async function cleanup(ctx: OriginContext, activityId: string) {
+  const record = await requireActivity(ctx.db, activityId);
+  const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
+  if (!ended) throw new ContractError('conflict', 'the sale has not ended: stop it or wait for its end first');
+  const keys = activityKeys(activityId, record.config.skuId);
+
+  const info = await groupInfo(ctx, keys.events);
+  if (info && (info.pending > 0 || info.lag > 0))
+    throw new ContractError(
+      'conflict',
+      `settlement is not finished: ${info.pending} Stream entries pending, ${info.lag} not yet delivered`,
+    );
+  const [[open]] = (await ctx.db.execute(
+    `SELECT (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0) AS outbox,
+            (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 0) AS pending`,
+    [activityId, activityId],
+  )) as any;
+  if (Number(open.outbox) > 0)
+    throw new ContractError('conflict', `${open.outbox} refills are not yet applied to Redis (outbox)`);
+  if (Number(open.pending) > 0)
+    throw new ContractError('conflict', `${open.pending} orders still wait for payment or timeout`);
+  const rec = await reconcile(ctx, activityId);
+  if (!rec.ok) {
+    const failing = rec.checks.filter((c) => !c.ok).map((c) => c.name);
+    throw new ContractError('conflict', `reconciliation is not clean: ${failing.join(', ')}`);
+  }
+
+  if (record.state !== 'stopped') await setState(ctx, activityId, 'stopped');
+  else {
+    const snapshot = await ctx.snapshot(activityId);
+    if (snapshot) await ctx.pushEdge(snapshot);
+  }
+  const retention = ctx.config.CLEANUP_RETENTION_SECONDS;
+  const all = [keys.stock, keys.holders, keys.events, keys.config, keys.released, keys.refilled];
+  const pipeline = ctx.redis.multi();
+  for (const key of all) pipeline.expire(key, retention);
+  pipeline.hdel(ACTIVITY_REGISTRY_KEY, activityId);
+  await pipeline.exec();
+  ctx.soldOut.set(activityId, false);
+  ctx.log.info({ activityId, retentionSeconds: retention }, 'sale cleaned up');
+  return { activityId, state: 'stopped' as const, expiresInSeconds: retention, reconciliation: rec };
+}

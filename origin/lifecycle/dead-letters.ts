@@ -1,0 +1,140 @@
+/**
+ * Admin handling of dead letters (reservations settlement gave up on, origin/settlement/dead-letter.ts).
+ *
+ * give up = compensate and close: runs the idempotent release again (it already ran when the dead
+ * letter was written, unless Redis was not warm then) and marks the row `given_up`. Idempotent.
+ *
+ * retry = re-queue for settlement. Rule: allowed only while no order exists, the dead letter is not
+ * given up, compensation has released the reservation (so its units are accounted for), the user
+ * holds no other reservation now, and Redis still has the units compensation gave back. Then, in
+ * one script (lua/requeue-4.lua), those units are taken out of stock again, the user's holder is
+ * set back and the reservation is appended to the Stream; the row becomes `retried`, which
+ * settle.ts does not treat as owning the reservation. If settlement fails again, the row is
+ * dead-lettered again (status back to `open`). MySQL's conditional stock update stays the last
+ * guard, so a retry can never sell a unit MySQL does not have.
+ */
+import { ContractError } from '../../contract/errors.js';
+import type { OriginContext } from '../context.js';
+import { activityKeys } from '../redis/keys.js';
+import { RequeueCode } from '../redis/scripts.js';
+import { compensate } from '../settlement/dead-letter.js';
+import type { ReservationEvent } from '../settlement/event.js';
+
+export interface DeadLetterBody {
+  reservationId: string;
+  activityId: string;
+  userId: string;
+  quantity: number;
+  streamId: string;
+  deliveries: number;
+  reason: string;
+  restocked: number;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const toBody = (r: any): DeadLetterBody => ({
+  reservationId: r.reservation_id,
+  activityId: String(r.activity_id),
+  userId: String(r.user_id),
+  quantity: Number(r.quantity),
+  streamId: r.stream_id,
+  deliveries: Number(r.deliveries),
+  reason: r.reason,
+  restocked: Number(r.restocked),
+  status: r.status,
+  createdAt: new Date(r.created_at).toISOString(),
+  updatedAt: new Date(r.updated_at).toISOString(),
+});
+
+/** At most this many rows per listing; an operator filters or pages with `?after=<id>` beyond it. */
+const LIST_LIMIT = 1000;
+
+export async function listDeadLetters(
+  ctx: OriginContext,
+  activityId: string,
+): Promise<{ deadLetters: DeadLetterBody[] }> {
+  const [rows] = (await ctx.db.execute(
+    `SELECT * FROM seckill_dead_letter WHERE activity_id = ? ORDER BY id LIMIT ${LIST_LIMIT}`,
+    [activityId],
+  )) as any;
+  return { deadLetters: rows.map(toBody) };
+}
+
+async function load(ctx: OriginContext, reservationId: string) {
+  const [rows] = (await ctx.db.execute('SELECT * FROM seckill_dead_letter WHERE reservation_id = ?', [
+    reservationId,
+  ])) as any;
+  if (!rows[0]) throw new ContractError('not_found', `no dead letter for reservation ${reservationId}`);
+  const row = rows[0];
+  const payload = JSON.parse(row.payload) as Partial<ReservationEvent>;
+  const event: ReservationEvent = {
+    streamId: row.stream_id,
+    reservationId: row.reservation_id,
+    requestId: payload.requestId ?? `retry-${row.id}`,
+    userId: String(row.user_id),
+    quantity: Number(row.quantity),
+    traceId: payload.traceId ?? '',
+    ts: payload.ts ?? 0,
+  };
+  const target = { activityId: String(row.activity_id), skuId: String(row.sku_id), paymentTimeoutSeconds: 0 };
+  return { row, event, target, keys: activityKeys(target.activityId, target.skuId) };
+}
+
+export async function giveUpDeadLetter(ctx: OriginContext, reservationId: string) {
+  const { row, event, target, keys } = await load(ctx, reservationId);
+  if (row.status === 'retried')
+    throw new ContractError('conflict', 'this reservation was re-queued for settlement; it cannot be given up now');
+  const restocked = await compensate(ctx.db, ctx.scripts, keys, target, event);
+  if (restocked === null)
+    throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
+  await ctx.db.execute(
+    `UPDATE seckill_dead_letter SET status = 'given_up', restocked = ?, updated_at = CURRENT_TIMESTAMP(3)
+      WHERE reservation_id = ? AND status IN ('open', 'given_up')`,
+    [restocked, reservationId],
+  );
+  ctx.log.warn({ activityId: target.activityId, reservationId, restocked }, 'dead letter given up');
+  return { reservationId, status: 'given_up' as const, restocked };
+}
+
+const REQUEUE_REFUSALS: Record<number, string> = {
+  [RequeueCode.NOT_RELEASED]: 'compensation has not released this reservation yet; try again shortly',
+  [RequeueCode.HOLDS_OTHER]: 'the user holds another reservation in this sale now; retrying would sell twice',
+  [RequeueCode.SOLD_OUT]: 'the units compensation gave back were sold again; nothing to retry with',
+};
+
+export async function retryDeadLetter(ctx: OriginContext, reservationId: string) {
+  const { row, event, target, keys } = await load(ctx, reservationId);
+  if (row.status === 'given_up')
+    throw new ContractError('conflict', 'this dead letter was given up; it cannot be retried');
+  const [orders] = (await ctx.db.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [
+    reservationId,
+  ])) as any;
+  if (orders.length > 0) throw new ContractError('conflict', 'this reservation is settled already');
+  // MySQL first: settle.ts must see `retried` before the Stream carries the reservation again. A
+  // crash before the script runs leaves `retried` with nothing queued: retrying again repairs it.
+  await ctx.db.execute(
+    `UPDATE seckill_dead_letter SET status = 'retried', updated_at = CURRENT_TIMESTAMP(3)
+      WHERE reservation_id = ? AND status IN ('open', 'retried')`,
+    [reservationId],
+  );
+  const reply = await ctx.scripts.requeue(
+    [keys.stock, keys.holders, keys.events, keys.released],
+    [reservationId, event.userId, event.quantity, event.requestId, event.traceId, Date.now()],
+  );
+  const code = Number(reply[0]);
+  if (code === RequeueCode.REQUEUED || code === RequeueCode.ALREADY) {
+    ctx.log.warn({ activityId: target.activityId, reservationId }, 'dead letter re-queued for settlement');
+    return { reservationId, status: 'retried' as const, requeued: code === RequeueCode.REQUEUED };
+  }
+  if (row.status === 'open')
+    await ctx.db.execute(
+      `UPDATE seckill_dead_letter SET status = 'open', updated_at = CURRENT_TIMESTAMP(3)
+        WHERE reservation_id = ? AND status = 'retried'`,
+      [reservationId],
+    );
+  if (code === RequeueCode.NOT_WARMED)
+    throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
+  throw new ContractError('conflict', REQUEUE_REFUSALS[code] ?? `requeue refused (code ${code})`);
+}

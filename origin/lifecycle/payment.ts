@@ -1,0 +1,88 @@
+/**
+ * The payment provider's webhook (DESIGN §9): verifies `x-payment-signature` over
+ * `ts + "\n" + body`, then moves the order PENDING(0) → PAID(1) by a conditional update. The
+ * timeout job races it with its own conditional update; whoever changes the row owns the outcome.
+ * A payment the order cannot keep (it timed out, or it was paid by another payment) is recorded in
+ * seckill_refund for the shop to refund.
+ *
+ * A PENDING order slightly past expire_at is still accepted: the timeout job is the one arbiter of
+ * "too late", so a paid order never also becomes a timeout.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { ContractError } from '../../contract/errors.js';
+import type { OriginContext } from '../context.js';
+import { inTransaction } from '../db/pool.js';
+import { retryOnDeadlock } from './deadlock.js';
+
+export const PAYMENT_TIMESTAMP_HEADER = 'x-payment-timestamp';
+export const PAYMENT_SIGNATURE_HEADER = 'x-payment-signature';
+
+export const paymentCallbackSchema = z
+  .object({
+    orderNo: z.string().regex(/^[A-Za-z0-9]{1,32}$/, 'orderNo must be 1-32 letters or digits'),
+    paymentId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'paymentId must be 1-64 characters of [A-Za-z0-9._:-]'),
+    status: z.literal('paid', 'status must be "paid"'),
+  })
+  .strict();
+export type PaymentCallback = z.infer<typeof paymentCallbackSchema>;
+
+/** `v1=<hex HMAC-SHA256(secret, ts \n body)>`, compared in constant time; throws 401 otherwise. */
+export function verifyPaymentSignature(
+  secret: string,
+  maxAgeMs: number,
+  req: { body: string; timestamp?: string; signature?: string; now?: number },
+): void {
+  const { timestamp, signature } = req;
+  if (!timestamp || !signature || !/^\d{1,16}$/.test(timestamp) || !/^v1=[0-9a-f]{64}$/.test(signature))
+    throw new ContractError('unauthenticated', 'missing payment signature');
+  if (Math.abs((req.now ?? Date.now()) - Number(timestamp)) > maxAgeMs)
+    throw new ContractError('unauthenticated', 'stale payment signature');
+  const expected = createHmac('sha256', secret).update(`${timestamp}\n${req.body}`).digest();
+  const given = Buffer.from(signature.slice(3), 'hex');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw new ContractError('unauthenticated', 'bad payment signature');
+}
+
+export type PaymentOutcome = 'paid' | 'repeat';
+
+export async function applyPayment(ctx: OriginContext, p: PaymentCallback): Promise<PaymentOutcome> {
+  const outcome = await retryOnDeadlock(ctx.config.LIFECYCLE_TX_RETRIES, () =>
+    inTransaction(ctx.db, async (tx) => {
+      const [update] = (await tx.execute(
+        `UPDATE seckill_order SET status = 1, payment_id = ?, paid_at = NOW(3), updated_at = NOW(3)
+          WHERE order_no = ? AND status = 0`,
+        [p.paymentId, p.orderNo],
+      )) as any;
+      if (update.affectedRows === 1) return 'paid' as const;
+      // Lost the race or a repeat: read the state under lock and record what the shop must refund.
+      const [rows] = (await tx.execute(
+        'SELECT status, payment_id, activity_id, user_id FROM seckill_order WHERE order_no = ? FOR UPDATE',
+        [p.orderNo],
+      )) as any;
+      const order = rows[0];
+      if (!order) return 'not_found' as const;
+      if (Number(order.status) === 1 && order.payment_id === p.paymentId) return 'repeat' as const;
+      const reason = Number(order.status) === 2 ? 'order_timed_out' : 'already_paid';
+      await tx.execute(
+        `INSERT INTO seckill_refund (order_no, payment_id, activity_id, user_id, reason) VALUES (?, ?, ?, ?, ?)
+         ON DUPLICATE KEY UPDATE updated_at = updated_at`,
+        [p.orderNo, p.paymentId, order.activity_id, order.user_id, reason],
+      );
+      return reason;
+    }),
+  );
+  ctx.metrics.orderTransitions.inc({ transition: `payment_${outcome}` });
+  switch (outcome) {
+    case 'not_found':
+      throw new ContractError('not_found', `no order ${p.orderNo}`);
+    case 'order_timed_out':
+      ctx.log.warn({ orderNo: p.orderNo, paymentId: p.paymentId }, 'payment after timeout: refund recorded');
+      throw new ContractError('order_timed_out', 'the order timed out before payment; the payment will be refunded');
+    case 'already_paid':
+      ctx.log.warn({ orderNo: p.orderNo, paymentId: p.paymentId }, 'second payment for a paid order: refund recorded');
+      throw new ContractError('conflict', 'the order was paid by another payment; this payment will be refunded');
+    default:
+      return outcome;
+  }
+}

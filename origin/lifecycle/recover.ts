@@ -1,0 +1,187 @@
+/**
+ * Recover after Redis lost a sale's data (DESIGN §5): rebuilds stock, holders, `released` and
+ * `refilled` from what can be proven, atomically (lua/recover-6.lua), then the sale may sell again.
+ *
+ * The rule. The Stream (with its consumer group) must have survived: it is the only record of
+ * reservations granted but not yet settled — without it the state cannot be proven and recover
+ * refuses (409). The Stream and the group's position are read FIRST, then MySQL in one consistent
+ * snapshot, so anything settled in between is already in MySQL. Per reservation of the Stream:
+ *   order in MySQL                              → settled: its units are out of `available`
+ *   dead letter (not retried), entry acked      → compensated: released = restocked
+ *   dead letter, entry still pending            → compensation will run again: nothing recorded
+ *   no order, no dead letter, entry pending/new → UNSETTLED: its units are owed to it
+ *   no order, no dead letter, entry acked       → surplus, released: released = quantity
+ * and then
+ *   stock    = available − unsettled − refills not yet synced (outbox pending) − dead-letter units
+ *              not restocked                  (exactly the reconciliation's cross check)
+ *   holders  = users with orders (any status) + users of unsettled reservations
+ *   refilled = reservations whose outbox row is done (pending rows are refilled by the worker)
+ * A negative stock (MySQL owes more than it has) is refused too.
+ */
+import { ContractError } from '../../contract/errors.js';
+import { requireActivity } from '../activity/store.js';
+import type { OriginContext } from '../context.js';
+import { inTransaction, type Db } from '../db/pool.js';
+import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
+import { RecoverCode } from '../redis/scripts.js';
+import { parseEvent, type ReservationEvent } from '../settlement/event.js';
+import { groupInfo } from '../settlement/stream-stats.js';
+
+export interface RecoverResult {
+  activityId: string;
+  stock: number;
+  holders: number;
+  unsettled: number;
+  pendingRefills: number;
+  state: string;
+}
+
+/** True when MySQL shows the sale sold something: warm-up must then not load a fresh stock. */
+export async function hasSaleHistory(db: Db, activityId: string): Promise<boolean> {
+  const [rows] = (await db.execute(
+    `SELECT EXISTS(SELECT 1 FROM seckill_order WHERE activity_id = ?)
+         OR EXISTS(SELECT 1 FROM seckill_dead_letter WHERE activity_id = ?) AS history`,
+    [activityId, activityId],
+  )) as any;
+  return Number(rows[0].history) === 1;
+}
+
+function afterId(a: string, b: string): boolean {
+  const [am, as] = a.split('-').map(BigInt);
+  const [bm, bs] = b.split('-').map(BigInt);
+  return am! > bm! || (am === bm && as! > bs!);
+}
+
+const refuse = (message: string) => new ContractError('conflict', message);
+
+/** Every reservation of the Stream with "is any of its entries still unsettled in the group". */
+async function readStream(ctx: OriginContext, events: string) {
+  if (!(await ctx.redis.exists(events))) return null;
+  const info = await groupInfo(ctx, events);
+  if (!info) return null;
+  const pendingIds = new Set<string>();
+  if (info.pending > 0) {
+    const pending = (await ctx.redis.xpending(events, CONSUMER_GROUP, '-', '+', info.pending)) as [string][];
+    for (const [id] of pending) pendingIds.add(id);
+  }
+  const reservations = new Map<string, { event: ReservationEvent; open: boolean }>();
+  let start = '-';
+  for (;;) {
+    const page = (await ctx.redis.xrange(events, start, '+', 'COUNT', 1000)) as [string, string[]][];
+    for (const [id, fields] of page) {
+      const event = parseEvent(id, fields);
+      if (!event) continue;
+      const open = pendingIds.has(id) || afterId(id, info.lastDeliveredId);
+      const seen = reservations.get(event.reservationId);
+      reservations.set(event.reservationId, { event, open: open || (seen?.open ?? false) });
+    }
+    if (page.length < 1000) break;
+    start = `(${page[page.length - 1]![0]}`;
+  }
+  return reservations;
+}
+
+export async function recover(ctx: OriginContext, activityId: string): Promise<RecoverResult> {
+  const record = await requireActivity(ctx.db, activityId);
+  const { skuId, maxPerUser } = record.config;
+  const keys = activityKeys(activityId, skuId);
+  if (await ctx.redis.exists(keys.stock))
+    throw refuse('Redis still holds this sale (its stock key exists): there is nothing to recover');
+
+  const stream = await readStream(ctx, keys.events);
+  if (!stream)
+    throw refuse(
+      'the reservation Stream or its consumer group is gone: reservations granted but not yet settled cannot be ' +
+        'known, so the stock cannot be proven. Selling stays stopped.',
+    );
+
+  const db = await inTransaction(ctx.db, async (tx) => {
+    const [[stock]] = (await tx.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', [
+      activityId,
+      skuId,
+    ])) as any;
+    const [orders] = (await tx.execute(
+      'SELECT reservation_id, user_id FROM seckill_order WHERE activity_id = ? AND sku_id = ?',
+      [activityId, skuId],
+    )) as any;
+    const [dead] = (await tx.execute(
+      `SELECT reservation_id, quantity, restocked FROM seckill_dead_letter
+        WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'`,
+      [activityId, skuId],
+    )) as any;
+    const [outbox] = (await tx.execute(
+      'SELECT reservation_id, quantity, status FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ?',
+      [activityId, skuId],
+    )) as any;
+    return { available: Number(stock.available), orders, dead, outbox };
+  });
+
+  const orderOf = new Map<string, string>(db.orders.map((o: any) => [o.reservation_id, String(o.user_id)]));
+  const holders = new Map<string, string>(db.orders.map((o: any) => [String(o.user_id), o.reservation_id]));
+  const deadOf = new Map<string, { quantity: number; restocked: number }>(
+    db.dead.map((d: any) => [d.reservation_id, { quantity: Number(d.quantity), restocked: Number(d.restocked) }]),
+  );
+  const released = new Map<string, number>();
+  let unsettledUnits = 0;
+  let unsettled = 0;
+  for (const [reservationId, { event, open }] of stream) {
+    if (orderOf.has(reservationId)) continue;
+    const dead = deadOf.get(reservationId);
+    if (dead) {
+      if (!open) released.set(reservationId, dead.restocked);
+      continue;
+    }
+    if (open) {
+      unsettled++;
+      unsettledUnits += event.quantity;
+      if (!holders.has(event.userId)) holders.set(event.userId, reservationId);
+    } else {
+      released.set(reservationId, event.quantity);
+    }
+  }
+  const deadNotRestocked = db.dead.reduce((s: number, d: any) => s + Number(d.quantity) - Number(d.restocked), 0);
+  const pending = db.outbox.filter((o: any) => Number(o.status) === 0);
+  const pendingUnits = pending.reduce((s: number, o: any) => s + Number(o.quantity), 0);
+  const refilled = db.outbox.filter((o: any) => Number(o.status) !== 0);
+  const stock = db.available - unsettledUnits - pendingUnits - deadNotRestocked;
+  if (stock < 0)
+    throw refuse(
+      `MySQL has ${db.available} units but owes ${db.available - stock} (unsettled, unsynced refills, dead letters): ` +
+        'the state cannot be proven; reconcile and repair MySQL first',
+    );
+
+  const pairs = (m: Map<string, string | number>) => [m.size, ...[...m].flat()];
+  const reply = await ctx.scripts.recover(
+    [keys.stock, keys.holders, keys.events, keys.config, keys.released, keys.refilled],
+    [
+      stock,
+      record.state,
+      maxPerUser,
+      CONSUMER_GROUP,
+      ...pairs(holders),
+      ...pairs(released),
+      ...pairs(new Map(refilled.map((o: any) => [o.reservation_id, Number(o.quantity)]))),
+    ],
+  );
+  const code = Number(reply[0]);
+  if (code === RecoverCode.WARM) throw refuse('the sale became warm while recovering; nothing was changed');
+  if (code === RecoverCode.NO_STREAM)
+    throw refuse('the reservation Stream vanished while recovering; nothing was changed');
+
+  await ctx.redis.hset(ACTIVITY_REGISTRY_KEY, activityId, skuId);
+  const result: RecoverResult = {
+    activityId,
+    stock,
+    holders: Number(reply[2]),
+    unsettled,
+    pendingRefills: pending.length,
+    state: record.state,
+  };
+  ctx.metrics.orderTransitions.inc({ transition: 'recover' });
+  ctx.log.warn(result, 'sale recovered into Redis from MySQL and the Stream');
+  if (!ctx.soldOut.set(activityId, stock <= 0)) {
+    const snapshot = await ctx.snapshot(activityId);
+    if (snapshot) await ctx.pushEdge(snapshot);
+  }
+  return result;
+}

@@ -1,0 +1,40 @@
+/** The end-of-sale report: the reconciliation plus counts of orders by status, refills and dead letters. */
+import type { OriginContext } from '../context.js';
+import { reconcile, type Reconciliation } from '../reconcile/reconcile.js';
+
+export interface SaleReport {
+  reconciliation: Reconciliation;
+  orders: { pending: number; paid: number; timeout: number; total: number };
+  refills: { logged: number; applied: number; pending: number };
+  deadLetters: Record<string, number>;
+  refundsNeeded: number;
+}
+
+export async function saleReport(ctx: OriginContext, activityId: string): Promise<SaleReport> {
+  const reconciliation = await reconcile(ctx, activityId);
+  const [orderRows] = (await ctx.db.execute(
+    'SELECT status, COUNT(*) AS n FROM seckill_order WHERE activity_id = ? GROUP BY status',
+    [activityId],
+  )) as any;
+  const byStatus = new Map<number, number>(orderRows.map((r: any) => [Number(r.status), Number(r.n)]));
+  const [[refills]] = (await ctx.db.execute(
+    `SELECT (SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'REFILL') AS logged,
+            (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 1) AS applied,
+            (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0) AS pending,
+            (SELECT COUNT(*) FROM seckill_refund WHERE activity_id = ?) AS refunds`,
+    [activityId, activityId, activityId, activityId],
+  )) as any;
+  const [deadRows] = (await ctx.db.execute(
+    'SELECT status, COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ? GROUP BY status',
+    [activityId],
+  )) as any;
+  const orders = { pending: byStatus.get(0) ?? 0, paid: byStatus.get(1) ?? 0, timeout: byStatus.get(2) ?? 0, total: 0 };
+  orders.total = orders.pending + orders.paid + orders.timeout;
+  return {
+    reconciliation,
+    orders,
+    refills: { logged: Number(refills.logged), applied: Number(refills.applied), pending: Number(refills.pending) },
+    deadLetters: Object.fromEntries(deadRows.map((r: any) => [r.status, Number(r.n)])),
+    refundsNeeded: Number(refills.refunds),
+  };
+}

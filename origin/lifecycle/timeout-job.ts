@@ -1,0 +1,102 @@
+/**
+ * The timeout job (DESIGN §6): PENDING orders past expire_at become TIMEOUT(2), and in the SAME
+ * transaction their units go back to MySQL (`available += q`), a REFILL stock-log row (unique per
+ * reservation by uk_biz_change) and a stock_sync_outbox row are written; the outbox worker then
+ * puts the units back in Redis.
+ *
+ * Safe with many origins: candidates come from a plain read of idx_status_expire (LIMIT batch);
+ * they are then locked by primary key in ascending order (two jobs queue rather than deadlock; a
+ * payment locks one row only) and changed by the conditional update `status = 0 AND expire_at <
+ * NOW(3)`: a row paid or timed out by someone else in between is no longer a candidate.
+ */
+import type { OriginContext } from '../context.js';
+import { inTransaction } from '../db/pool.js';
+import { retryOnDeadlock } from './deadlock.js';
+import { PeriodicJob } from './periodic.js';
+
+interface Expired {
+  id: string;
+  reservation_id: string;
+  activity_id: string;
+  sku_id: string;
+  quantity: number;
+}
+
+export class TimeoutJob extends PeriodicJob {
+  /** Called after a round timed orders out (the outbox worker's wake). */
+  onTimedOut: (count: number) => void = () => {};
+
+  constructor(private readonly ctx: OriginContext) {
+    super('timeout', ctx.config.TIMEOUT_SCAN_MS, ctx.log);
+  }
+
+  async round(): Promise<boolean> {
+    const limit = this.ctx.config.TIMEOUT_BATCH_SIZE;
+    const [candidates] = (await this.ctx.db.query(
+      `SELECT id FROM seckill_order WHERE status = 0 AND expire_at < NOW(3) ORDER BY expire_at LIMIT ${limit}`,
+    )) as any;
+    if (candidates.length === 0) return false;
+    const ids = candidates
+      .map((r: { id: string }) => String(r.id))
+      .sort((a: string, b: string) => {
+        const d = BigInt(a) - BigInt(b);
+        return d < 0n ? -1 : d > 0n ? 1 : 0;
+      });
+    const timedOut = await retryOnDeadlock(this.ctx.config.LIFECYCLE_TX_RETRIES, () => this.timeOut(ids));
+    if (timedOut > 0) {
+      this.ctx.metrics.orderTransitions.inc({ transition: 'timeout' }, timedOut);
+      this.ctx.log.info({ timedOut }, 'orders timed out; units back in MySQL, refills queued');
+      this.onTimedOut(timedOut);
+    }
+    return candidates.length === limit;
+  }
+
+  /** One transaction: the conditional updates, then the stock, log and outbox rows of the winners. */
+  private timeOut(ids: string[]): Promise<number> {
+    return inTransaction(this.ctx.db, async (tx) => {
+      // Lock the candidates (primary key, ascending) and keep those still PENDING and expired; the
+      // conditional UPDATE below then changes exactly them.
+      const marks = ids.map(() => '?').join(', ');
+      const [locked] = (await tx.query(
+        `SELECT id, reservation_id, activity_id, sku_id, quantity, status, expire_at < NOW(3) AS expired
+           FROM seckill_order WHERE id IN (${marks}) ORDER BY id FOR UPDATE`,
+        ids,
+      )) as any;
+      const won: Expired[] = locked.filter((o: any) => Number(o.status) === 0 && Number(o.expired) === 1);
+      if (won.length === 0) return 0;
+      const [update] = (await tx.query(
+        `UPDATE seckill_order SET status = 2, updated_at = NOW(3)
+          WHERE id IN (${won.map(() => '?').join(', ')}) AND status = 0 AND expire_at < NOW(3)`,
+        won.map((o) => o.id),
+      )) as any;
+      if (update.affectedRows !== won.length)
+        throw new Error(`timeout update changed ${update.affectedRows} of ${won.length} locked orders`);
+      const units = new Map<string, { activityId: string; skuId: string; quantity: number }>();
+      for (const o of won) {
+        const key = `${o.activity_id}:${o.sku_id}`;
+        const entry = units.get(key) ?? { activityId: String(o.activity_id), skuId: String(o.sku_id), quantity: 0 };
+        entry.quantity += Number(o.quantity);
+        units.set(key, entry);
+      }
+      for (const key of [...units.keys()].sort()) {
+        const u = units.get(key)!;
+        await tx.execute(
+          `UPDATE seckill_stock SET available = available + ?, updated_at = CURRENT_TIMESTAMP(3)
+            WHERE activity_id = ? AND sku_id = ?`,
+          [u.quantity, u.activityId, u.skuId],
+        );
+      }
+      const rows = won.map((o) => [o.activity_id, o.sku_id, o.reservation_id, Number(o.quantity)]);
+      const values = won.map(() => '(?, ?, ?, ?, ?)').join(', ');
+      await tx.query(
+        `INSERT INTO seckill_stock_log (activity_id, sku_id, biz_id, quantity, change_type) VALUES ${values}`,
+        rows.flatMap((r) => [...r, 'REFILL']),
+      );
+      await tx.query(
+        `INSERT INTO stock_sync_outbox (activity_id, sku_id, reservation_id, quantity, kind) VALUES ${values}`,
+        rows.flatMap((r) => [...r, 'REFILL']),
+      );
+      return won.length;
+    });
+  }
+}
