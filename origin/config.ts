@@ -81,6 +81,9 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: int(10_000, 0),
 });
 
+/** Every setting's name (the README's configuration table must list each). */
+export const CONFIG_NAMES = Object.keys(envSchema.shape);
+
 export type OriginConfig = ReturnType<typeof loadConfig>;
 
 export class ConfigError extends Error {

@@ -2,7 +2,8 @@
 import mysql from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { randomHex } from '../../contract/ids.js';
-import { loadConfig } from '../../origin/config.js';
+import { readFileSync } from 'node:fs';
+import { CONFIG_NAMES, loadConfig } from '../../origin/config.js';
 import { migrate } from '../../origin/db/migrate.js';
 import { MYSQL_SERVER_URL } from '../helpers/db.js';
 
@@ -24,6 +25,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ SETTLE_MAX_DELIVERIES: '0' })).toThrow(/SETTLE_MAX_DELIVERIES/);
     expect(() => loadConfig({ ORIGIN_ROLE: 'everything' })).toThrow(/ORIGIN_ROLE/);
     expect(() => loadConfig({ EDGE_ORIGIN_SECRET: 'short' })).toThrow(/EDGE_ORIGIN_SECRET/);
+  });
+
+  it('every setting is documented in the README configuration table', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    expect(CONFIG_NAMES.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
   });
 
   it('refuses dev default secrets in production', () => {
