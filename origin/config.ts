@@ -37,9 +37,12 @@ const envSchema = z.object({
   /** Redis command timeout: a slower answer is treated as Redis down (503 unavailable). */
   REDIS_COMMAND_TIMEOUT_MS: int(100, 10),
   /** Consecutive Redis failures that open the circuit breaker (then 503 without calling Redis). */
-  REDIS_BREAKER_FAILURES: int(5, 1),
+  REDIS_BREAKER_FAILURES: int(20, 1),
   /** How long the open breaker refuses before probing Redis again. */
   REDIS_BREAKER_OPEN_MS: int(1_000, 10),
+  /** Reserve calls in progress at once; beyond it answer 503 `busy` at once (load shedding keeps the
+   * event loop responsive, so Redis replies are not mistaken for timeouts under a burst). */
+  RESERVE_MAX_IN_FLIGHT: int(64, 1),
   /** MySQL pool size shared by HTTP and consumers. */
   MYSQL_POOL_SIZE: int(10, 1),
   /** Edge pushes time out after this long; a failed push is logged, the edge's own poll catches up. */

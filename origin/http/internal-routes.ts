@@ -6,7 +6,7 @@ import { reserveRequestSchema } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
 import { reserve } from '../reservation/reserve.js';
 import { reservationOfUser, reservationStatus } from '../reservation/status.js';
-import { edgeSignature, parseJson } from './middleware.js';
+import { edgeSignature, inFlightLimit, parseJson } from './middleware.js';
 import type { OriginEnv } from './types.js';
 
 function requireId(value: string | undefined, name: string): string {
@@ -18,6 +18,13 @@ export function internalRoutes(ctx: OriginContext) {
   const app = new Hono<OriginEnv>();
   app.use('*', edgeSignature({ secret: ctx.config.EDGE_ORIGIN_SECRET }));
 
+  app.use(
+    '/reserve',
+    inFlightLimit({
+      max: ctx.config.RESERVE_MAX_IN_FLIGHT,
+      onShed: () => ctx.metrics.reserveOutcomes.inc({ code: 'busy' }),
+    }),
+  );
   app.post('/reserve', async (c) => {
     const req = reserveRequestSchema.parse(parseJson(c.get('rawBody')));
     // The edge's trace id wins over the header's only when it sent one in the body.

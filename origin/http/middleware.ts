@@ -72,3 +72,23 @@ export function adminToken(opts: { token: string }): MiddlewareHandler<OriginEnv
     await next();
   };
 }
+
+/**
+ * Sheds load: at most `max` requests in progress through this middleware; the rest get 503 `busy`
+ * with Retry-After at once, before any Redis or MySQL work.
+ */
+export function inFlightLimit(opts: { max: number; onShed?: () => void }): MiddlewareHandler<OriginEnv> {
+  let inFlight = 0;
+  return async function inFlightLimit(c, next) {
+    if (inFlight >= opts.max) {
+      opts.onShed?.();
+      throw new ContractError('busy', 'too many purchases in progress, try again shortly', { retryAfter: 1 });
+    }
+    inFlight++;
+    try {
+      await next();
+    } finally {
+      inFlight--;
+    }
+  };
+}
