@@ -4,22 +4,19 @@
  * USER_GATE_SHARDS, TICKET_TTL_SECONDS) come from the process environment, else from dev defaults —
  * the same defaults the origin uses in dev. Production secrets go through `wrangler secret put`.
  */
+import { EDGE_DEV_DEFAULTS } from './dev-defaults.js';
 import { runWrangler } from './wrangler-offline.js';
-
-export const EDGE_DEV_DEFAULTS = {
-  ORIGIN_URL: 'http://127.0.0.1:3000',
-  USER_TOKEN_SECRET: 'dev-user-token-secret',
-  TICKET_KEYS: 'k1:dev-ticket-key-one-0000000000',
-  EDGE_ORIGIN_SECRET: 'dev-edge-origin-secret',
-} as const;
 
 const OPTIONAL = ['ORIGIN_TIMEOUT_MS', 'USER_GATE_SHARDS', 'TICKET_TTL_SECONDS'] as const;
 
 const port = process.env.EDGE_PORT ?? '8787';
 const vars: string[] = [];
 for (const [name, fallback] of Object.entries(EDGE_DEV_DEFAULTS)) {
-  const value = process.env[name] ?? fallback;
-  if (value === fallback) console.error(`[edge] ${name} not set; using the dev default`);
+  // Empty = unset, as the origin reads it.
+  if (!process.env[name]) console.error(`[edge] ${name} not set; using the dev default`);
+  const value = process.env[name] || fallback;
+  // Also in wrangler's environment: it looks there for wrangler.toml's required secrets (else it warns).
+  process.env[name] = value;
   vars.push('--var', `${name}:${value}`);
 }
 for (const name of OPTIONAL) {

@@ -1,0 +1,13 @@
+/**
+ * Dev defaults shared by `npm run edge`, `npm run token` and `npm start`, so a local stack works
+ * with no environment at all. The edge↔origin secret is the origin's own dev default (one source);
+ * production refuses dev defaults (origin/config.ts) and takes edge secrets via `wrangler secret put`.
+ */
+import { DEV_SECRETS } from '../origin/config.js';
+
+export const EDGE_DEV_DEFAULTS = {
+  ORIGIN_URL: 'http://127.0.0.1:3000',
+  USER_TOKEN_SECRET: 'dev-user-token-secret',
+  TICKET_KEYS: 'k1:dev-ticket-key-one-0000000000',
+  EDGE_ORIGIN_SECRET: DEV_SECRETS.EDGE_ORIGIN_SECRET,
+} as const;

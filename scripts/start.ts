@@ -1,0 +1,264 @@
+/**
+ * `npm start`: the whole stack on this machine (DESIGN §7). Redis and MariaDB up (scripts/services.sh),
+ * migrations applied, the origin (HTTP + consumers + jobs, as `npm run origin`) and the edge (wrangler
+ * dev, as `npm run edge`, off the network) as child processes, then a demo activity that opens a little
+ * later. Prints the sale page URL with a ready user token, and the metrics URL. Ctrl-C / SIGTERM stops
+ * both children's whole process groups (wrangler's workerd included) and waits until they are gone.
+ *
+ * Environment (all optional): PORT (origin, 3000), EDGE_PORT (8787), REDIS_URL, MYSQL_URL, the secrets
+ * of DESIGN §9 (dev defaults otherwise, the same for origin and edge), DEMO_OPENS_IN_SECONDS (30),
+ * DEMO_STOCK (10), DEMO_USER (42), START_SKIP_SERVICES=1 (Redis/MySQL are managed elsewhere).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEV_SECRETS, loadConfig } from '../origin/config.js';
+import { migrate } from '../origin/db/migrate.js';
+import { EDGE_DEV_DEFAULTS } from './dev-defaults.js';
+import { mintUserToken, userTokenSecret } from './token.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const LOG_DIR = join(ROOT, 'tmp', 'start');
+const env = process.env;
+
+const ORIGIN_PORT = Number(env.PORT || 3000);
+const EDGE_PORT = Number(env.EDGE_PORT || 8787);
+const ORIGIN_URL = `http://127.0.0.1:${ORIGIN_PORT}`;
+const EDGE_URL = `http://127.0.0.1:${EDGE_PORT}`;
+const ADMIN_TOKEN = env.ADMIN_TOKEN || DEV_SECRETS.ADMIN_TOKEN;
+/** One value for both sides, or the origin refuses every edge call. */
+const EDGE_ORIGIN_SECRET = env.EDGE_ORIGIN_SECRET || EDGE_DEV_DEFAULTS.EDGE_ORIGIN_SECRET;
+const DEMO_OPENS_IN_SECONDS = Number(env.DEMO_OPENS_IN_SECONDS || 30);
+const DEMO_STOCK = Number(env.DEMO_STOCK || 10);
+const DEMO_USER = env.DEMO_USER || '42';
+
+/** How long each part may take to come up; wrangler's first start bundles the Worker. */
+const ORIGIN_READY_TIMEOUT_MS = 30_000;
+const EDGE_READY_TIMEOUT_MS = 120_000;
+/** After SIGTERM, a process group gets this long (the origin drains within SHUTDOWN_GRACE_MS, 10 s). */
+const STOP_GRACE_MS = 15_000;
+
+interface Part {
+  name: string;
+  child: ChildProcess;
+  log: string;
+  exited: Promise<void>;
+}
+
+const parts: Part[] = [];
+let stopping: Promise<never> | null = null;
+
+function say(line: string) {
+  console.log(`[start] ${line}`);
+}
+
+function portTaken(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** A child in its own process group (detached), output to tmp/start/<name>.log. */
+function startPart(name: string, entry: string, childEnv: NodeJS.ProcessEnv): Part {
+  mkdirSync(LOG_DIR, { recursive: true });
+  const log = join(LOG_DIR, `${name}.log`);
+  const fd = openSync(log, 'w');
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', fd, fd],
+    detached: true,
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const part = { name, child, log, exited };
+  parts.push(part);
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`[start] ${name} exited unexpectedly (${signal ?? `code ${code}`}); last lines of ${relative(ROOT, log)}:`);
+    console.error(tail(log));
+    void stopAll(1);
+  });
+  return part;
+}
+
+function tail(file: string, lines = 20): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals) {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
+async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (groupAlive(pgid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return true;
+}
+
+/** SIGTERM to every part's process group, SIGKILL to any still there after the grace period. */
+function stopAll(code: number): Promise<never> {
+  stopping ??= (async () => {
+    if (parts.length) say('stopping the edge and the origin…');
+    await Promise.all(
+      parts.map(async ({ name, child }) => {
+        const pgid = child.pid;
+        if (pgid === undefined) return;
+        signalGroup(pgid, 'SIGTERM');
+        if (!(await waitGroupGone(pgid, STOP_GRACE_MS))) {
+          say(`${name} did not stop within ${STOP_GRACE_MS} ms; killing it`);
+          signalGroup(pgid, 'SIGKILL');
+          await waitGroupGone(pgid, 5_000);
+        }
+      }),
+    );
+    say('stopped');
+    process.exit(code);
+  })();
+  return stopping;
+}
+
+async function waitReady(part: Part, url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (stopping) await stopping;
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      if (res.status === 200) return;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) {
+      console.error(`[start] ${part.name} not ready at ${url} after ${timeoutMs} ms; last lines of ${relative(ROOT, part.log)}:`);
+      console.error(tail(part.log));
+      await stopAll(1);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function admin(method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(ORIGIN_URL + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** A fresh activity per run (id = the current ms), opening DEMO_OPENS_IN_SECONDS from now. */
+async function createDemoActivity() {
+  const now = Date.now();
+  const activityId = String(now);
+  const startsAt = new Date(now + DEMO_OPENS_IN_SECONDS * 1000);
+  await admin('POST', '/admin/activities', {
+    activityId,
+    skuId: '1001',
+    title: 'Demo flash sale',
+    stock: DEMO_STOCK,
+    startsAt: startsAt.toISOString(),
+    endsAt: new Date(now + 3_600_000).toISOString(),
+  });
+  const warmed = await admin('POST', `/admin/activities/${activityId}/warmup`);
+  return { activityId, startsAt, stock: warmed.stock as number };
+}
+
+async function main() {
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+
+  for (const [name, port] of [
+    ['origin', ORIGIN_PORT],
+    ['edge', EDGE_PORT],
+  ] as const) {
+    if (await portTaken(port)) {
+      console.error(`[start] port ${port} (${name}) is already in use — another \`npm start\`? Set ${name === 'origin' ? 'PORT' : 'EDGE_PORT'} to use another.`);
+      process.exit(1);
+    }
+  }
+
+  if (env.START_SKIP_SERVICES !== '1') {
+    const services = spawnSync('bash', [join(ROOT, 'scripts/services.sh')], { stdio: 'inherit' });
+    if (services.status !== 0) {
+      console.error('[start] scripts/services.sh failed: Redis and MariaDB are needed');
+      process.exit(1);
+    }
+  }
+
+  const config = loadConfig({ ...env, PORT: String(ORIGIN_PORT), EDGE_URL: EDGE_URL, ADMIN_TOKEN, EDGE_ORIGIN_SECRET });
+  const migrated = await migrate(config.MYSQL_URL);
+  say(`migrated ${migrated.database}: applied ${migrated.applied.length ? migrated.applied.join(', ') : 'nothing new'}`);
+
+  const origin = startPart('origin', 'origin/main.ts', {
+    ...env,
+    PORT: String(ORIGIN_PORT),
+    EDGE_URL,
+    ADMIN_TOKEN,
+    EDGE_ORIGIN_SECRET,
+  });
+  const edge = startPart('edge', 'scripts/edge-dev.ts', {
+    ...env,
+    EDGE_PORT: String(EDGE_PORT),
+    ORIGIN_URL,
+    EDGE_ORIGIN_SECRET,
+    USER_TOKEN_SECRET: userTokenSecret(),
+  });
+  say(`starting the origin on ${ORIGIN_URL} and the edge on ${EDGE_URL} (logs in ${relative(ROOT, LOG_DIR)}/)`);
+  await Promise.all([
+    waitReady(origin, `${ORIGIN_URL}/healthz`, ORIGIN_READY_TIMEOUT_MS),
+    waitReady(edge, `${EDGE_URL}/`, EDGE_READY_TIMEOUT_MS),
+  ]);
+
+  let demo;
+  try {
+    demo = await createDemoActivity();
+  } catch (err) {
+    console.error(`[start] could not create the demo activity: ${(err as Error).message}`);
+    return stopAll(1);
+  }
+  const token = await mintUserToken(DEMO_USER);
+  const adminHint = env.ADMIN_TOKEN ? '$ADMIN_TOKEN' : DEV_SECRETS.ADMIN_TOKEN;
+  console.log(`
+Flash-sale stack is up. Demo activity ${demo.activityId}: ${demo.stock} units, opens at ${demo.startsAt.toISOString()} (in ${DEMO_OPENS_IN_SECONDS} s).
+
+  Sale page (user ${DEMO_USER}):  ${EDGE_URL}/a/${demo.activityId}?token=${token}
+  User token (user ${DEMO_USER}): ${token}
+      another user:           npm run token -- --user 43   (then open the page with ?token=<it>)
+  Activity (public API):      ${EDGE_URL}/api/activities/${demo.activityId}
+  Metrics (origin):           ${ORIGIN_URL}/metrics
+  Admin API (origin):         curl -H 'authorization: Bearer ${adminHint}' ${ORIGIN_URL}/admin/activities/${demo.activityId}
+  Logs:                       ${relative(ROOT, origin.log)}, ${relative(ROOT, edge.log)}
+
+Ctrl-C stops everything.
+`);
+}
+
+main().catch((err) => {
+  console.error(`[start] failed: ${(err as Error).stack ?? err}`);
+  void stopAll(1);
+});
