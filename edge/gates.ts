@@ -33,6 +33,21 @@ export function shardOf(userId: string, shards: number): number {
   return (h >>> 0) % shards;
 }
 
+/**
+ * Isolate memory of refusals: key → the time its UserGateDO said the next token comes. Until then
+ * this isolate refuses the key itself — exact, because only the DO hands out tokens and nothing can
+ * make that time earlier — so a bot hammering one user costs no DO call. Bounded; expired entries
+ * are pruned when it fills.
+ */
+const refusedUntil = new Map<string, number>();
+const REFUSED_MAX_ENTRIES = 50_000;
+
+function rateLimited(retryAfterMs: number): ContractError {
+  return new ContractError('rate_limited', 'too many requests; slow down', {
+    retryAfter: retryAfterSeconds(retryAfterMs),
+  });
+}
+
 /** 429 `rate_limited` unless `key` (scoped to one user) still has a token in its UserGateDO shard. */
 export async function admitUser(
   env: Env,
@@ -40,13 +55,22 @@ export async function admitUser(
   userId: string,
   key: string,
   ratePerSec: number,
+  now = Date.now(),
 ): Promise<void> {
+  const until = refusedUntil.get(key);
+  if (until !== undefined) {
+    if (until > now) throw rateLimited(until - now);
+    refusedUntil.delete(key);
+  }
   const ns = env.USER_GATE;
   const answer = await ns.get(ns.idFromName(`user-gate-${shardOf(userId, shards)}`)).admit(key, ratePerSec);
   if (!answer.ok) {
-    throw new ContractError('rate_limited', 'too many requests; slow down', {
-      retryAfter: retryAfterSeconds(answer.retryAfterMs),
-    });
+    if (refusedUntil.size >= REFUSED_MAX_ENTRIES) {
+      for (const [k, t] of refusedUntil) if (t <= now) refusedUntil.delete(k);
+      if (refusedUntil.size >= REFUSED_MAX_ENTRIES) refusedUntil.clear();
+    }
+    refusedUntil.set(key, now + answer.retryAfterMs);
+    throw rateLimited(answer.retryAfterMs);
   }
 }
 
