@@ -1,0 +1,302 @@
+/**
+ * Drives the crowd through the edge: users arrive on the curve (lazily, in time order), each runs
+ * its kind's script (ticket → purchase → repeat / poll / pay, or a bot's burst, or a bad ticket),
+ * with at most `concurrency` requests in flight. Follow-ups (Retry-After, polls, repeats) wait in a
+ * time-ordered agenda without holding a slot; a user's token and ticket live only while the user
+ * still has something to do.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { HttpClient } from './client.js';
+import { Population, type Arrival, type UserKind } from './population.js';
+import type { Recorder, Step } from './recorder.js';
+
+export interface DriveOptions {
+  activityId: string;
+  /** Epoch ms of the sale's start. */
+  startsAt: number;
+  population: Population;
+  concurrency: number;
+  pollRatio: number;
+  payRatio: number;
+  /** Nothing new is scheduled after this (epoch ms); in-flight work finishes. */
+  deadline: number;
+  paymentSecret: string;
+}
+
+/** Purchases a bot fires back to back after its ticket. */
+const BOT_BURST = 12;
+/** Times a user follows Retry-After (429, 503 busy, 425) before giving up. */
+const MAX_FOLLOWS = 3;
+const POLL_EVERY_MS = 1000;
+const MAX_POLLS = 30;
+/** Share of repeats that use a new Idempotency-Key instead of the first one. */
+const NEW_KEY_SHARE = 0.2;
+/** Genuine tickets kept for sharers to misuse. */
+const SHARED_RING = 64;
+
+interface User {
+  id: string;
+  kind: UserKind;
+  luck: number;
+  token: string;
+  keys: number;
+}
+
+interface Task {
+  due: number;
+  seq: number;
+  run: () => Promise<void>;
+}
+
+/** Binary min-heap on (due, seq). */
+class Agenda {
+  private readonly items: Task[] = [];
+  private seq = 0;
+  get size() {
+    return this.items.length;
+  }
+  peek(): Task | undefined {
+    return this.items[0];
+  }
+  push(due: number, run: () => Promise<void>): void {
+    const items = this.items;
+    items.push({ due, seq: this.seq++, run });
+    for (let i = items.length - 1; i > 0;) {
+      const p = (i - 1) >> 1;
+      if (!less(items[i]!, items[p]!)) break;
+      [items[i], items[p]] = [items[p]!, items[i]!];
+      i = p;
+    }
+  }
+  pop(): Task | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last) {
+      items[0] = last;
+      for (let i = 0; ;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < items.length && less(items[l]!, items[m]!)) m = l;
+        if (r < items.length && less(items[r]!, items[m]!)) m = r;
+        if (m === i) break;
+        [items[i], items[m]] = [items[m]!, items[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+const less = (a: Task, b: Task) => a.due < b.due || (a.due === b.due && a.seq < b.seq);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const jitter = (ms: number) => ms + Math.random() * 250;
+
+export class Driver {
+  private readonly agenda = new Agenda();
+  private cursor = 0;
+  private busy = 0;
+  private readonly shared: string[] = [];
+  /** How late punctual users started compared with the curve (the generator's own lag). */
+  arrivalLagMs = 0;
+  maxArrivalLagMs = 0;
+
+  constructor(
+    private readonly o: DriveOptions,
+    private readonly edge: HttpClient,
+    private readonly origin: HttpClient,
+    private readonly rec: Recorder,
+    private readonly mint: (userId: string) => string,
+  ) {}
+
+  async run(): Promise<void> {
+    const { population } = this.o;
+    // Early users are scattered over the indices; queue them up front (indices only, ~3% of the crowd).
+    for (let i = 0; i < population.opts.users; i++) {
+      if (population.kindOf(i) === 'early') {
+        const a = population.arrival(i);
+        this.agenda.push(this.o.startsAt + a.at, () => this.arrive(a));
+      }
+    }
+    await Promise.all(Array.from({ length: this.o.concurrency }, () => this.worker()));
+  }
+
+  private nextArrival(): Arrival | null {
+    const { population } = this.o;
+    while (this.cursor < population.opts.users && population.kindOf(this.cursor) === 'early') this.cursor++;
+    return this.cursor < population.opts.users ? population.arrival(this.cursor) : null;
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const now = Date.now();
+      const top = this.agenda.peek();
+      const arrival = this.nextArrival();
+      const arrivalDue = arrival ? this.o.startsAt + arrival.at : Infinity;
+      let run: (() => Promise<void>) | null = null;
+      if (top && top.due <= now && top.due <= arrivalDue) run = this.agenda.pop()!.run;
+      else if (arrival && arrivalDue <= now) {
+        this.cursor++;
+        const lag = now - arrivalDue;
+        this.arrivalLagMs = lag;
+        if (lag > this.maxArrivalLagMs) this.maxArrivalLagMs = lag;
+        run = () => this.arrive(arrival);
+      }
+      if (run) {
+        this.busy++;
+        try {
+          await run();
+        } finally {
+          this.busy--;
+        }
+        continue;
+      }
+      if (!top && !arrival && this.busy === 0) return;
+      await sleep(Math.max(1, Math.min(20, Math.min(top?.due ?? Infinity, arrivalDue) - now)));
+    }
+  }
+
+  private later(delayMs: number, run: () => Promise<void>): void {
+    const due = Date.now() + delayMs;
+    if (due <= this.o.deadline) this.agenda.push(due, run);
+  }
+
+  private async call(
+    step: Step,
+    method: string,
+    path: string,
+    user: User | null,
+    headers: Record<string, string> = {},
+    body?: string,
+  ) {
+    const answer = await (step === 'payment' ? this.origin : this.edge).request(
+      method,
+      path,
+      user ? { authorization: `Bearer ${user.token}`, ...headers } : headers,
+      body,
+    );
+    this.rec.record(step, answer.status, answer.code, answer.ms);
+    return answer;
+  }
+
+  private async arrive(a: Arrival): Promise<void> {
+    this.rec.usersArrived++;
+    const user: User = { id: a.userId, kind: a.kind, luck: a.luck, token: this.mint(a.userId), keys: 0 };
+    if (a.kind === 'forger') return void (await this.purchase(user, this.forgedTicketUrl(user), this.newKey(user)));
+    if (a.kind === 'sharer') {
+      const url = this.shared[Math.floor(a.luck * this.shared.length)] ?? this.forgedTicketUrl(user);
+      return void (await this.purchase(user, url, this.newKey(user)));
+    }
+    await this.ticket(user, 0);
+  }
+
+  private async ticket(user: User, follows: number): Promise<void> {
+    const r = await this.call('ticket', 'POST', `/api/activities/${this.o.activityId}/tickets`, user);
+    if (r.status === 200) {
+      this.rec.usersWithTicket++;
+      const url = r.body.purchaseUrl as string;
+      if (this.shared.length < SHARED_RING) this.shared.push(url);
+      else this.shared[Math.floor(Math.random() * SHARED_RING)] = url;
+      return this.afterTicket(user, url);
+    }
+    if ((r.status === 425 || r.code === 'busy' || r.code === 'paused') && follows < MAX_FOLLOWS)
+      this.later(jitter(Math.max(r.retryAfterMs, 500)), () => this.ticket(user, follows + 1));
+  }
+
+  private async afterTicket(user: User, url: string): Promise<void> {
+    if (user.kind === 'bot') {
+      for (let i = 0; i < BOT_BURST; i++) await this.purchase(user, url, this.newKey(user));
+      return;
+    }
+    await this.purchaseFlow(user, url, this.newKey(user), 0);
+  }
+
+  private async purchaseFlow(user: User, url: string, key: string, follows: number): Promise<void> {
+    const r = await this.purchase(user, url, key);
+    if ((r.status === 429 || r.code === 'busy' || r.code === 'unavailable') && follows < MAX_FOLLOWS) {
+      this.later(jitter(Math.max(r.retryAfterMs, 1000)), () => this.purchaseFlow(user, url, key, follows + 1));
+      return;
+    }
+    if (user.kind === 'retrier' && follows === 0) {
+      // Did the answer arrive? The impatient user clicks again anyway, mostly with the same key.
+      const repeatKey = (user.luck * 7) % 1 < NEW_KEY_SHARE ? this.newKey(user) : key;
+      this.later(jitter(Math.max(r.retryAfterMs, 1100)), () => this.repeat(user, url, repeatKey));
+    }
+  }
+
+  /** A holder's repeat must come back with the same reservation; a refused one looks it up instead. */
+  private async repeat(user: User, url: string, key: string): Promise<void> {
+    const r = await this.purchase(user, url, key);
+    const held = this.rec.holders.get(user.id);
+    if (held && r.status >= 400 && r.status !== 429) {
+      const found = await this.call('lookup', 'GET', `/api/activities/${this.o.activityId}/reservation`, user);
+      if (found.status === 200 && found.body.reservationId !== held)
+        this.rec.breaches.push(`user ${user.id}'s lookup found ${found.body.reservationId}, not the held ${held}`);
+      if (found.status === 404) this.rec.breaches.push(`user ${user.id} holds ${held} but the lookup says not_found`);
+    }
+  }
+
+  private async purchase(user: User, url: string, key: string) {
+    const r = await this.call(
+      'purchase',
+      'POST',
+      url,
+      user,
+      { 'idempotency-key': key, 'content-type': 'application/json' },
+      '{"quantity":1}',
+    );
+    if (r.status === 202 || r.status === 200) {
+      this.rec.reserved(user.id, r.body.reservationId, r.status);
+      if (r.status === 202 && user.luck < this.o.pollRatio) {
+        const pollUrl = r.body.pollUrl as string;
+        this.later(POLL_EVERY_MS, () => this.poll(user, pollUrl, 1));
+      }
+    }
+    return r;
+  }
+
+  private async poll(user: User, pollUrl: string, n: number): Promise<void> {
+    const r = await this.call('poll', 'GET', pollUrl, user);
+    if (r.status === 200 && r.body.status === 'queued' && n < MAX_POLLS) {
+      this.later(POLL_EVERY_MS, () => this.poll(user, pollUrl, n + 1));
+    } else if (r.status === 200 && r.body.status === 'ordered' && user.luck / this.o.pollRatio < this.o.payRatio) {
+      await this.pay(r.body.orderNo as string, user);
+    }
+  }
+
+  /** The payment provider's webhook to the origin (DESIGN §9), as the provider signs it. */
+  private async pay(orderNo: string, user: User): Promise<void> {
+    const body = JSON.stringify({ orderNo, paymentId: `pay-${user.id}`, status: 'paid' });
+    const ts = String(Date.now());
+    const sig = createHmac('sha256', this.o.paymentSecret).update(`${ts}\n${body}`).digest('hex');
+    await this.call(
+      'payment',
+      'POST',
+      '/payments/callback',
+      null,
+      {
+        'content-type': 'application/json',
+        'x-payment-timestamp': ts,
+        'x-payment-signature': `v1=${sig}`,
+      },
+      body,
+    );
+  }
+
+  private newKey(user: User): string {
+    // Idempotency keys are unique across sales (the order table's request_id is): scope by activity.
+    return `${this.o.activityId}-${user.id}-${++user.keys}`;
+  }
+
+  private forgedTicketUrl(user: User): string {
+    const expires = Date.now() + 60_000;
+    const ticket = `v1.${this.o.activityId}.${user.id}.${expires}.k2.${randomBytes(8).toString('hex')}.${randomBytes(32).toString('hex')}`;
+    return `/api/activities/${this.o.activityId}/purchase?t=${ticket}`;
+  }
+
+  /** For the progress line. */
+  get pending(): number {
+    return this.agenda.size + this.busy;
+  }
+}

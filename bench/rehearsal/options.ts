@@ -1,0 +1,142 @@
+/** Command-line options of `npm run rehearsal`, with defaults and validation. */
+import { parseArgs } from 'node:util';
+import { BENCH_SECRETS } from '../lib/stack.js';
+import { TEST_EDGE_SECRETS } from '../../test/helpers/edge-test-secrets.js';
+import { CURVES, DEFAULT_MIX, type Curve, type Mix } from './population.js';
+
+export interface RehearsalOptions {
+  users: number;
+  stock: number;
+  curve: Curve;
+  /** Window over which the punctual crowd arrives (ms after the start). */
+  durationMs: number;
+  /** The sale starts this long after the driver does; early users arrive in this lead-in. */
+  leadMs: number;
+  /** In-flight requests at most (one keep-alive socket each). */
+  concurrency: number;
+  mix: Mix;
+  /** Share of winners who poll their reservation, and of pollers who then pay. */
+  pollRatio: number;
+  payRatio: number;
+  paymentTimeoutSeconds: number;
+  /** Requests/s the edge forwards to the origin (the activity's admission rate). */
+  admissionRate: number;
+  seed: number;
+  firstUserId: number;
+  outDir: string;
+  progress: boolean;
+  /** Give up waiting for settlement after this long. */
+  settleTimeoutMs: number;
+  /** Driving an existing stack instead of starting one. */
+  edgeUrl?: string;
+  originUrl?: string;
+  activityId?: string;
+  mysqlUrl: string;
+  adminToken: string;
+  userTokenSecret: string;
+  paymentSecret: string;
+}
+
+const USAGE = `npm run rehearsal -- [options]
+  --users N            distinct users (default 100000)
+  --stock N            units on sale (default 10000)
+  --curve C            arrival curve: spike | ramp | uniform (default spike)
+  --duration S         seconds over which the crowd arrives (default 20)
+  --lead S             seconds between the driver's start and the sale's start (default 3)
+  --concurrency N      requests in flight at most (default 128)
+  --mix k=v,...        shares of retrier, bot, early, forger, sharer (default ${Object.entries(DEFAULT_MIX)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',')})
+  --poll-ratio R       share of winners who poll their reservation (default 0.5)
+  --pay-ratio R        share of pollers who pay once ordered (default 0.7)
+  --payment-timeout S  the activity's payment timeout, seconds (default 900; ≤ 120 waits for the timeouts)
+  --admission-rate N   requests/s the edge forwards to the origin (default 5000)
+  --seed N             crowd seed (default 1)
+  --out DIR            report directory (default reports/rehearsal-<timestamp>)
+  --progress / --no-progress   live progress line on stderr (default: when stderr is a TTY)
+  --settle-timeout S   give up waiting for settlement after S seconds (default 300)
+ Existing stack (otherwise the rehearsal starts origin + edge itself):
+  --edge-url URL --origin-url URL [--activity ID] [--mysql-url URL]
+  secrets from ADMIN_TOKEN, USER_TOKEN_SECRET, PAYMENT_WEBHOOK_SECRET in the environment`;
+
+function num(name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} must be a number in [${min}, ${max}]`);
+  return n;
+}
+
+function parseMix(raw: string | undefined): Mix {
+  const mix = { ...DEFAULT_MIX };
+  if (!raw) return mix;
+  for (const part of raw.split(',')) {
+    const [k, v] = part.split('=');
+    if (!k || !(k in mix)) throw new Error(`--mix: unknown kind "${k}" (one of ${Object.keys(mix).join(', ')})`);
+    mix[k as keyof Mix] = num(`mix ${k}`, v, 0, 1);
+  }
+  if (Object.values(mix).reduce((s, v) => s + v, 0) > 1) throw new Error('--mix shares add up to more than 1');
+  return mix;
+}
+
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): RehearsalOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      users: { type: 'string', default: '100000' },
+      stock: { type: 'string', default: '10000' },
+      curve: { type: 'string', default: 'spike' },
+      duration: { type: 'string', default: '20' },
+      lead: { type: 'string', default: '3' },
+      concurrency: { type: 'string', default: '128' },
+      mix: { type: 'string' },
+      'poll-ratio': { type: 'string', default: '0.5' },
+      'pay-ratio': { type: 'string', default: '0.7' },
+      'payment-timeout': { type: 'string', default: '900' },
+      'admission-rate': { type: 'string', default: '5000' },
+      seed: { type: 'string', default: '1' },
+      'first-user': { type: 'string', default: '10000001' },
+      out: { type: 'string' },
+      progress: { type: 'boolean' },
+      'no-progress': { type: 'boolean' },
+      'settle-timeout': { type: 'string', default: '300' },
+      'edge-url': { type: 'string' },
+      'origin-url': { type: 'string' },
+      activity: { type: 'string' },
+      'mysql-url': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  if (!CURVES.includes(values.curve as Curve)) throw new Error(`--curve must be one of ${CURVES.join(', ')}`);
+  if (Boolean(values['edge-url']) !== Boolean(values['origin-url']))
+    throw new Error('--edge-url and --origin-url go together (the origin is needed for admin calls and payments)');
+  const external = Boolean(values['edge-url']);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  return {
+    users: num('users', values.users, 1, 1e9),
+    stock: num('stock', values.stock, 1, 100_000_000),
+    curve: values.curve as Curve,
+    durationMs: num('duration', values.duration, 0.1) * 1000,
+    leadMs: num('lead', values.lead, 1) * 1000,
+    concurrency: num('concurrency', values.concurrency, 1, 10_000),
+    mix: parseMix(values.mix),
+    pollRatio: num('poll-ratio', values['poll-ratio'], 0, 1),
+    payRatio: num('pay-ratio', values['pay-ratio'], 0, 1),
+    paymentTimeoutSeconds: num('payment-timeout', values['payment-timeout'], 10, 86_400),
+    admissionRate: num('admission-rate', values['admission-rate'], 1, 1_000_000),
+    seed: num('seed', values.seed, 0, 2 ** 32 - 1),
+    firstUserId: num('first-user', values['first-user'], 1, 2 ** 52),
+    outDir: values.out ?? `reports/rehearsal-${stamp}`,
+    progress: values['no-progress'] ? false : (values.progress ?? Boolean(process.stderr.isTTY)),
+    settleTimeoutMs: num('settle-timeout', values['settle-timeout'], 1) * 1000,
+    edgeUrl: values['edge-url']?.replace(/\/$/, ''),
+    originUrl: values['origin-url']?.replace(/\/$/, ''),
+    activityId: values.activity,
+    mysqlUrl: values['mysql-url'] ?? env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/seckill_rehearsal',
+    adminToken: external ? (env.ADMIN_TOKEN ?? '') : BENCH_SECRETS.ADMIN_TOKEN,
+    userTokenSecret: external ? (env.USER_TOKEN_SECRET ?? '') : TEST_EDGE_SECRETS.USER_TOKEN_SECRET,
+    paymentSecret: external ? (env.PAYMENT_WEBHOOK_SECRET ?? '') : BENCH_SECRETS.PAYMENT_WEBHOOK_SECRET,
+  };
+}

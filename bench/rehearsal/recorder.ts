@@ -1,0 +1,78 @@
+/**
+ * What the rehearsal saw, in bounded memory: counts and latency histograms per outcome
+ * (`<step> <status> <code>`), a per-second timeline, and the facts the verdict needs — every
+ * reservation the edge granted (≤ stock + refills) and any idempotency breach.
+ */
+import { LatencyHistogram } from './histogram.js';
+
+export type Step = 'ticket' | 'purchase' | 'poll' | 'lookup' | 'payment';
+
+/** Per-second buckets of the throughput chart. */
+export const SERIES = ['reserved', 'repeat', 'ok', 'rejected', 'busy', 'failed'] as const;
+export type Series = (typeof SERIES)[number];
+
+export function seriesOf(step: Step, status: number): Series {
+  if (status === 0 || status >= 500) return status === 503 ? 'busy' : 'failed';
+  if (step === 'purchase' && status === 202) return 'reserved';
+  if (step === 'purchase' && status === 200) return 'repeat';
+  if (status < 400) return 'ok';
+  return 'rejected';
+}
+
+export class Recorder {
+  /** ms since epoch of the sale's start (t0). */
+  constructor(readonly startsAt: number) {}
+
+  requests = 0;
+  readonly outcomes = new Map<string, { step: Step; status: number; code: string; latency: LatencyHistogram }>();
+  /** second since t0 (may be negative) → counts per series. */
+  readonly timeline = new Map<number, Record<Series, number>>();
+  /** reservationId → userId of every 202. */
+  readonly reservations = new Map<string, string>();
+  /** userId → reservationId, to check repeats answer with the same reservation. */
+  readonly holders = new Map<string, string>();
+  readonly breaches: string[] = [];
+  usersArrived = 0;
+  usersWithTicket = 0;
+  firstSoldOutAt: number | null = null;
+  lastReservedAt: number | null = null;
+  lastRequestAt = 0;
+
+  record(step: Step, status: number, code: string, ms: number): void {
+    const now = Date.now();
+    this.requests++;
+    this.lastRequestAt = now;
+    const key = `${step} ${status} ${code}`;
+    let o = this.outcomes.get(key);
+    if (!o) this.outcomes.set(key, (o = { step, status, code, latency: new LatencyHistogram() }));
+    o.latency.record(ms);
+    const second = Math.floor((now - this.startsAt) / 1000);
+    let bucket = this.timeline.get(second);
+    if (!bucket)
+      this.timeline.set(second, (bucket = { reserved: 0, repeat: 0, ok: 0, rejected: 0, busy: 0, failed: 0 }));
+    bucket[seriesOf(step, status)]++;
+    if (code === 'sold_out' && this.firstSoldOutAt === null) this.firstSoldOutAt = now;
+  }
+
+  /** A purchase answered with a reservation: new (202) or a repeat (200). */
+  reserved(userId: string, reservationId: string, status: number): void {
+    const held = this.holders.get(userId);
+    if (status === 202) {
+      if (held && held !== reservationId)
+        this.breaches.push(`user ${userId} got a second reservation ${reservationId} (already held ${held})`);
+      this.reservations.set(reservationId, userId);
+      this.holders.set(userId, held ?? reservationId);
+      this.lastReservedAt = Date.now();
+    } else if (held && held !== reservationId) {
+      this.breaches.push(`user ${userId}'s repeat answered ${reservationId}, not the held ${held}`);
+    } else if (!held) {
+      this.holders.set(userId, reservationId); // first answer lost on our side cannot happen here; keep it anyway
+    }
+  }
+
+  count(step: Step, pred: (status: number, code: string) => boolean = () => true): number {
+    let n = 0;
+    for (const o of this.outcomes.values()) if (o.step === step && pred(o.status, o.code)) n += o.latency.count;
+    return n;
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * The rehearsal's result: one JSON-able object (funnel, latency per outcome, timeline, settlement,
+ * verdict), its console summary, and the files report.json + report.html.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LatencyHistogram, type LatencySummary } from './histogram.js';
+import type { RehearsalOptions } from './options.js';
+import { SERIES, type Recorder, type Series } from './recorder.js';
+import type { SettlementFacts } from './settlement.js';
+import { renderHtml } from './report-html.js';
+
+export interface FunnelRow {
+  label: string;
+  count: number;
+  /** `in`: what came in, `reject`: refused at a layer, `pass`: got through a layer, `end`: lifecycle end. */
+  kind: 'in' | 'reject' | 'pass' | 'end';
+}
+
+export interface Report {
+  command: string;
+  startedAt: string;
+  activityId: string;
+  stack: { own: boolean; edgeUrl: string; originUrl: string };
+  options: Omit<RehearsalOptions, 'adminToken' | 'userTokenSecret' | 'paymentSecret'>;
+  figures: {
+    users: number;
+    usersArrived: number;
+    usersWithTicket: number;
+    usersReserved: number;
+    stock: number;
+    edgeRequests: number;
+    loadSeconds: number;
+    edgeRequestsPerSecond: number;
+    peakRequestsPerSecond: number;
+    timeToSoldOutMs: number | null;
+    lastReservationMs: number | null;
+    settleMs: number | null;
+    maxArrivalLagMs: number;
+    purchaseP99Ms: number;
+    allRequestsP99Ms: number;
+  };
+  funnel: FunnelRow[];
+  outcomes: ({ step: string; status: number; code: string } & LatencySummary)[];
+  timeline: ({ second: number } & Record<Series, number>)[];
+  settlement: Omit<SettlementFacts, 'lost'> & { lostCount: number; lostSample: string[] };
+  verdict: { ok: boolean; problems: string[]; notes: string[] };
+}
+
+export function buildReport(args: {
+  o: RehearsalOptions;
+  command: string;
+  startedAt: number;
+  activityId: string;
+  saleStartsAt: number;
+  stack: { own: boolean; edgeUrl: string; originUrl: string };
+  rec: Recorder;
+  maxArrivalLagMs: number;
+  loadEndedAt: number;
+  facts: SettlementFacts;
+}): Report {
+  const { o, rec, facts } = args;
+  const { adminToken: _a, userTokenSecret: _u, paymentSecret: _p, ...options } = o;
+  const edgeSteps = new Set(['ticket', 'purchase', 'poll', 'lookup']);
+  const outcomes = [...rec.outcomes.values()]
+    .map((x) => ({ step: x.step, status: x.status, code: x.code, ...x.latency.summary() }))
+    .sort((a, b) => b.count - a.count);
+  const edgeRequests = outcomes.filter((x) => edgeSteps.has(x.step)).reduce((s, x) => s + x.count, 0);
+  const seconds = [...rec.timeline.keys()].sort((a, b) => a - b);
+  const timeline = seconds.length
+    ? Array.from({ length: seconds.at(-1)! - seconds[0]! + 1 }, (_, i) => {
+        const second = seconds[0]! + i;
+        const b = rec.timeline.get(second);
+        return { second, ...Object.fromEntries(SERIES.map((s) => [s, b?.[s] ?? 0])) } as Report['timeline'][number];
+      })
+    : [];
+  const firstSecond = seconds[0] ?? 0;
+  const loadSeconds = Math.max(0.001, (rec.lastRequestAt - (args.saleStartsAt + firstSecond * 1000)) / 1000);
+  const p99Of = (pred: (step: string) => boolean) =>
+    LatencyHistogram.combine([...rec.outcomes.values()].filter((x) => pred(x.step)).map((x) => x.latency)).summary()
+      .p99;
+
+  const c = (step: string, pred: (status: number, code: string) => boolean) => rec.count(step as any, pred);
+  const reject = (label: string, pred: (status: number, code: string) => boolean): FunnelRow => ({
+    label,
+    count: c('ticket', pred) + c('purchase', pred),
+    kind: 'reject',
+  });
+  const tickets = c('ticket', () => true);
+  const purchases = c('purchase', () => true);
+  const funnel: FunnelRow[] = [
+    { label: 'users arrived', count: rec.usersArrived, kind: 'in' },
+    { label: 'ticket + purchase requests at the edge', count: tickets + purchases, kind: 'in' },
+    reject('edge · 400/401 bad request or token', (s) => s === 400 || s === 401),
+    reject('edge · 403 bad_ticket (forged / shared)', (s, k) => s === 403 && k === 'bad_ticket'),
+    reject('edge · 425 too_early', (s) => s === 425),
+    reject('edge · 410 ended / 503 paused', (_, k) => k === 'ended' || k === 'paused'),
+    reject('edge · 409 sold_out (flag) or origin sold_out', (_, k) => k === 'sold_out'),
+    reject('edge · 429 rate_limited (per user)', (s) => s === 429),
+    reject('edge · 503 busy (admission)', (_, k) => k === 'busy'),
+    reject('origin · 409 limit_exceeded', (_, k) => k === 'limit_exceeded'),
+    reject('origin · 503 unavailable / not_ready', (_, k) => k === 'unavailable' || k === 'not_ready'),
+    reject(
+      'other 5xx / network errors',
+      (s, k) => (s >= 500 || s === 0) && !['busy', 'paused', 'unavailable', 'not_ready'].includes(k),
+    ),
+    { label: 'tickets issued (200)', count: c('ticket', (s) => s === 200), kind: 'pass' },
+    { label: 'purchases repeated → same reservation (200)', count: c('purchase', (s) => s === 200), kind: 'pass' },
+    { label: 'reserved at the edge (202)', count: rec.reservations.size, kind: 'pass' },
+    { label: 'settled: orders in MySQL', count: facts.orders.total, kind: 'pass' },
+    { label: 'dead-lettered', count: facts.deadLetters, kind: 'end' },
+    { label: 'paid (webhook)', count: facts.orders.paid, kind: 'end' },
+    { label: 'timed out (units refilled)', count: facts.orders.timeout, kind: 'end' },
+    { label: 'pending payment', count: facts.orders.pending, kind: 'end' },
+  ];
+
+  const problems: string[] = [];
+  const notes: string[] = [];
+  if (facts.orders.liveUnits > o.stock)
+    problems.push(`OVERSOLD: ${facts.orders.liveUnits} live units > stock ${o.stock}`);
+  if (facts.orders.total > o.stock && facts.orders.timeout === 0)
+    problems.push(`OVERSOLD: ${facts.orders.total} orders > stock ${o.stock}`);
+  if (facts.usersWithTwoOrders > 0) problems.push(`OVERSOLD: ${facts.usersWithTwoOrders} users with 2+ orders`);
+  if (facts.lost.length > 0)
+    problems.push(`LOST: ${facts.lost.length} reservations granted (202) but neither settled nor dead-lettered`);
+  if (!facts.settled) problems.push(`NOT SETTLED within ${o.settleTimeoutMs / 1000} s`);
+  if (!facts.reconciliation.ok)
+    problems.push(
+      `UNRECONCILED: ${facts.reconciliation.checks
+        .filter((x) => !x.ok)
+        .map((x) => x.name)
+        .join(', ')}`,
+    );
+  for (const b of rec.breaches.slice(0, 20)) problems.push(`IDEMPOTENCY: ${b}`);
+  if (rec.breaches.length > 20) problems.push(`IDEMPOTENCY: … ${rec.breaches.length - 20} more`);
+  if (rec.firstSoldOutAt === null) notes.push('never sold out: the crowd did not buy the whole stock');
+  else if (facts.orders.total + facts.deadLetters < o.stock && facts.orders.timeout === 0)
+    notes.push(`undersold: ${facts.orders.total} orders for ${o.stock} units although the sale answered sold_out`);
+  if (facts.ordersWithoutAnswer > 0)
+    notes.push(`${facts.ordersWithoutAnswer} orders whose 202 never reached the client`);
+  if (args.maxArrivalLagMs > 1000)
+    notes.push(
+      `the load generator fell behind the arrival curve by up to ${(args.maxArrivalLagMs / 1000).toFixed(1)} s (the stack was saturated: a closed pool of ${o.concurrency})`,
+    );
+
+  const { lost, ...settlementRest } = facts;
+  const t0 = args.saleStartsAt;
+  return {
+    command: args.command,
+    startedAt: new Date(args.startedAt).toISOString(),
+    activityId: args.activityId,
+    stack: args.stack,
+    options,
+    figures: {
+      users: o.users,
+      usersArrived: rec.usersArrived,
+      usersWithTicket: rec.usersWithTicket,
+      usersReserved: rec.holders.size,
+      stock: o.stock,
+      edgeRequests,
+      loadSeconds: Math.round(loadSeconds * 10) / 10,
+      edgeRequestsPerSecond: Math.round(edgeRequests / loadSeconds),
+      peakRequestsPerSecond: Math.max(0, ...timeline.map((t) => SERIES.reduce((s, k) => s + t[k], 0))),
+      timeToSoldOutMs: rec.firstSoldOutAt === null ? null : rec.firstSoldOutAt - t0,
+      lastReservationMs: rec.lastReservedAt === null ? null : rec.lastReservedAt - t0,
+      settleMs: facts.settleMs,
+      maxArrivalLagMs: Math.round(args.maxArrivalLagMs),
+      purchaseP99Ms: p99Of((step) => step === 'purchase'),
+      allRequestsP99Ms: p99Of((step) => edgeSteps.has(step)),
+    },
+    funnel,
+    outcomes,
+    timeline,
+    settlement: { ...settlementRest, lostCount: lost.length, lostSample: lost.slice(0, 20) },
+    verdict: { ok: problems.length === 0, problems, notes },
+  };
+}
+
+const n = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toLocaleString('en-US'));
+const s = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toFixed(2)} s`);
+
+export function printReport(r: Report): void {
+  const f = r.figures;
+  const out: string[] = [];
+  out.push(
+    '',
+    `Rehearsal: ${n(f.users)} users, ${n(f.stock)} units, curve ${r.options.curve}, activity ${r.activityId}`,
+  );
+  out.push('', 'Funnel');
+  for (const row of r.funnel)
+    out.push(
+      `  ${row.kind === 'reject' ? '  − ' : row.kind === 'end' ? '  → ' : ''}${row.label.padEnd(50)} ${n(row.count).padStart(12)}`,
+    );
+  out.push('', 'Latency (ms) per outcome            count       p50      p90      p99      max');
+  for (const o of r.outcomes)
+    out.push(
+      `  ${`${o.step} ${o.status} ${o.code}`.padEnd(30)} ${n(o.count).padStart(10)} ${o.p50.toFixed(1).padStart(9)} ${o.p90.toFixed(1).padStart(8)} ${o.p99.toFixed(1).padStart(8)} ${o.max.toFixed(1).padStart(8)}`,
+    );
+  out.push('', 'Figures');
+  out.push(
+    `  requests at the edge       ${n(f.edgeRequests)} in ${f.loadSeconds} s = ${n(f.edgeRequestsPerSecond)} req/s (peak ${n(f.peakRequestsPerSecond)}/s)`,
+  );
+  out.push(
+    `  time to sold out           ${s(f.timeToSoldOutMs)} after the start (last reservation ${s(f.lastReservationMs)})`,
+  );
+  out.push(`  time to settle             ${s(f.settleMs)} after the last reservation`);
+  out.push(
+    `  purchase p99               ${f.purchaseP99Ms.toFixed(1)} ms; all edge requests p99 ${f.allRequestsP99Ms.toFixed(1)} ms`,
+  );
+  out.push(
+    `  orders                     ${n(r.settlement.orders.total)} (paid ${n(r.settlement.orders.paid)}, timeout ${n(r.settlement.orders.timeout)}, pending ${n(r.settlement.orders.pending)}); users with 2 orders ${r.settlement.usersWithTwoOrders}; lost ${r.settlement.lostCount}`,
+  );
+  out.push(`  reconciliation             ${r.settlement.reconciliation.ok ? 'ok' : 'MISMATCH'}`);
+  for (const note of r.verdict.notes) out.push(`  note: ${note}`);
+  out.push('', r.verdict.ok ? 'VERDICT: ok — nothing oversold, nothing lost, reconciled' : 'VERDICT: FAILED');
+  for (const p of r.verdict.problems) out.push(`  ${p}`);
+  console.log(out.join('\n'));
+}
+
+export function writeReport(r: Report, dir: string): { json: string; html: string } {
+  mkdirSync(dir, { recursive: true });
+  const json = join(dir, 'report.json');
+  const html = join(dir, 'report.html');
+  writeFileSync(json, JSON.stringify(r, null, 2));
+  writeFileSync(html, renderHtml(r));
+  return { json, html };
+}

@@ -1,0 +1,133 @@
+/**
+ * After the crowd: wait until every reservation is settled (orders + dead letters cover what the
+ * edge granted, Stream pending and undelivered 0), optionally until unpaid orders have timed out,
+ * then read the verdict's facts from MySQL and the origin's reconciliation.
+ */
+import mysql from 'mysql2/promise';
+import type { Recorder } from './recorder.js';
+import { adminRequest } from './stack.js';
+import type { RehearsalOptions } from './options.js';
+
+export interface SettlementFacts {
+  settled: boolean;
+  /** ms from the last granted reservation to everything settled (null when it never settled). */
+  settleMs: number | null;
+  timeoutsWaited: boolean;
+  orders: { total: number; pending: number; paid: number; timeout: number; liveUnits: number; units: number };
+  deadLetters: number;
+  usersWithTwoOrders: number;
+  /** 202 reservations with neither an order nor a dead letter. */
+  lost: string[];
+  /** Orders the driver never saw a 202 for (its answer was lost on the way): not an error, reported. */
+  ordersWithoutAnswer: number;
+  reconciliation: {
+    ok: boolean;
+    checks: { name: string; expected: number; actual: number; ok: boolean }[];
+    figures: Record<string, number | null>;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function settle(
+  o: RehearsalOptions,
+  originUrl: string,
+  activityId: string,
+  rec: Recorder,
+  onWait: (what: string) => void,
+): Promise<SettlementFacts> {
+  const pool = mysql.createPool({
+    uri: o.mysqlUrl,
+    connectionLimit: 2,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+  });
+  const q = async (sql: string, args: unknown[]) => ((await pool.query(sql, args)) as any)[0] as any[];
+  try {
+    const granted = rec.reservations.size;
+    const deadline = Date.now() + o.settleTimeoutMs;
+    let settled = false;
+    let settledAt = Date.now();
+    for (;;) {
+      const r = await adminRequest(o, originUrl, 'GET', `/admin/activities/${activityId}/reconciliation`);
+      const f = r.figures;
+      onWait(`settling: orders ${f.orders}/${granted}, unsettled ${f.unsettled ?? '?'}`);
+      if (Number(f.orders) + Number(f.deadLetters) >= granted && Number(f.unsettled) === 0) {
+        settled = true;
+        settledAt = Date.now();
+        break;
+      }
+      if (Date.now() > deadline) break;
+      await sleep(200);
+    }
+    const settleMs = settled ? settledAt - (rec.lastReservedAt ?? settledAt) : null;
+
+    // With a short payment timeout, wait for the unpaid orders to time out and their refills to reach Redis.
+    let timeoutsWaited = false;
+    if (settled && o.paymentTimeoutSeconds <= 120) {
+      const until = Date.now() + o.paymentTimeoutSeconds * 1000 + 30_000;
+      for (;;) {
+        const [row] = await q(
+          `SELECT (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 0) AS pending,
+                  (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0) AS outbox`,
+          [activityId, activityId],
+        );
+        onWait(`waiting for payment timeouts: ${row.pending} pending orders, ${row.outbox} refills to sync`);
+        if (Number(row.pending) === 0 && Number(row.outbox) === 0) {
+          timeoutsWaited = true;
+          break;
+        }
+        if (Date.now() > until) break;
+        await sleep(500);
+      }
+    }
+
+    const [counts] = await q(
+      `SELECT COUNT(*) AS total, COALESCE(SUM(quantity), 0) AS units,
+              COALESCE(SUM(status = 0), 0) AS pending, COALESCE(SUM(status = 1), 0) AS paid,
+              COALESCE(SUM(status = 2), 0) AS timeout, COALESCE(SUM(CASE WHEN status <> 2 THEN quantity END), 0) AS live
+         FROM seckill_order WHERE activity_id = ?`,
+      [activityId],
+    );
+    const [dupes] = await q(
+      'SELECT COUNT(*) AS n FROM (SELECT user_id FROM seckill_order WHERE activity_id = ? GROUP BY user_id HAVING COUNT(*) > 1) d',
+      [activityId],
+    );
+    const [dead] = await q('SELECT COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ?', [activityId]);
+
+    // Every 202 must have become an order or a dead letter.
+    const ids = [...rec.reservations.keys()];
+    const found = new Set<string>();
+    for (let i = 0; i < ids.length; i += 1000) {
+      const batch = ids.slice(i, i + 1000);
+      const rows = await q(
+        `SELECT reservation_id FROM seckill_order WHERE reservation_id IN (?)
+         UNION SELECT reservation_id FROM seckill_dead_letter WHERE reservation_id IN (?)`,
+        [batch, batch],
+      );
+      for (const row of rows) found.add(row.reservation_id);
+    }
+    const lost = ids.filter((id) => !found.has(id));
+    const reconciliation = await adminRequest(o, originUrl, 'GET', `/admin/activities/${activityId}/reconciliation`);
+    return {
+      settled,
+      settleMs,
+      timeoutsWaited,
+      orders: {
+        total: Number(counts.total),
+        units: Number(counts.units),
+        pending: Number(counts.pending),
+        paid: Number(counts.paid),
+        timeout: Number(counts.timeout),
+        liveUnits: Number(counts.live),
+      },
+      deadLetters: Number(dead.n),
+      usersWithTwoOrders: Number(dupes.n),
+      lost,
+      ordersWithoutAnswer: Math.max(0, Number(counts.total) - (ids.length - lost.length)),
+      reconciliation: { ok: reconciliation.ok, checks: reconciliation.checks, figures: reconciliation.figures },
+    };
+  } finally {
+    await pool.end();
+  }
+}
