@@ -3,14 +3,21 @@
  * shape, user JWT, ticket, cached activity (window, switches, sold-out flag), per-user gate,
  * admission — and only then one signed call to the origin's `POST /internal/reserve`.
  */
-import { Hono } from 'hono';
-import { ContractError, isRequestId, purchaseBodySchema, type ReserveResponse } from '../../contract/index.js';
+import { Hono, type Context } from 'hono';
+import {
+  ContractError,
+  isRequestId,
+  publicState,
+  purchaseBodySchema,
+  type ReserveResponse,
+} from '../../contract/index.js';
 import { activityStub, loadActivity, rememberActivity } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
 import { admitToOrigin, admitUser, assertOpen } from '../gates.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
+import { readReceipt, setReceipt } from '../receipt.js';
 import { verifyTicket } from '../ticket.js';
 import { activityIdParam } from './activities.js';
 
@@ -48,6 +55,11 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   // 4. Activity window, switches and sold-out flag, from isolate memory.
   const traceId = c.get('traceId');
   const snapshot = await loadActivity(c.env, activityId, traceId);
+  if (snapshot.soldOut) {
+    // A holder's repeat still gets its reservation (DESIGN §3), from its receipt, without the origin.
+    const held = await readReceipt(c, settings.ticketKeys, activityId, userId);
+    if (held && publicState(snapshot, now) === 'sold_out') return queued(c, held, 'repeat');
+  }
   assertOpen(snapshot, now);
 
   // 5. Per-user rate, 6. admission to the origin.
@@ -78,10 +90,15 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
     throw err;
   }
   const { reservationId } = answer.body;
-  c.set('outcome', answer.status === 200 ? 'repeat' : 'queued');
+  await setReceipt(c, settings.ticketKeys, { activityId, userId, reservationId, endsAt: snapshot.config.endsAt });
+  return queued(c, reservationId, answer.status === 200 ? 'repeat' : 'queued');
+});
+
+function queued(c: Context<EdgeEnv>, reservationId: string, outcome: 'queued' | 'repeat') {
+  c.set('outcome', outcome);
   c.header('Cache-Control', 'no-store');
   return c.json(
     { status: 'queued' as const, reservationId, pollUrl: `/api/reservations/${reservationId}` },
-    answer.status === 200 ? 200 : 202,
+    outcome === 'repeat' ? 200 : 202,
   );
-});
+}

@@ -240,6 +240,39 @@ describe('POST {purchaseUrl}', () => {
     expect((await purchase(await purchaseUrlFor(activityId, c), c)).status).toBe(202);
   });
 
+  it("a holder's repeat after the sold-out flag is set gets its reservation from its receipt, without the origin", async () => {
+    const activityId = await openActivity({ userRatePerSec: 50 });
+    const holder = newUserId();
+    const other = newUserId();
+    const holderUrl = await purchaseUrlFor(activityId, holder);
+    const otherUrl = await purchaseUrlFor(activityId, other);
+    const first = await purchase(holderUrl, holder, { key: 'click-1' });
+    expect(first.status).toBe(202);
+    const { reservationId } = (await first.json()) as Json;
+    const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect(cookie).toMatch(new RegExp(`^sk_receipt_${activityId}=${reservationId as string}\\.`));
+    expect(first.headers.get('set-cookie')).toMatch(/HttpOnly/i);
+
+    await push(snapshotOf(activityId, { userRatePerSec: 50, soldOut: true }));
+    const calls = (await originCalls(activityId)).reserve;
+
+    const repeat = await purchase(holderUrl, holder, { key: 'click-2', headers: { cookie } });
+    expect(repeat.status).toBe(200);
+    expect(await repeat.json()).toMatchObject({ status: 'queued', reservationId });
+    // Without the receipt, with someone else's, or with a forged one: sold out.
+    const forged = cookie.replace(/.$/, (ch) => (ch === '0' ? '1' : '0'));
+    for (const [url, user, headers] of [
+      [holderUrl, holder, {}],
+      [otherUrl, other, { cookie }],
+      [holderUrl, holder, { cookie: forged }],
+    ] as const) {
+      const res = await purchase(url, user, { headers });
+      expect(res.status).toBe(409);
+      expect(((await res.json()) as Json).error).toBe('sold_out');
+    }
+    expect((await originCalls(activityId)).reserve).toBe(calls);
+  });
+
   it('carries the incoming trace id to the origin and back', async () => {
     const activityId = await openActivity();
     const user = newUserId();
