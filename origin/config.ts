@@ -43,6 +43,8 @@ const envSchema = z.object({
   /** Reserve calls in progress at once; beyond it answer 503 `busy` at once (load shedding keeps the
    * event loop responsive, so Redis replies are not mistaken for timeouts under a burst). */
   RESERVE_MAX_IN_FLIGHT: int(64, 1),
+  /** A MySQL transaction slower than this is counted and logged as slow. */
+  DB_SLOW_TX_MS: int(200, 1),
   /** MySQL pool size shared by HTTP and consumers. */
   MYSQL_POOL_SIZE: int(10, 1),
   /** Edge pushes time out after this long; a failed push is logged, the edge's own poll catches up. */

@@ -7,7 +7,7 @@ import type { ActivitySnapshot } from '../contract/activity.js';
 import { ActivityCatalog } from './activity/catalog.js';
 import { findActivity } from './activity/store.js';
 import type { OriginConfig } from './config.js';
-import { createPool, type Db } from './db/pool.js';
+import { createPool, observeTransactions, type Db } from './db/pool.js';
 import { createEdgePush, type EdgePush } from './edge-push.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -62,6 +62,13 @@ export async function createOriginContext(
     log,
   });
   const catalog = new ActivityCatalog(db);
+  observeTransactions(db, (seconds, committed) => {
+    metrics.dbTransactions.observe({ outcome: committed ? 'commit' : 'rollback' }, seconds);
+    if (seconds * 1000 >= config.DB_SLOW_TX_MS) {
+      metrics.dbSlowTransactions.inc();
+      log.warn({ ms: Math.round(seconds * 1000), committed }, 'slow MySQL transaction');
+    }
+  });
 
   const ctx: OriginContext = {
     config,
@@ -73,6 +80,10 @@ export async function createOriginContext(
     breaker: new CircuitBreaker({
       failureThreshold: config.REDIS_BREAKER_FAILURES,
       openMs: config.REDIS_BREAKER_OPEN_MS,
+      observe(seconds, failed) {
+        metrics.redisLatency.observe(seconds);
+        if (failed) metrics.redisErrors.inc();
+      },
     }),
     catalog,
     soldOut: undefined as unknown as SoldOutFlags,

@@ -24,6 +24,24 @@ export function createMetrics() {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
+    redisLatency: new client.Histogram({
+      name: 'seckill_redis_call_duration_seconds',
+      help: 'Redis calls on the request path (the reserve script, holder lookups), failed ones included',
+      buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+      registers: [registry],
+    }),
+    dbTransactions: new client.Histogram({
+      name: 'seckill_db_transaction_duration_seconds',
+      help: 'MySQL transactions (settlement, lifecycle jobs, admin writes), committed or rolled back',
+      labelNames: ['outcome'],
+      buckets: [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    dbSlowTransactions: new client.Counter({
+      name: 'seckill_db_slow_transactions_total',
+      help: 'MySQL transactions slower than DB_SLOW_TX_MS (each also logged)',
+      registers: [registry],
+    }),
     redisErrors: new client.Counter({
       name: 'seckill_redis_errors_total',
       help: 'Redis calls that failed or timed out on the request path',

@@ -19,19 +19,31 @@ export function createPool(url: string, size: number): Db {
   });
 }
 
+export type TransactionObserver = (seconds: number, committed: boolean) => void;
+const observers = new WeakMap<Db, TransactionObserver>();
+
+/** Tells `observer` the duration and outcome of every transaction run on `db` (metrics, slow log). */
+export function observeTransactions(db: Db, observer: TransactionObserver): void {
+  observers.set(db, observer);
+}
+
 /** BEGIN; run `work`; COMMIT — or ROLLBACK and rethrow. No remote call belongs inside `work`. */
 export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const started = performance.now();
+  let committed = false;
   const tx = await db.getConnection();
   try {
     await tx.beginTransaction();
     const result = await work(tx);
     await tx.commit();
+    committed = true;
     return result;
   } catch (err) {
     await tx.rollback().catch(() => undefined);
     throw err;
   } finally {
     tx.release();
+    observers.get(db)?.((performance.now() - started) / 1000, committed);
   }
 }
 

@@ -51,6 +51,8 @@ export interface BreakerOptions {
   failureThreshold: number;
   /** How long an open circuit answers 503 before letting one call probe Redis again. */
   openMs: number;
+  /** Told of every call that reached Redis: its duration and whether it failed (for metrics). */
+  observe?: (seconds: number, failed: boolean) => void;
 }
 
 /** Opens after consecutive Redis failures so a dead Redis costs microseconds, not timeouts. */
@@ -67,12 +69,15 @@ export class CircuitBreaker {
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.isOpen)
       throw new ContractError('unavailable', 'stock service unavailable, try again shortly', { retryAfter: 1 });
+    const started = performance.now();
     try {
       const result = await work();
       this.failures = 0;
+      this.opts.observe?.((performance.now() - started) / 1000, false);
       return result;
     } catch (err) {
       if (err instanceof ContractError) throw err;
+      this.opts.observe?.((performance.now() - started) / 1000, true);
       if (++this.failures >= this.opts.failureThreshold) {
         this.openUntil = Date.now() + this.opts.openMs;
         this.failures = 0;

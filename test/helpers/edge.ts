@@ -25,6 +25,8 @@ export interface StartEdgeOptions {
   vars?: Record<string, string>;
   /** Print the Worker's per-request JSON log lines (default: discard them). */
   logs?: boolean;
+  /** Receives each line the Worker writes to stdout (its per-request JSON log lines). */
+  onLog?: (line: string) => void;
 }
 
 export interface RunningEdge {
@@ -54,7 +56,14 @@ export async function startEdge(opts: StartEdgeOptions): Promise<RunningEdge> {
   const scriptPath = await bundleEdge(dir);
   const stdio = (stdout: Readable, stderr: Readable) => {
     if (opts.logs) stdout.pipe(process.stdout);
-    else stdout.resume();
+    if (opts.onLog) {
+      let rest = '';
+      stdout.on('data', (chunk: Buffer) => {
+        const lines = (rest + chunk.toString('utf8')).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) if (line.trim()) opts.onLog!(line);
+      });
+    } else if (!opts.logs) stdout.resume();
     stderr.pipe(process.stderr);
   };
   // The assets sit in a second worker reached through the ASSETS service binding, so API requests

@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { signEdgeRequest } from '../../contract/signing.js';
 import { loadConfig, type OriginConfig } from '../../origin/config.js';
-import { createLogger } from '../../origin/logger.js';
+import { createLogger, type Logger } from '../../origin/logger.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { startOrigin, type RunningOrigin } from '../../origin/server.js';
 import { createTestDatabase, REDIS_URL, type TestDatabase } from './db.js';
@@ -78,10 +78,11 @@ export function testConfig(dbUrl: string, env: Record<string, string> = {}): Ori
 export async function startTestOrigin(
   env: Record<string, string> = {},
   existingDb?: TestDatabase,
+  opts: { log?: Logger } = {},
 ): Promise<TestOrigin> {
   const db = existingDb ?? (await createTestDatabase());
   const config = testConfig(db.url, env);
-  const origin = await startOrigin(config, createLogger(config.LOG_LEVEL));
+  const origin = await startOrigin(config, opts.log ?? createLogger(config.LOG_LEVEL));
   const redis = new Redis(REDIS_URL);
   const url = origin.url ?? '';
   const activities: { activityId: string; skuId: string }[] = [];

@@ -1,0 +1,114 @@
+/**
+ * One trace id follows a purchase through the edge log, the origin log, the Stream event and the
+ * settlement log; /metrics carries the five signals (success rate, Redis latency and errors, Stream
+ * backlog, DB activity and slow transactions, event-loop and GC pauses).
+ */
+import { Writable } from 'node:stream';
+import { sign } from 'hono/jwt';
+import { pino } from 'pino';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort } from '../../bench/lib/stack.js';
+import { activityKeys } from '../../origin/redis/keys.js';
+import { startEdge, type RunningEdge } from '../helpers/edge.js';
+import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
+import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
+
+const edgeLines: any[] = [];
+const originLines: any[] = [];
+let origin: TestOrigin;
+let edge: RunningEdge;
+
+beforeAll(async () => {
+  const port = await freePort();
+  edge = await startEdge({ originUrl: `http://127.0.0.1:${port}`, onLog: (line) => edgeLines.push(safeJson(line)) });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split('\n')) if (line.trim()) originLines.push(safeJson(line));
+      done();
+    },
+  });
+  origin = await startTestOrigin(
+    { PORT: String(port), EDGE_URL: edge.url, EDGE_ORIGIN_SECRET: TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET },
+    undefined,
+    { log: pino({ level: 'info' }, sink) },
+  );
+});
+afterAll(async () => {
+  await edge?.stop();
+  await origin?.stop();
+});
+
+function safeJson(line: string): any {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return { raw: line };
+  }
+}
+
+it('a purchase carries one trace id through edge log, origin log, Stream event and settlement log', async () => {
+  const { activityId, skuId } = await origin.sale({ stock: 5 });
+  const userId = '8800001';
+  const auth = `Bearer ${await sign({ sub: userId, exp: Math.floor(Date.now() / 1000) + 600 }, TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
+  const ticket = (await (
+    await fetch(`${edge.url}/api/activities/${activityId}/tickets`, {
+      method: 'POST',
+      headers: { authorization: auth },
+    })
+  ).json()) as any;
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const res = await fetch(`${edge.url}${ticket.purchaseUrl}`, {
+    method: 'POST',
+    headers: {
+      authorization: auth,
+      'idempotency-key': 'trace-1',
+      'content-type': 'application/json',
+      traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+    },
+    body: '{"quantity":1}',
+  });
+  expect(res.status).toBe(202);
+  const { reservationId } = (await res.json()) as any;
+
+  await waitFor(
+    async () => originLines.filter((l) => l.traceId === traceId && l.msg === 'settled').length,
+    (n) => n === 1,
+  );
+  await waitFor(
+    async () => edgeLines.filter((l) => l.traceId === traceId).length,
+    (n) => n >= 1,
+  );
+
+  const edgeLine = edgeLines.find((l) => l.traceId === traceId);
+  expect(edgeLine).toMatchObject({ userId, activityId, status: 202, outcome: 'queued' });
+  const reserveLine = originLines.find((l) => l.traceId === traceId && l.msg === 'reserve');
+  expect(reserveLine).toMatchObject({ activityId, userId, reservationId });
+  const [event] = (await origin.redis.xrange(activityKeys(activityId, skuId).events, '-', '+')) as [string, string[]][];
+  const fields = event![1];
+  expect(fields[fields.indexOf('traceId') + 1]).toBe(traceId);
+  const settledLine = originLines.find((l) => l.traceId === traceId && l.msg === 'settled');
+  expect(settledLine).toMatchObject({ activityId, reservationId, userId });
+  const [[order]] = (await origin.db.pool.query('SELECT trace_id FROM seckill_order WHERE reservation_id = ?', [
+    reservationId,
+  ])) as any;
+  expect(order.trace_id).toBe(traceId);
+});
+
+it('/metrics exposes the five signals', async () => {
+  const text = await (await fetch(`${origin.url}/metrics`)).text();
+  // 1. success rate: reserve outcomes by code
+  expect(text).toMatch(/seckill_reserve_total\{code="ok"\} [1-9]/);
+  // 2. Redis latency and errors
+  expect(text).toMatch(/seckill_redis_call_duration_seconds_count [1-9]/);
+  expect(text).toMatch(/seckill_redis_errors_total \d/);
+  // 3. Stream backlog
+  expect(text).toMatch(/seckill_stream_pending\{activity="\d+"\} \d/);
+  expect(text).toMatch(/seckill_stream_lag\{activity="\d+"\} \d/);
+  // 4. DB activity and slow transactions
+  expect(text).toMatch(/seckill_db_transaction_duration_seconds_count\{outcome="commit"\} [1-9]/);
+  expect(text).toMatch(/seckill_db_slow_transactions_total \d/);
+  expect(text).toMatch(/seckill_orders_settled_total [1-9]/);
+  // 5. event-loop and GC pauses
+  expect(text).toMatch(/nodejs_eventloop_lag_p99_seconds \d/);
+  expect(text).toContain('nodejs_gc_duration_seconds');
+});
