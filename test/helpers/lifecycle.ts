@@ -30,7 +30,7 @@ export async function reserveAll(t: TestOrigin, activityId: string, users: strin
             activityId,
             userId,
             quantity: 1,
-            requestId: `r${userId}`,
+            requestId: `r${activityId}-${userId}`,
           });
           return { userId, status: res.status, body: (await res.json()) as any };
         }),
