@@ -205,7 +205,9 @@ describe('everything else', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('cache-control')).toBe('no-cache');
     expect(await page.text()).toBe(html);
-    const js = await SELF.fetch(`${BASE}/assets/sale.v1.js`);
+    const script = /src="(\/assets\/sale\.v\d+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const js = await SELF.fetch(`${BASE}${script}`);
     expect(js.status).toBe(200);
     expect(js.headers.get('cache-control')).toContain('max-age=31536000');
     await js.arrayBuffer();

@@ -1,16 +1,26 @@
 // Sale page: countdown from the server's clock, then ticket → purchase → poll. No framework.
+// Calls only the public API of DESIGN §3. Assets are immutable per name: change this file → new name.
 (() => {
   'use strict';
   const $ = (id) => document.getElementById(id);
   const params = new URLSearchParams(location.search);
   const pathId = /^\/a\/(\d+)/.exec(location.pathname);
   const activityId = (pathId && pathId[1]) || params.get('activity') || '1';
-  if (params.get('token')) localStorage.setItem('saleToken', params.get('token'));
-  const token = params.get('token') || localStorage.getItem('saleToken') || '';
+  if (params.get('token')) {
+    // Keep the login for reloads, and the token out of the address bar and history.
+    localStorage.setItem('saleToken', params.get('token'));
+    params.delete('token');
+    const rest = params.toString();
+    history.replaceState(null, '', location.pathname + (rest ? '?' + rest : ''));
+  }
+  const token = localStorage.getItem('saleToken') || '';
 
   let activity = null;
   let clockOffset = 0; // server time minus client time, so the countdown ignores a wrong client clock
   let busy = false;
+  let held = false; // this user holds a reservation: nothing more to buy (a repeat returns the same one)
+  let lookedUp = false; // the caller's own reservation has been looked up once
+  let refreshing = false;
   let pendingKey = null; // Idempotency-Key of the click being retried
 
   const serverNow = () => Date.now() + clockOffset;
@@ -23,8 +33,9 @@
   async function api(method, path, body, headers) {
     const res = await fetch(path, {
       method,
+      cache: 'no-store',
       headers: Object.assign(
-        { authorization: 'Bearer ' + token },
+        token ? { authorization: 'Bearer ' + token } : {},
         body ? { 'content-type': 'application/json' } : {},
         headers,
       ),
@@ -41,20 +52,32 @@
 
   async function loadActivity() {
     const sent = Date.now();
-    const res = await api('GET', '/api/activities/' + activityId);
-    if (res.status !== 200) {
-      setStatus(res.status === 404 ? 'No such sale.' : 'Could not load the sale; retrying…', 'error');
+    // Public and the same for everyone: no Authorization, so shared caches may keep it. no-store here
+    // only keeps this browser from reusing an older answer whose serverTime would skew the clock.
+    const res = await fetch('/api/activities/' + activityId, { cache: 'no-store' }).catch(() => null);
+    const body = res && res.status === 200 ? await res.json().catch(() => null) : null;
+    if (!body) {
+      setStatus(res && res.status === 404 ? 'No such sale.' : 'Could not load the sale; retrying…', 'load_error');
       return false;
     }
-    activity = res.body;
+    activity = body;
     const rtt = Date.now() - sent;
     clockOffset = Date.parse(activity.serverTime) + rtt / 2 - Date.now();
     $('title').textContent = activity.title;
     $('window').textContent =
       new Date(activity.startsAt).toLocaleString() + ' – ' + new Date(activity.endsAt).toLocaleString();
-    $('state').textContent = activity.state;
+    $('state').textContent = activity.state.replace('_', ' ');
     $('state').dataset.state = activity.state;
+    if ($('status').dataset.kind === 'load_error') setStatus('', '');
     return true;
+  }
+
+  function refreshActivity() {
+    if (refreshing) return;
+    refreshing = true;
+    loadActivity()
+      .catch(() => false)
+      .finally(() => (refreshing = false));
   }
 
   function render() {
@@ -68,22 +91,31 @@
       $('buy').disabled = true;
       return;
     }
+    $('countdown-label').textContent = 'Started';
     $('countdown').textContent = '00:00:00';
+    if (activity.state === 'upcoming') refreshActivity(); // just opened: fetch the real state
     const ended = serverNow() >= Date.parse(activity.endsAt) || activity.state === 'ended';
-    $('buy').disabled = busy || ended || activity.state === 'sold_out';
-    if (ended && !busy && !$('status').textContent) setStatus('The sale has ended.', 'ended');
+    const soldOut = activity.state === 'sold_out';
+    $('buy').disabled = busy || held || ended || soldOut;
+    if (!busy && !held && lookedUp && !$('status').textContent) {
+      if (ended) setStatus('The sale has ended.', 'ended');
+      else if (soldOut) setStatus('Sold out.', 'sold_out');
+    }
   }
 
   async function poll(pollUrl) {
+    held = true;
+    render();
     for (let i = 0; i < 120; i++) {
       const res = await api('GET', pollUrl);
       if (res.status === 200) {
         const r = res.body;
         if (r.orderNo) $('order-no').textContent = r.orderNo;
         if (r.status === 'queued') setStatus('You are in the queue…', 'queued');
-        else if (r.status === 'ordered')
-          return setStatus('Order placed! Pay before ' + (r.expireAt || 'the deadline') + '.', 'ordered');
-        else if (r.status === 'paid') return setStatus('Paid. Thank you!', 'paid');
+        else if (r.status === 'ordered') {
+          const by = r.expireAt ? new Date(r.expireAt).toLocaleTimeString() : 'the deadline';
+          return setStatus('Order placed! Pay before ' + by + '.', 'ordered');
+        } else if (r.status === 'paid') return setStatus('Paid. Thank you!', 'paid');
         else if (r.status === 'timeout') return setStatus('Your order timed out.', 'timeout');
         else if (r.status === 'failed') return setStatus('Sorry, the order failed.', 'failed');
       }
@@ -92,11 +124,17 @@
     setStatus('Still queued; reload later to check.', 'queued');
   }
 
+  /** Shows the caller's own reservation if there is one (a reload, or a first answer that was lost). */
   async function findOwnReservation() {
-    const res = await api('GET', '/api/activities/' + activityId + '/reservation');
-    if (res.status === 200 && res.body.reservationId) {
-      await poll('/api/reservations/' + res.body.reservationId);
-      return true;
+    if (!token) return false;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const res = await api('GET', '/api/activities/' + activityId + '/reservation');
+      if (res.status === 200 && res.body.reservationId) {
+        await poll('/api/reservations/' + res.body.reservationId);
+        return true;
+      }
+      if (res.status !== 429 && res.status !== 503) return false; // 404: none
+      await sleep((res.retryAfter || 1) * 1000);
     }
     return false;
   }
@@ -105,12 +143,20 @@
     sold_out: ['Sold out.', 'sold_out'],
     ended: ['The sale has ended.', 'ended'],
     limit_exceeded: ['You already bought this item.', 'limit'],
-    too_early: ['Not yet — wait for the countdown.', 'early'],
+    paused: ['The sale is paused; try again shortly.', 'paused'],
     unauthenticated: ['Please log in (token missing or expired).', 'error'],
+    bad_ticket: ['Please log in again.', 'error'],
   };
 
+  /** A final refusal; but sold_out / limit_exceeded may hide this user's own reservation. */
+  async function refused(code) {
+    if ((code === 'sold_out' || code === 'limit_exceeded') && (await findOwnReservation())) return;
+    const final = FINAL[code] || ['Something went wrong; try again.', 'try_later'];
+    setStatus(final[0], final[1]);
+  }
+
   async function buy() {
-    if (busy) return;
+    if (busy || held) return;
     busy = true;
     render();
     pendingKey = pendingKey || crypto.randomUUID(); // the same click keeps its key across retries
@@ -119,8 +165,14 @@
         setStatus('Requesting…', 'working');
         const ticket = await api('POST', '/api/activities/' + activityId + '/tickets');
         if (ticket.status !== 200) {
-          const final = FINAL[ticket.body.error];
-          if (final) return setStatus(final[0], final[1]);
+          const code = ticket.body.error;
+          if (code === 'too_early') {
+            // Our clock estimate was a little ahead of the edge's: resync and try again at the start.
+            await loadActivity();
+            await sleep(Math.max(ticket.retryAfter * 1000, Date.parse(activity.startsAt) - serverNow(), 100));
+            continue;
+          }
+          if (FINAL[code]) return await refused(code);
           setStatus('Busy, retrying…', 'retry');
           await sleep((ticket.retryAfter || 1) * 1000);
           continue;
@@ -131,12 +183,8 @@
           setStatus('You are in the queue…', 'queued');
           return await poll(res.body.pollUrl);
         }
-        if (res.body.error === 'sold_out' || res.body.error === 'limit_exceeded') {
-          // A holder whose first answer was lost still finds the reservation.
-          if (await findOwnReservation()) return;
-        }
-        const final = FINAL[res.body.error];
-        if (final) return setStatus(final[0], final[1]);
+        const code = res.body.error;
+        if (FINAL[code]) return await refused(code);
         setStatus('Busy, try later — retrying…', 'retry');
         await sleep((res.retryAfter || 1) * 1000);
       }
@@ -154,7 +202,9 @@
     while (!(await loadActivity())) await sleep(2000);
     render();
     setInterval(render, 250);
-    setInterval(loadActivity, 10000);
-    findOwnReservation().catch(() => {});
+    setInterval(refreshActivity, 10000);
+    await findOwnReservation().catch(() => false);
+    lookedUp = true;
+    render();
   })();
 })();
