@@ -135,9 +135,9 @@ function countdownSeconds(shown: string): number {
 }
 
 it('a buyer whose clock is an hour fast: countdown by the server clock, opens on time, click → queued → order; a reload shows the same order; a second user sees sold out', async () => {
-  const { activityId, startsAt } = await upcomingSale(1);
   const buyer = '8100001';
   const { page, errors } = await openPage({ skewMs: CLIENT_CLOCK_SKEW_MS });
+  const { activityId, startsAt } = await upcomingSale(1);
 
   // The first reservation poll is held back until the queued state has been seen and photographed.
   let releasePoll!: () => void;
