@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityKeys, CONSUMER_GROUP } from '../../origin/redis/keys.js';
 import { defineScripts } from '../../origin/redis/scripts.js';
 import { parseEvent } from '../../origin/settlement/event.js';
-import { settleReservation } from '../../origin/settlement/settle.js';
+import { settleBatch, settleReservation } from '../../origin/settlement/settle.js';
 import { REDIS_URL, scalar } from '../helpers/db.js';
 import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
 
@@ -44,23 +44,34 @@ async function reconciliation(activityId: string) {
 
 describe('duplicate delivery', () => {
   it('settling the same Stream entry twice, even concurrently, writes one order', async () => {
-    const { activityId, skuId } = await t.sale({ stock: 5 });
-    // Pause consumers' view of this activity: settle by hand from the raw Stream entry.
-    const keys = activityKeys(activityId, skuId);
-    await t.redis.hdel('sk:activities', activityId);
-    await reserveMany(activityId, ['11']);
-    const [id, fields] = ((await t.redis.xrange(keys.events, '-', '+')) as [string, string[]][])[0]!;
-    const event = parseEvent(id, fields)!;
-    const target = { activityId, skuId, paymentTimeoutSeconds: 900 };
-    const outcomes = await Promise.all([
-      settleReservation(t.origin.ctx.db, target, event),
-      settleReservation(t.origin.ctx.db, target, event),
-    ]);
-    expect(outcomes.sort()).toEqual(['duplicate', 'settled']);
-    expect(await settleReservation(t.origin.ctx.db, target, event)).toBe('duplicate');
-    expect(await count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(1);
-    expect(await count('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(4);
-    expect(await count('SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ?', [activityId])).toBe(1);
+    // No consumers here: the test settles the raw Stream entry by hand.
+    const http = await startTestOrigin({ ORIGIN_ROLE: 'http' });
+    try {
+      const { activityId, skuId } = await http.sale({ stock: 5 });
+      const res = await http.internal('POST', '/internal/reserve', {
+        activityId,
+        userId: '11',
+        quantity: 1,
+        requestId: 'r11',
+      });
+      expect(res.status).toBe(202);
+      const [id, fields] = (
+        (await http.redis.xrange(activityKeys(activityId, skuId).events, '-', '+')) as [string, string[]][]
+      )[0]!;
+      const event = parseEvent(id, fields)!;
+      const target = { activityId, skuId, paymentTimeoutSeconds: 900 };
+      const db = http.origin.ctx.db;
+      const outcomes = await Promise.all([settleReservation(db, target, event), settleReservation(db, target, event)]);
+      expect(outcomes.sort()).toEqual(['duplicate', 'settled']);
+      expect(await settleReservation(db, target, event)).toBe('duplicate');
+      expect((await settleBatch(db, target, [event, event])).get(event.reservationId)).toBe('duplicate');
+      const c = (sql: string) => scalar(http.db.pool, sql, [activityId]);
+      expect(await c('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?')).toBe(1);
+      expect(await c('SELECT available FROM seckill_stock WHERE activity_id = ?')).toBe(4);
+      expect(await c('SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ?')).toBe(1);
+    } finally {
+      await http.stop();
+    }
   });
 
   it('redelivering a whole settled Stream to the group changes nothing', async () => {
@@ -97,12 +108,14 @@ describe('duplicate delivery', () => {
 describe('a consumer killed mid-settlement', () => {
   it('SIGKILL in the middle, another consumer started: every reservation settled exactly once', async () => {
     const N = 3000;
-    // HTTP only here: the settling is done by the child, then by a second origin.
-    const writer = await startTestOrigin({ ORIGIN_ROLE: 'http' }, t.db);
+    // HTTP only, on a database of its own, so no other consumer of this suite sees the activity:
+    // the settling is done by the child, then by a second origin.
+    const writer = await startTestOrigin({ ORIGIN_ROLE: 'http' });
     const { activityId, skuId } = await writer.sale({ stock: N });
     const keys = activityKeys(activityId, skuId);
-    // Take the activity out of the main test origin's consumers: only the child settles it first.
-    await t.redis.hdel('sk:activities', activityId);
+    const writerCount = (sql: string, params: unknown[]) => scalar(writer.db.pool, sql, params);
+    const writerReconciliation = async (id: string) =>
+      (await (await writer.admin('GET', `/admin/activities/${id}/reconciliation`)).json()) as any;
     const redis = new Redis(REDIS_URL);
     const scripts = defineScripts(redis);
     const pipeline: Promise<unknown>[] = [];
@@ -116,14 +129,13 @@ describe('a consumer killed mid-settlement', () => {
     }
     await Promise.all(pipeline);
     expect(await redis.xlen(keys.events)).toBe(N);
-    await redis.hset('sk:activities', activityId, skuId);
 
     const child = spawn(process.execPath, ['--import', 'tsx', 'origin/main.ts'], {
       env: {
         ...process.env,
         ...TEST_SECRETS,
         ORIGIN_ROLE: 'consumers',
-        MYSQL_URL: t.db.url,
+        MYSQL_URL: writer.db.url,
         REDIS_URL,
         LOG_LEVEL: 'silent',
         SETTLE_WORKERS: '1',
@@ -133,7 +145,7 @@ describe('a consumer killed mid-settlement', () => {
       stdio: 'ignore',
     });
     const settledAtKill = await waitFor(
-      () => count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
+      () => writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
       (n) => n >= 200,
       30_000,
       5,
@@ -144,10 +156,10 @@ describe('a consumer killed mid-settlement', () => {
     const pendingAtKill = await pendingOf(keys.events);
     expect(pendingAtKill).toBeGreaterThan(0); // it died holding delivered, unacknowledged entries
 
-    const second = await startTestOrigin({ ORIGIN_ROLE: 'consumers', SETTLE_CLAIM_IDLE_MS: '300' }, t.db);
+    const second = await startTestOrigin({ ORIGIN_ROLE: 'consumers', SETTLE_CLAIM_IDLE_MS: '300' }, writer.db);
     try {
       await waitFor(
-        () => count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
+        () => writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
         (n) => n >= N,
         60_000,
       );
@@ -156,19 +168,90 @@ describe('a consumer killed mid-settlement', () => {
         (n) => n === 0,
         30_000,
       );
-      expect(await count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(N);
+      expect(await writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(N);
       expect(
-        await count('SELECT COUNT(DISTINCT reservation_id) FROM seckill_order WHERE activity_id = ?', [activityId]),
-      ).toBe(N);
-      expect(
-        await count("SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'DEDUCT'", [
+        await writerCount('SELECT COUNT(DISTINCT reservation_id) FROM seckill_order WHERE activity_id = ?', [
           activityId,
         ]),
       ).toBe(N);
-      expect(await count('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(0);
-      expect(await count('SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?', [activityId])).toBe(0);
-      const rec = await reconciliation(activityId);
+      expect(
+        await writerCount("SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'DEDUCT'", [
+          activityId,
+        ]),
+      ).toBe(N);
+      expect(await writerCount('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(0);
+      expect(await writerCount('SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?', [activityId])).toBe(0);
+      const rec = await writerReconciliation(activityId);
       expect(rec.checks.filter((c: any) => !c.ok)).toEqual([]);
+    } finally {
+      await second.stop();
+      await writer.stop();
+      await redis.quit();
+    }
+  });
+});
+
+describe('a consumer stopped with SIGTERM mid-settlement', () => {
+  it('finishes or hands back its work, exits 0, and a restart settles the rest exactly once', async () => {
+    const N = 2000;
+    const writer = await startTestOrigin({ ORIGIN_ROLE: 'http' });
+    const { activityId, skuId } = await writer.sale({ stock: N });
+    const keys = activityKeys(activityId, skuId);
+    const writerCount = (sql: string, params: unknown[]) => scalar(writer.db.pool, sql, params);
+    const writerReconciliation = async (id: string) =>
+      (await (await writer.admin('GET', `/admin/activities/${id}/reconciliation`)).json()) as any;
+    const redis = new Redis(REDIS_URL);
+    const scripts = defineScripts(redis);
+    await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        scripts.reserve(
+          [keys.stock, keys.holders, keys.events, keys.config],
+          [String(2_000_000 + i), 1, `${activityId}-${String(i).padStart(32, 'a')}`, `s${i}`, '', Date.now()],
+        ),
+      ),
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', 'origin/main.ts'], {
+      env: {
+        ...process.env,
+        ...TEST_SECRETS,
+        ORIGIN_ROLE: 'consumers',
+        MYSQL_URL: writer.db.url,
+        REDIS_URL,
+        LOG_LEVEL: 'silent',
+        SETTLE_WORKERS: '1',
+        SETTLE_BATCH_SIZE: '20',
+        SETTLE_DISCOVERY_MS: '100',
+      },
+      stdio: 'ignore',
+    });
+    const orders = () => writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]);
+    await waitFor(orders, (n) => n >= 100, 30_000, 5);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    const atStop = await orders();
+    expect(atStop).toBeLessThan(N);
+    // Whatever it committed, it acknowledged or left pending — never an order without its stock row and log.
+    expect(
+      await writerCount("SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'DEDUCT'", [
+        activityId,
+      ]),
+    ).toBe(atStop);
+    expect(await writerCount('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(
+      N - atStop,
+    );
+
+    const second = await startTestOrigin({ ORIGIN_ROLE: 'consumers', SETTLE_CLAIM_IDLE_MS: '300' }, writer.db);
+    try {
+      await waitFor(orders, (n) => n >= N, 60_000);
+      await waitFor(
+        () => pendingOf(keys.events),
+        (n) => n === 0,
+        30_000,
+      );
+      expect(await orders()).toBe(N);
+      expect(await writerCount('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(0);
+      expect((await writerReconciliation(activityId)).checks.filter((c: any) => !c.ok)).toEqual([]);
     } finally {
       await second.stop();
       await writer.stop();
