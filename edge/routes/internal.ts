@@ -1,6 +1,7 @@
 /**
  * Edge internal API, called by the origin (DESIGN §9): `PUT /internal/activities/:id` with a full
- * ActivitySnapshot, signed like edge→origin calls. Upserts the ActivityDO and this isolate's cache.
+ * ActivitySnapshot, signed like edge→origin calls. Upserts the ActivityDO, the colo cache and this
+ * isolate's cache.
  */
 import { Hono } from 'hono';
 import {
@@ -43,6 +44,6 @@ export const internalRoutes = new Hono<EdgeEnv>().put('/activities/:id', async (
     throw new ContractError('bad_request', 'config.activityId does not match the path');
   }
   const stored = await activityStub(c.env, activityId).upsert(parsed.data);
-  rememberActivity(activityId, stored);
+  await rememberActivity(activityId, stored);
   return c.json({ activityId, version: stored.config.version, state: stored.state, soldOut: stored.soldOut });
 });

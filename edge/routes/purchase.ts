@@ -84,8 +84,12 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   } catch (err) {
     if (err instanceof ContractError && err.code === 'sold_out') {
       // Later buyers stop here without an origin call, in this isolate at once and everywhere within the cache TTL.
-      rememberActivity(activityId, { ...snapshot, soldOut: true });
-      c.executionCtx.waitUntil(activityStub(c.env, activityId).markSoldOut());
+      c.executionCtx.waitUntil(
+        Promise.all([
+          rememberActivity(activityId, { ...snapshot, soldOut: true }),
+          activityStub(c.env, activityId).markSoldOut(),
+        ]),
+      );
     }
     throw err;
   }
