@@ -5,6 +5,9 @@
  * later. Prints the sale page URL with a ready user token, and the metrics URL. Ctrl-C / SIGTERM stops
  * both children's whole process groups (wrangler's workerd included) and waits until they are gone.
  *
+ * package.json runs it with `exec`, so a SIGTERM sent to npm reaches this process (a plain `sh -c`
+ * would die of it and leave everything running).
+ *
  * Environment (all optional): PORT (origin, 3000), EDGE_PORT (8787), REDIS_URL, MYSQL_URL, the secrets
  * of DESIGN §9 (dev defaults otherwise, the same for origin and edge), DEMO_OPENS_IN_SECONDS (30),
  * DEMO_STOCK (10), DEMO_USER (42), START_SKIP_SERVICES=1 (Redis/MySQL are managed elsewhere).
@@ -191,6 +194,9 @@ async function createDemoActivity() {
 async function main() {
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
+  // Whoever started us (npm, a shell) died without a signal for us: take the stack down with it.
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && void stopAll(0), 1_000).unref();
 
   for (const [name, port] of [
     ['origin', ORIGIN_PORT],
