@@ -16,10 +16,10 @@ import { parseOptions, type RehearsalOptions } from './rehearsal/options.js';
 import { Population } from './rehearsal/population.js';
 import { Recorder } from './rehearsal/recorder.js';
 import { buildReport, printReport, writeReport, type Report } from './rehearsal/report.js';
-import { settle } from './rehearsal/settlement.js';
-import { createSale, startStack } from './rehearsal/stack.js';
+import { openPool, settle, SettlementWatch } from './rehearsal/settlement.js';
+import { adminRequest, createSale, startStack } from './rehearsal/stack.js';
 
-/** Follow-ups (repeats, polls) stop this long after the arrival window closes. */
+/** Follow-ups (repeats, polls) are not scheduled beyond this long after the last user arrived. */
 const TAIL_MS = 30_000;
 
 function progressLine(enabled: boolean) {
@@ -44,6 +44,7 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
   const edge = new HttpClient(stack.edgeUrl, o.concurrency);
   const origin = new HttpClient(stack.originUrl, 16);
   const progress = progressLine(o.progress);
+  const pool = openPool(o);
   try {
     const { activityId, startsAt } = await createSale(o, stack.originUrl, stack.edgeUrl);
     const rec = new Recorder(startsAt);
@@ -64,7 +65,7 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
         concurrency: o.concurrency,
         pollRatio: o.pollRatio,
         payRatio: o.payRatio,
-        deadline: startsAt + o.durationMs + TAIL_MS,
+        tailMs: TAIL_MS,
         paymentSecret: o.paymentSecret,
       },
       edge,
@@ -74,6 +75,8 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
       tokenMinter(o.userTokenSecret, Math.ceil(o.durationMs / 1000) * 4 + 3_600),
     );
 
+    const watch = new SettlementWatch(pool, stack.originUrl, activityId, rec);
+    watch.start();
     let prev = { at: Date.now(), requests: 0 };
     const ticker = setInterval(() => {
       const now = Date.now();
@@ -92,8 +95,9 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
     }
     const loadEndedAt = Date.now();
 
-    const facts = await settle(o, stack.originUrl, activityId, rec, (what) => progress.show(what));
+    const facts = await settle(o, stack.originUrl, activityId, rec, watch, pool, (what) => progress.show(what));
     progress.done();
+    if (stack.own) await endSale(o, stack.originUrl, activityId);
     const report = buildReport({
       o,
       command,
@@ -105,13 +109,24 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
       maxArrivalLagMs: driver.maxArrivalLagMs,
       loadEndedAt,
       facts,
+      settledSamples: watch.samples,
     });
     return report;
   } finally {
+    await pool.end();
     edge.close();
     origin.close();
     await stack.stop();
   }
+}
+
+/**
+ * Our own sale is over: stop it, and clean it up (Redis keys expire, consumers forget it) when the
+ * origin agrees — it refuses while orders still wait for payment, which is normal with a long timeout.
+ */
+async function endSale(o: RehearsalOptions, originUrl: string, activityId: string): Promise<void> {
+  await adminRequest(o, originUrl, 'PATCH', `/admin/activities/${activityId}`, { state: 'stopped' });
+  await adminRequest(o, originUrl, 'POST', `/admin/activities/${activityId}/cleanup`).catch(() => undefined);
 }
 
 async function main() {

@@ -18,8 +18,8 @@ export interface DriveOptions {
   concurrency: number;
   pollRatio: number;
   payRatio: number;
-  /** Nothing new is scheduled after this (epoch ms); in-flight work finishes. */
-  deadline: number;
+  /** Follow-ups are not scheduled later than this after the last arrival (each kind's are bounded in number anyway). */
+  tailMs: number;
   paymentSecret: string;
 }
 
@@ -96,6 +96,7 @@ const jitter = (ms: number) => ms + Math.random() * 250;
 export class Driver {
   private readonly agenda = new Agenda();
   private cursor = 0;
+  private arrivalsDoneAt: number | null = null;
   private busy = 0;
   private readonly shared: string[] = [];
   /** How late punctual users started compared with the curve (the generator's own lag). */
@@ -125,7 +126,9 @@ export class Driver {
   private nextArrival(): Arrival | null {
     const { population } = this.o;
     while (this.cursor < population.opts.users && population.kindOf(this.cursor) === 'early') this.cursor++;
-    return this.cursor < population.opts.users ? population.arrival(this.cursor) : null;
+    if (this.cursor < population.opts.users) return population.arrival(this.cursor);
+    this.arrivalsDoneAt ??= Date.now();
+    return null;
   }
 
   private async worker(): Promise<void> {
@@ -159,7 +162,7 @@ export class Driver {
 
   private later(delayMs: number, run: () => Promise<void>): void {
     const due = Date.now() + delayMs;
-    if (due <= this.o.deadline) this.agenda.push(due, run);
+    if (this.arrivalsDoneAt === null || due <= this.arrivalsDoneAt + this.o.tailMs) this.agenda.push(due, run);
   }
 
   private async call(
@@ -212,11 +215,20 @@ export class Driver {
     await this.purchaseFlow(user, url, this.newKey(user), 0);
   }
 
-  private async purchaseFlow(user: User, url: string, key: string, follows: number): Promise<void> {
+  private async purchaseFlow(user: User, url: string, key: string, follows: number, unsure = false): Promise<void> {
     const r = await this.purchase(user, url, key);
+    // 503 unavailable or a lost connection does not say whether the reservation was made.
+    const ambiguous = unsure || r.code === 'unavailable' || r.status === 0;
     if ((r.status === 429 || r.code === 'busy' || r.code === 'unavailable') && follows < MAX_FOLLOWS) {
-      this.later(jitter(Math.max(r.retryAfterMs, 1000)), () => this.purchaseFlow(user, url, key, follows + 1));
+      this.later(jitter(Math.max(r.retryAfterMs, 1000)), () =>
+        this.purchaseFlow(user, url, key, follows + 1, ambiguous),
+      );
       return;
+    }
+    if (ambiguous && r.status >= 400 && !this.rec.holders.has(user.id)) {
+      // As the sale page does: after an answer that proved nothing, ask for the caller's own reservation.
+      const found = await this.call('lookup', 'GET', `/api/activities/${this.o.activityId}/reservation`, user);
+      if (found.status === 200) this.rec.reserved(user.id, found.body.reservationId, 202, 'lookup');
     }
     if (user.kind === 'retrier' && follows === 0) {
       // Did the answer arrive? The impatient user clicks again anyway, mostly with the same key.

@@ -43,7 +43,7 @@ const USAGE = `npm run rehearsal -- [options]
   --curve C            arrival curve: spike | ramp | uniform (default spike)
   --duration S         seconds over which the crowd arrives (default 20)
   --lead S             seconds between the driver's start and the sale's start (default 3)
-  --concurrency N      requests in flight at most (default 128)
+  --concurrency N      requests in flight at most (default 64)
   --mix k=v,...        shares of retrier, bot, early, forger, sharer (default ${Object.entries(DEFAULT_MIX)
     .map(([k, v]) => `${k}=${v}`)
     .join(',')})
@@ -86,7 +86,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       curve: { type: 'string', default: 'spike' },
       duration: { type: 'string', default: '20' },
       lead: { type: 'string', default: '3' },
-      concurrency: { type: 'string', default: '128' },
+      concurrency: { type: 'string', default: '64' },
       mix: { type: 'string' },
       'poll-ratio': { type: 'string', default: '0.5' },
       'pay-ratio': { type: 'string', default: '0.7' },

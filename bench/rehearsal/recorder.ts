@@ -54,15 +54,19 @@ export class Recorder {
     if (code === 'sold_out' && this.firstSoldOutAt === null) this.firstSoldOutAt = now;
   }
 
-  /** A purchase answered with a reservation: new (202) or a repeat (200). */
-  reserved(userId: string, reservationId: string, status: number): void {
+  /** Reservations the client learnt of only by looking them up after an ambiguous answer (503 unavailable). */
+  foundByLookup = 0;
+
+  /** A purchase answered with a reservation: new (202) or a repeat (200); or a lookup found one after an ambiguous answer. */
+  reserved(userId: string, reservationId: string, status: number, via: 'purchase' | 'lookup' = 'purchase'): void {
     const held = this.holders.get(userId);
+    if (via === 'lookup') this.foundByLookup++;
     if (status === 202) {
       if (held && held !== reservationId)
         this.breaches.push(`user ${userId} got a second reservation ${reservationId} (already held ${held})`);
       this.reservations.set(reservationId, userId);
       this.holders.set(userId, held ?? reservationId);
-      this.lastReservedAt = Date.now();
+      if (via === 'purchase') this.lastReservedAt = Date.now();
     } else if (held && held !== reservationId) {
       this.breaches.push(`user ${userId}'s repeat answered ${reservationId}, not the held ${held}`);
     } else if (!held) {

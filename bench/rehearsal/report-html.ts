@@ -115,6 +115,50 @@ ${yTicks}${layers}${marks.join('')}
 ${legend}</svg>`;
 }
 
+/** Cumulative reservations granted at the edge vs orders in MySQL: how far settlement trails the sale. */
+function settlementSvg(r: Report): string {
+  const pts = r.settledOverTime.filter(([t]) => t >= 0);
+  if (r.timeline.length === 0) return '';
+  const reserved: [number, number][] = [];
+  let sum = 0;
+  for (const p of r.timeline) {
+    if (p.second < 0) continue;
+    sum += p.reserved;
+    reserved.push([(p.second + 1) * 1000, sum]);
+  }
+  const W = 1100;
+  const H = 280;
+  const L = 70;
+  const R = 20;
+  const T = 20;
+  const B = 50;
+  const xMax = Math.max(1000, ...reserved.map(([t]) => t), ...pts.map(([t]) => t));
+  const yMax = niceMax(Math.max(1, r.figures.stock, ...pts.map(([, v]) => v), sum));
+  const X = (ms: number) => L + (ms / xMax) * (W - L - R);
+  const Y = (v: number) => H - B - (v / yMax) * (H - T - B);
+  const line = (data: [number, number][], color: string, dash = '') =>
+    data.length === 0
+      ? ''
+      : `<polyline fill="none" stroke="${color}" stroke-width="2.5" ${dash ? `stroke-dasharray="${dash}"` : ''} points="${[[0, 0] as [number, number], ...data].map(([t, v]) => `${X(t).toFixed(1)},${Y(v).toFixed(1)}`).join(' ')}"/>`;
+  const yTicks = [0, 0.25, 0.5, 0.75, 1]
+    .map(
+      (f) =>
+        `<line x1="${L}" x2="${W - R}" y1="${Y(f * yMax)}" y2="${Y(f * yMax)}" class="grid"/><text x="${L - 6}" y="${Y(f * yMax) + 4}" text-anchor="end" class="ax">${n(f * yMax)}</text>`,
+    )
+    .join('');
+  const stepS = niceMax(xMax / 1000 / 10);
+  let xTicks = '';
+  for (let sec = 0; sec <= xMax / 1000; sec += stepS)
+    xTicks += `<text x="${X(sec * 1000)}" y="${H - B + 18}" text-anchor="middle" class="ax">${sec}</text>`;
+  const stockLine = `<line x1="${L}" x2="${W - R}" y1="${Y(r.figures.stock)}" y2="${Y(r.figures.stock)}" stroke="#999" stroke-dasharray="3,3"/><text x="${W - R - 4}" y="${Y(r.figures.stock) - 5}" text-anchor="end" class="ax">stock ${n(r.figures.stock)}</text>`;
+  const legend = `<rect x="${L}" y="${H - 18}" width="12" height="12" fill="#1a9850"/><text x="${L + 17}" y="${H - 8}" class="ax">reserved at the edge (202, cumulative)</text>
+<rect x="${L + 280}" y="${H - 18}" width="12" height="12" fill="#4575b4"/><text x="${L + 297}" y="${H - 8}" class="ax">orders in MySQL (settled)</text>`;
+  return `<svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="settlement">${yTicks}${stockLine}
+${line(reserved, '#1a9850')}${line(pts, '#4575b4', '7,4')}
+<line x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}" class="axl"/>${xTicks}
+<text x="${W - R}" y="${H - B + 32}" text-anchor="end" class="ax">seconds since the sale's start</text>${legend}</svg>`;
+}
+
 const legendName: Record<Series, string> = {
   reserved: 'reserved (202)',
   repeat: 'repeat (200 same)',
@@ -135,7 +179,7 @@ function latencySvg(r: Report): string {
   const H = T + rows.length * rowH + 30;
   const lo = 0.1;
   const hi = niceMax(Math.max(...rows.map((o) => o.max), 1));
-  const X = (ms: number) => labelW + (Math.log10(Math.max(lo, ms) / lo) / Math.log10(hi / lo)) * (W - labelW - 30);
+  const X = (ms: number) => labelW + (Math.log10(Math.max(lo, ms) / lo) / Math.log10(hi / lo)) * (W - labelW - 170);
   let grid = '';
   for (let v = lo; v <= hi * 1.001; v *= 10)
     grid += `<line x1="${X(v)}" x2="${X(v)}" y1="${T - 6}" y2="${H - 24}" class="grid"/><text x="${X(v)}" y="${H - 8}" text-anchor="middle" class="ax">${v >= 1 ? n(v) : v} ms</text>`;
@@ -147,7 +191,7 @@ function latencySvg(r: Report): string {
 <rect x="${labelW}" y="${y + 3}" width="${X(o.p90) - labelW}" height="16" fill="#abd9e9"/>
 <rect x="${labelW}" y="${y + 3}" width="${X(o.p50) - labelW}" height="16" fill="#4575b4"/>
 <line x1="${X(o.max)}" x2="${X(o.max)}" y1="${y + 1}" y2="${y + 21}" stroke="#d73027" stroke-width="2"/>
-<text x="${Math.min(X(o.p99) + 4, W - 200)}" y="${y + 15}" class="tiny">p99 ${o.p99.toFixed(1)}</text>`;
+<text x="${Math.min(X(o.max) + 6, W - 150)}" y="${y + 15}" class="tiny">p50 ${o.p50.toFixed(1)} · p99 ${o.p99.toFixed(1)}</text>`;
     })
     .join('\n');
   const legend = `<rect x="${labelW}" y="6" width="12" height="12" fill="#4575b4"/><text x="${labelW + 16}" y="16" class="ax">p50</text>
@@ -209,6 +253,7 @@ ${card('reconciliation', st.reconciliation.ok ? 'ok' : 'MISMATCH')}
 </div>
 <h2>Funnel</h2>${funnelSvg(r)}
 <h2>Throughput at the edge</h2>${throughputSvg(r)}
+<h2>Reserved vs settled</h2>${settlementSvg(r)}
 <h2>Latency percentiles per outcome (ms, log scale)</h2>${latencySvg(r)}
 <table><tr><th>step</th><th>status</th><th>code</th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>${outcomeRows}</table>
 <h2>Settlement and reconciliation</h2>

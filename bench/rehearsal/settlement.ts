@@ -6,6 +6,10 @@
 import mysql from 'mysql2/promise';
 import type { Recorder } from './recorder.js';
 import { adminRequest } from './stack.js';
+
+export function openPool(o: RehearsalOptions): mysql.Pool {
+  return mysql.createPool({ uri: o.mysqlUrl, connectionLimit: 2, supportBigNumbers: true, bigNumberStrings: true });
+}
 import type { RehearsalOptions } from './options.js';
 
 export interface SettlementFacts {
@@ -29,105 +33,149 @@ export interface SettlementFacts {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls how far settlement is (orders and dead letters in MySQL, Stream pending and lag from /metrics). */
+export class SettlementWatch {
+  /** [ms since the sale's start, orders in MySQL] every ~500 ms, for the report's chart. */
+  readonly samples: [number, number][] = [];
+  /** When everything granted so far was last seen settled (null while something is outstanding). */
+  settledAt: number | null = null;
+  last = { orders: 0, dead: 0, pending: -1, lag: -1 };
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly pool: mysql.Pool,
+    private readonly originUrl: string,
+    private readonly activityId: string,
+    private readonly rec: Recorder,
+  ) {}
+
+  async probe(): Promise<void> {
+    const [[row]] = (await this.pool.query(
+      `SELECT (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?) AS orders,
+              (SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?) AS dead`,
+      [this.activityId, this.activityId],
+    )) as any;
+    const metrics = await (await fetch(`${this.originUrl}/metrics`)).text();
+    const gauge = (name: string) => {
+      const m = new RegExp(`^${name}\\{activity="${this.activityId}"\\} (\\S+)$`, 'm').exec(metrics);
+      return m ? Number(m[1]) : -1;
+    };
+    this.last = {
+      orders: Number(row.orders),
+      dead: Number(row.dead),
+      pending: gauge('seckill_stream_pending'),
+      lag: gauge('seckill_stream_lag'),
+    };
+    const now = Date.now();
+    this.samples.push([now - this.rec.startsAt, this.last.orders]);
+    const done =
+      this.last.orders + this.last.dead >= this.rec.reservations.size && this.last.pending === 0 && this.last.lag === 0;
+    if (!done) this.settledAt = null;
+    else this.settledAt ??= now;
+  }
+
+  start(everyMs = 500): void {
+    this.loop = (async () => {
+      while (!this.stopped) {
+        await this.probe().catch(() => undefined);
+        await sleep(everyMs);
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+}
+
 export async function settle(
   o: RehearsalOptions,
   originUrl: string,
   activityId: string,
   rec: Recorder,
+  watch: SettlementWatch,
+  pool: mysql.Pool,
   onWait: (what: string) => void,
 ): Promise<SettlementFacts> {
-  const pool = mysql.createPool({
-    uri: o.mysqlUrl,
-    connectionLimit: 2,
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-  });
   const q = async (sql: string, args: unknown[]) => ((await pool.query(sql, args)) as any)[0] as any[];
-  try {
-    const granted = rec.reservations.size;
-    const deadline = Date.now() + o.settleTimeoutMs;
-    let settled = false;
-    let settledAt = Date.now();
+  const granted = rec.reservations.size;
+  const deadline = Date.now() + o.settleTimeoutMs;
+  await watch.stop();
+  for (;;) {
+    await watch.probe();
+    const l = watch.last;
+    onWait(`settling: orders ${l.orders}/${granted}, Stream pending ${l.pending}, undelivered ${l.lag}`);
+    if (watch.settledAt !== null || Date.now() > deadline) break;
+    await sleep(200);
+  }
+  const settled = watch.settledAt !== null;
+  const settleMs = settled ? Math.max(0, watch.settledAt! - (rec.lastReservedAt ?? watch.settledAt!)) : null;
+
+  // With a short payment timeout, wait for the unpaid orders to time out and their refills to reach Redis.
+  let timeoutsWaited = false;
+  if (settled && o.paymentTimeoutSeconds <= 120) {
+    const until = Date.now() + o.paymentTimeoutSeconds * 1000 + 30_000;
     for (;;) {
-      const r = await adminRequest(o, originUrl, 'GET', `/admin/activities/${activityId}/reconciliation`);
-      const f = r.figures;
-      onWait(`settling: orders ${f.orders}/${granted}, unsettled ${f.unsettled ?? '?'}`);
-      if (Number(f.orders) + Number(f.deadLetters) >= granted && Number(f.unsettled) === 0) {
-        settled = true;
-        settledAt = Date.now();
+      const [row] = await q(
+        `SELECT (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 0) AS pending,
+                  (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0) AS outbox`,
+        [activityId, activityId],
+      );
+      onWait(`waiting for payment timeouts: ${row.pending} pending orders, ${row.outbox} refills to sync`);
+      if (Number(row.pending) === 0 && Number(row.outbox) === 0) {
+        timeoutsWaited = true;
         break;
       }
-      if (Date.now() > deadline) break;
-      await sleep(200);
+      if (Date.now() > until) break;
+      await sleep(500);
     }
-    const settleMs = settled ? settledAt - (rec.lastReservedAt ?? settledAt) : null;
+  }
 
-    // With a short payment timeout, wait for the unpaid orders to time out and their refills to reach Redis.
-    let timeoutsWaited = false;
-    if (settled && o.paymentTimeoutSeconds <= 120) {
-      const until = Date.now() + o.paymentTimeoutSeconds * 1000 + 30_000;
-      for (;;) {
-        const [row] = await q(
-          `SELECT (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 0) AS pending,
-                  (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0) AS outbox`,
-          [activityId, activityId],
-        );
-        onWait(`waiting for payment timeouts: ${row.pending} pending orders, ${row.outbox} refills to sync`);
-        if (Number(row.pending) === 0 && Number(row.outbox) === 0) {
-          timeoutsWaited = true;
-          break;
-        }
-        if (Date.now() > until) break;
-        await sleep(500);
-      }
-    }
-
-    const [counts] = await q(
-      `SELECT COUNT(*) AS total, COALESCE(SUM(quantity), 0) AS units,
+  const [counts] = await q(
+    `SELECT COUNT(*) AS total, COALESCE(SUM(quantity), 0) AS units,
               COALESCE(SUM(status = 0), 0) AS pending, COALESCE(SUM(status = 1), 0) AS paid,
               COALESCE(SUM(status = 2), 0) AS timeout, COALESCE(SUM(CASE WHEN status <> 2 THEN quantity END), 0) AS live
          FROM seckill_order WHERE activity_id = ?`,
-      [activityId],
-    );
-    const [dupes] = await q(
-      'SELECT COUNT(*) AS n FROM (SELECT user_id FROM seckill_order WHERE activity_id = ? GROUP BY user_id HAVING COUNT(*) > 1) d',
-      [activityId],
-    );
-    const [dead] = await q('SELECT COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ?', [activityId]);
+    [activityId],
+  );
+  const [dupes] = await q(
+    'SELECT COUNT(*) AS n FROM (SELECT user_id FROM seckill_order WHERE activity_id = ? GROUP BY user_id HAVING COUNT(*) > 1) d',
+    [activityId],
+  );
+  const [dead] = await q('SELECT COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ?', [activityId]);
 
-    // Every 202 must have become an order or a dead letter.
-    const ids = [...rec.reservations.keys()];
-    const found = new Set<string>();
-    for (let i = 0; i < ids.length; i += 1000) {
-      const batch = ids.slice(i, i + 1000);
-      const rows = await q(
-        `SELECT reservation_id FROM seckill_order WHERE reservation_id IN (?)
+  // Every 202 must have become an order or a dead letter.
+  const ids = [...rec.reservations.keys()];
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += 1000) {
+    const batch = ids.slice(i, i + 1000);
+    const rows = await q(
+      `SELECT reservation_id FROM seckill_order WHERE reservation_id IN (?)
          UNION SELECT reservation_id FROM seckill_dead_letter WHERE reservation_id IN (?)`,
-        [batch, batch],
-      );
-      for (const row of rows) found.add(row.reservation_id);
-    }
-    const lost = ids.filter((id) => !found.has(id));
-    const reconciliation = await adminRequest(o, originUrl, 'GET', `/admin/activities/${activityId}/reconciliation`);
-    return {
-      settled,
-      settleMs,
-      timeoutsWaited,
-      orders: {
-        total: Number(counts.total),
-        units: Number(counts.units),
-        pending: Number(counts.pending),
-        paid: Number(counts.paid),
-        timeout: Number(counts.timeout),
-        liveUnits: Number(counts.live),
-      },
-      deadLetters: Number(dead.n),
-      usersWithTwoOrders: Number(dupes.n),
-      lost,
-      ordersWithoutAnswer: Math.max(0, Number(counts.total) - (ids.length - lost.length)),
-      reconciliation: { ok: reconciliation.ok, checks: reconciliation.checks, figures: reconciliation.figures },
-    };
-  } finally {
-    await pool.end();
+      [batch, batch],
+    );
+    for (const row of rows) found.add(row.reservation_id);
   }
+  const lost = ids.filter((id) => !found.has(id));
+  const reconciliation = await adminRequest(o, originUrl, 'GET', `/admin/activities/${activityId}/reconciliation`);
+  return {
+    settled,
+    settleMs,
+    timeoutsWaited,
+    orders: {
+      total: Number(counts.total),
+      units: Number(counts.units),
+      pending: Number(counts.pending),
+      paid: Number(counts.paid),
+      timeout: Number(counts.timeout),
+      liveUnits: Number(counts.live),
+    },
+    deadLetters: Number(dead.n),
+    usersWithTwoOrders: Number(dupes.n),
+    lost,
+    ordersWithoutAnswer: Math.max(0, Number(counts.total) - (ids.length - lost.length)),
+    reconciliation: { ok: reconciliation.ok, checks: reconciliation.checks, figures: reconciliation.figures },
+  };
 }
