@@ -81,7 +81,9 @@ function startPart(name: string, entry: string, childEnv: NodeJS.ProcessEnv): Pa
   parts.push(part);
   child.once('exit', (code, signal) => {
     if (stopping) return;
-    console.error(`[start] ${name} exited unexpectedly (${signal ?? `code ${code}`}); last lines of ${relative(ROOT, log)}:`);
+    console.error(
+      `[start] ${name} exited unexpectedly (${signal ?? `code ${code}`}); last lines of ${relative(ROOT, log)}:`,
+    );
     console.error(tail(log));
     void stopAll(1);
   });
@@ -155,7 +157,9 @@ async function waitReady(part: Part, url: string, timeoutMs: number): Promise<vo
       /* not up yet */
     }
     if (Date.now() > deadline) {
-      console.error(`[start] ${part.name} not ready at ${url} after ${timeoutMs} ms; last lines of ${relative(ROOT, part.log)}:`);
+      console.error(
+        `[start] ${part.name} not ready at ${url} after ${timeoutMs} ms; last lines of ${relative(ROOT, part.log)}:`,
+      );
       console.error(tail(part.log));
       await stopAll(1);
     }
@@ -203,7 +207,9 @@ async function main() {
     ['edge', EDGE_PORT],
   ] as const) {
     if (await portTaken(port)) {
-      console.error(`[start] port ${port} (${name}) is already in use — another \`npm start\`? Set ${name === 'origin' ? 'PORT' : 'EDGE_PORT'} to use another.`);
+      console.error(
+        `[start] port ${port} (${name}) is already in use — another \`npm start\`? Set ${name === 'origin' ? 'PORT' : 'EDGE_PORT'} to use another.`,
+      );
       process.exit(1);
     }
   }
@@ -218,7 +224,9 @@ async function main() {
 
   const config = loadConfig({ ...env, PORT: String(ORIGIN_PORT), EDGE_URL: EDGE_URL, ADMIN_TOKEN, EDGE_ORIGIN_SECRET });
   const migrated = await migrate(config.MYSQL_URL);
-  say(`migrated ${migrated.database}: applied ${migrated.applied.length ? migrated.applied.join(', ') : 'nothing new'}`);
+  say(
+    `migrated ${migrated.database}: applied ${migrated.applied.length ? migrated.applied.join(', ') : 'nothing new'}`,
+  );
 
   const origin = startPart('origin', 'origin/main.ts', {
     ...env,

@@ -206,7 +206,9 @@ it('a buyer whose clock is an hour fast: countdown by the server clock, opens on
   expect(await other.page.locator('#buy').isDisabled()).toBe(true);
   expect(await other.page.locator('#order-no').innerText()).toBe('');
   await shot(other.page, '6-sold-out-second-user');
-  expect(await scalar(origin.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(1);
+  expect(await scalar(origin.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(
+    1,
+  );
 
   expect([...errors, ...other.errors]).toEqual([]);
 });
