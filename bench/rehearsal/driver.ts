@@ -242,6 +242,7 @@ export class Driver {
     const r = await this.purchase(user, url, key);
     const held = this.rec.holders.get(user.id);
     if (held && r.status >= 400 && r.status !== 429) {
+      this.rec.holderRepeatsRefused.set(r.code, (this.rec.holderRepeatsRefused.get(r.code) ?? 0) + 1);
       const found = await this.call('lookup', 'GET', `/api/activities/${this.o.activityId}/reservation`, user);
       if (found.status === 200 && found.body.reservationId !== held)
         this.rec.breaches.push(`user ${user.id}'s lookup found ${found.body.reservationId}, not the held ${held}`);

@@ -56,6 +56,8 @@ export class Recorder {
 
   /** Reservations the client learnt of only by looking them up after an ambiguous answer (503 unavailable). */
   foundByLookup = 0;
+  /** A holder's repeat purchase answered with a refusal (e.g. the edge's sold-out flag), by code. */
+  readonly holderRepeatsRefused = new Map<string, number>();
 
   /** A purchase answered with a reservation: new (202) or a repeat (200); or a lookup found one after an ambiguous answer. */
   reserved(userId: string, reservationId: string, status: number, via: 'purchase' | 'lookup' = 'purchase'): void {

@@ -144,6 +144,10 @@ export function buildReport(args: {
     notes.push(
       `${facts.ordersWithoutAnswer} orders whose holders never learnt of them (answered 503 unavailable or lost, and their lookup failed too)`,
     );
+  if (rec.holderRepeatsRefused.size > 0)
+    notes.push(
+      `holders' repeat purchases were refused (${[...rec.holderRepeatsRefused].map(([k, v]) => `${v} × ${k}`).join(', ')}) instead of answered 200 with their reservation (DESIGN §3); they found it by lookup`,
+    );
   if (rec.foundByLookup > 0)
     notes.push(
       `${rec.foundByLookup} reservations were made although the purchase was answered 503 unavailable (the edge's origin call or the origin's Redis call timed out after the reservation was made); their holders found them by lookup`,
