@@ -1,6 +1,7 @@
 import { SELF, env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { signEdgeRequest } from '../../contract/index.js';
+import { ACTIVITY_CACHE_TTL_MS, COLO_CACHE_TTL_MS } from '../../edge/activity-cache.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import {
   BASE,
@@ -53,8 +54,8 @@ describe('GET /api/activities/:id', () => {
     const activityId = await openActivity();
     expect((await ticket(activityId, newUserId())).status).toBe(200);
     const stub = env.ACTIVITY.get(env.ACTIVITY.idFromName(activityId));
-    await stub.upsert(snapshotOf(activityId, { state: 'paused', version: 2 })); // behind the isolate's back
-    await sleep(500);
+    await stub.upsert(snapshotOf(activityId, { state: 'paused', version: 2 })); // behind both caches' backs
+    await sleep(ACTIVITY_CACHE_TTL_MS + COLO_CACHE_TTL_MS + 50); // < 1 s
     const res = await ticket(activityId, newUserId());
     expect(res.status).toBe(503);
     expect(((await res.json()) as Json).error).toBe('paused');
