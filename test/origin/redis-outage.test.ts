@@ -30,17 +30,20 @@ beforeAll(async () => {
   redisServer = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
     stdio: 'ignore',
   });
-  own = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 1 });
-  await waitFor(
-    () =>
-      own.connect().then(
-        () => true,
-        () => false,
-      ),
-    (ok) => ok,
-    10_000,
-    100,
-  );
+  const answers = async () => {
+    const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    probe.on('error', () => undefined);
+    try {
+      await probe.connect();
+      return (await probe.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      probe.disconnect();
+    }
+  };
+  await waitFor(answers, (ok) => ok, 10_000, 100);
+  own = new Redis({ port });
   t = await startTestOrigin({
     REDIS_URL: `redis://127.0.0.1:${port}`,
     REDIS_COMMAND_TIMEOUT_MS: '300',
