@@ -144,17 +144,20 @@ describe('a consumer killed mid-settlement', () => {
       },
       stdio: 'ignore',
     });
-    const settledAtKill = await waitFor(
-      () => writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
-      (n) => n >= 200,
+    // Kill it while it holds delivered, unacknowledged entries (a batch in its hands), after it has
+    // settled a good part: in the middle of settling.
+    const [settledAtKill] = await waitFor(
+      async () => [
+        await writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
+        await pendingOf(keys.events),
+      ],
+      ([orders, pending]) => orders! >= 200 && pending! > 0,
       30_000,
-      5,
+      2,
     );
     child.kill('SIGKILL');
     await once(child, 'exit');
     expect(settledAtKill).toBeLessThan(N);
-    const pendingAtKill = await pendingOf(keys.events);
-    expect(pendingAtKill).toBeGreaterThan(0); // it died holding delivered, unacknowledged entries
 
     const second = await startTestOrigin({ ORIGIN_ROLE: 'consumers', SETTLE_CLAIM_IDLE_MS: '300' }, writer.db);
     try {
