@@ -23,6 +23,11 @@ export interface SettleTarget {
   paymentTimeoutSeconds: number;
 }
 
+/** The order's request_id: unique across all sales, so it names the sale and the user too. */
+export function storedRequestId(target: SettleTarget, e: ReservationEvent): string {
+  return `${target.activityId}:${e.userId}:${e.requestId}`;
+}
+
 /** Deterministic, so a replayed settlement could never mint a second order number. */
 export function orderNoFor(reservationId: string): string {
   return createHash('sha256').update(reservationId).digest('hex').slice(0, 24).toUpperCase();
@@ -43,7 +48,7 @@ export async function settleReservation(db: Db, target: SettleTarget, e: Reserva
           [
             orderNoFor(e.reservationId),
             e.reservationId,
-            `${e.userId}:${e.requestId}`,
+            storedRequestId(target, e),
             target.activityId,
             target.skuId,
             e.userId,
@@ -136,7 +141,7 @@ export async function settleBatch(
         await tx.execute(INSERT_ORDER, [
           orderNoFor(e.reservationId),
           e.reservationId,
-          `${e.userId}:${e.requestId}`,
+          storedRequestId(target, e),
           target.activityId,
           target.skuId,
           e.userId,

@@ -312,6 +312,35 @@ describe('MySQL has less stock than Redis granted', () => {
   });
 });
 
+describe('one client, one Idempotency-Key, two sales', () => {
+  it('reusing a request id in another sale is a new purchase there, settled as its own order', async () => {
+    const a = await t.sale({ stock: 2 });
+    const b = await t.sale({ stock: 2 });
+    for (const { activityId } of [a, b]) {
+      const res = await t.internal('POST', '/internal/reserve', {
+        activityId,
+        userId: '400',
+        quantity: 1,
+        requestId: 'same-key',
+      });
+      expect(res.status).toBe(202);
+    }
+    for (const { activityId } of [a, b]) {
+      await waitFor(
+        () => count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND user_id = 400', [activityId]),
+        (n) => n === 1,
+      );
+      expect(await count('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(1);
+    }
+    const [rows] = (await t.db.pool.query(
+      'SELECT request_id FROM seckill_order WHERE user_id = 400 ORDER BY activity_id',
+    )) as any;
+    expect(rows.map((r: any) => r.request_id).sort()).toEqual(
+      [`${a.activityId}:400:same-key`, `${b.activityId}:400:same-key`].sort(),
+    );
+  });
+});
+
 describe('surplus reservation', () => {
   it("a user's second reservation is released with its unit when the user already has an order", async () => {
     const { activityId, skuId } = await t.sale({ stock: 3 });
