@@ -36,6 +36,8 @@ const envSchema = z.object({
 
   /** Redis command timeout: a slower answer is treated as Redis down (503 unavailable). */
   REDIS_COMMAND_TIMEOUT_MS: int(100, 10),
+  /** Redis command timeout for admin calls, jobs and settlement side work (not the request path). */
+  REDIS_OPS_TIMEOUT_MS: int(5_000, 100),
   /** Consecutive Redis failures that open the circuit breaker (then 503 without calling Redis). */
   REDIS_BREAKER_FAILURES: int(20, 1),
   /** How long the open breaker refuses before probing Redis again. */

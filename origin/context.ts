@@ -21,7 +21,10 @@ export interface OriginContext {
   log: Logger;
   metrics: Metrics;
   db: Db;
-  /** Request-path client: short timeout, no offline queue. */
+  /** Request-path client (reserve, status): short timeout, no offline queue, behind the breaker. */
+  requestRedis: Redis;
+  requestScripts: ScriptCommands;
+  /** Admin, jobs, settlement side work: a patient client (REDIS_OPS_TIMEOUT_MS), queues while reconnecting. */
   redis: Redis;
   scripts: ScriptCommands;
   breaker: CircuitBreaker;
@@ -39,20 +42,28 @@ export async function createOriginContext(
 ): Promise<OriginContext> {
   const metrics = createMetrics();
   const db = createPool(config.MYSQL_URL, config.MYSQL_POOL_SIZE);
-  const redis = createRedis(config.REDIS_URL, {
+  const requestRedis = createRedis(config.REDIS_URL, {
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     queueWhileOffline: false,
     name: 'origin-request',
+  });
+  const redis = createRedis(config.REDIS_URL, {
+    commandTimeoutMs: config.REDIS_OPS_TIMEOUT_MS,
+    queueWhileOffline: true,
+    name: 'origin-ops',
   });
   const subscriber = createRedis(config.REDIS_URL, {
     commandTimeoutMs: 5_000,
     queueWhileOffline: true,
     name: 'origin-soldout-sub',
   });
-  redis.on('error', (err) => log.debug({ err: err.message }, 'redis error'));
+  requestRedis.on('error', (err) => log.debug({ err: err.message }, 'redis error'));
+  redis.on('error', (err) => log.debug({ err: err.message }, 'redis ops error'));
   subscriber.on('error', (err) => log.debug({ err: err.message }, 'redis subscriber error'));
-  const scripts = defineScripts(redis, readScripts());
-  await redisReady(redis);
+  const luaScripts = readScripts();
+  const requestScripts = defineScripts(requestRedis, luaScripts);
+  const scripts = defineScripts(redis, luaScripts);
+  await Promise.all([redisReady(requestRedis), redisReady(redis)]);
   await db.query('SELECT 1');
 
   const pushEdge = createEdgePush({
@@ -75,6 +86,8 @@ export async function createOriginContext(
     log,
     metrics,
     db,
+    requestRedis,
+    requestScripts,
     redis,
     scripts,
     breaker: new CircuitBreaker({
@@ -100,7 +113,7 @@ export async function createOriginContext(
       return { config: c, state, soldOut };
     },
     async close() {
-      await Promise.allSettled([redis.quit(), subscriber.quit(), db.end()]);
+      await Promise.allSettled([requestRedis.quit(), redis.quit(), subscriber.quit(), db.end()]);
     },
   };
   ctx.soldOut = new SoldOutFlags(redis, subscriber, log, (activityId, soldOut) => {

@@ -41,13 +41,13 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
   });
 
   if (ctx.soldOut.has(req.activityId)) {
-    const held = await ctx.breaker.run(() => ctx.redis.hget(keys.holders, req.userId));
+    const held = await ctx.breaker.run(() => ctx.requestRedis.hget(keys.holders, req.userId));
     if (held) return { created: false, reservationId: held };
     throw new ContractError('sold_out', 'sold out');
   }
 
   const reply = await ctx.breaker.run(() =>
-    ctx.scripts.reserve(
+    ctx.requestScripts.reserve(
       [keys.stock, keys.holders, keys.events, keys.config],
       [req.userId, req.quantity, newReservationId(req.activityId), req.requestId, traceId, Date.now()],
     ),

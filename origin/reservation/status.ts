@@ -65,7 +65,7 @@ export async function reservationStatus(
     if (owner !== userId) throw new ContractError('forbidden', 'this reservation belongs to someone else');
     return { reservationId, status: 'failed' };
   }
-  const held = await ctx.breaker.run(() => ctx.redis.hget(keys.holders, userId));
+  const held = await ctx.breaker.run(() => ctx.requestRedis.hget(keys.holders, userId));
   if (held === reservationId) return { reservationId, status: 'queued' };
   throw new ContractError('not_found', 'no such reservation');
 }
@@ -83,7 +83,7 @@ export async function reservationOfUser(
     [activityId, userId, skuId],
   )) as any;
   if (rows[0]) return fromOrder(rows[0]);
-  const held = await ctx.breaker.run(() => ctx.redis.hget(keys.holders, userId));
+  const held = await ctx.breaker.run(() => ctx.requestRedis.hget(keys.holders, userId));
   if (held) return reservationStatus(ctx, held, userId);
   throw new ContractError('not_found', 'you hold no reservation in this sale');
 }
