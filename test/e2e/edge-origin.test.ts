@@ -5,24 +5,17 @@
  */
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort } from '../../bench/lib/stack.js';
 import { scalar } from '../helpers/db.js';
-import { startEdge, type RunningEdge } from '../helpers/edge.js';
+import type { RunningEdge } from '../helpers/edge.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
-import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
+import { waitFor, type TestOrigin } from '../helpers/origin.js';
+import { startTestStack } from '../helpers/stack.js';
 
 let origin: TestOrigin;
 let edge: RunningEdge;
 
 beforeAll(async () => {
-  const port = await freePort();
-  edge = await startEdge({ originUrl: `http://127.0.0.1:${port}` });
-  origin = await startTestOrigin({
-    PORT: String(port),
-    EDGE_URL: edge.url,
-    EDGE_ORIGIN_SECRET: TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET,
-    REDIS_COMMAND_TIMEOUT_MS: '1000',
-  });
+  ({ edge, origin } = await startTestStack());
 });
 afterAll(async () => {
   await edge?.stop();

@@ -7,11 +7,11 @@ import { Writable } from 'node:stream';
 import { sign } from 'hono/jwt';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort } from '../../bench/lib/stack.js';
 import { activityKeys } from '../../origin/redis/keys.js';
-import { startEdge, type RunningEdge } from '../helpers/edge.js';
+import type { RunningEdge } from '../helpers/edge.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
-import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
+import { waitFor, type TestOrigin } from '../helpers/origin.js';
+import { startTestStack } from '../helpers/stack.js';
 
 const edgeLines: any[] = [];
 const originLines: any[] = [];
@@ -19,19 +19,16 @@ let origin: TestOrigin;
 let edge: RunningEdge;
 
 beforeAll(async () => {
-  const port = await freePort();
-  edge = await startEdge({ originUrl: `http://127.0.0.1:${port}`, onLog: (line) => edgeLines.push(safeJson(line)) });
   const sink = new Writable({
     write(chunk, _enc, done) {
       for (const line of String(chunk).split('\n')) if (line.trim()) originLines.push(safeJson(line));
       done();
     },
   });
-  origin = await startTestOrigin(
-    { PORT: String(port), EDGE_URL: edge.url, EDGE_ORIGIN_SECRET: TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET },
-    undefined,
-    { log: pino({ level: 'info' }, sink) },
-  );
+  ({ edge, origin } = await startTestStack({
+    edge: { onLog: (line) => edgeLines.push(safeJson(line)) },
+    originLog: pino({ level: 'info' }, sink),
+  }));
 });
 afterAll(async () => {
   await edge?.stop();

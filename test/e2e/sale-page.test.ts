@@ -12,13 +12,13 @@ import { fileURLToPath } from 'node:url';
 import { sign } from 'hono/jwt';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort } from '../../bench/lib/stack.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { scalar } from '../helpers/db.js';
-import { startEdge, type RunningEdge } from '../helpers/edge.js';
+import type { RunningEdge } from '../helpers/edge.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import { uniqueId } from '../helpers/ids.js';
-import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
+import { waitFor, type TestOrigin } from '../helpers/origin.js';
+import { startTestStack } from '../helpers/stack.js';
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The flags these machines need (no sandbox as root, and nothing that reaches for the network). */
@@ -51,14 +51,7 @@ beforeAll(async () => {
     );
   }
   mkdirSync(ARTIFACTS, { recursive: true });
-  const port = await freePort();
-  edge = await startEdge({ originUrl: `http://127.0.0.1:${port}` });
-  origin = await startTestOrigin({
-    PORT: String(port),
-    EDGE_URL: edge.url,
-    EDGE_ORIGIN_SECRET: TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET,
-    REDIS_COMMAND_TIMEOUT_MS: '1000',
-  });
+  ({ edge, origin } = await startTestStack());
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
 });
 
