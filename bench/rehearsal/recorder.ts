@@ -56,6 +56,9 @@ export class Recorder {
 
   /** Reservations the client learnt of only by looking them up after an ambiguous answer (503 unavailable). */
   foundByLookup = 0;
+  /** Reservations answered 202, and those first seen on a repeat (200) because the 202 never came. */
+  granted202 = 0;
+  firstSeenOnRepeat = 0;
   /** A holder's repeat purchase answered with a refusal (e.g. the edge's sold-out flag), by code. */
   readonly holderRepeatsRefused = new Map<string, number>();
 
@@ -63,6 +66,7 @@ export class Recorder {
   reserved(userId: string, reservationId: string, status: number, via: 'purchase' | 'lookup' = 'purchase'): void {
     const held = this.holders.get(userId);
     if (via === 'lookup') this.foundByLookup++;
+    if (status === 202 && via === 'purchase') this.granted202++;
     if (status === 202) {
       if (held && held !== reservationId)
         this.breaches.push(`user ${userId} got a second reservation ${reservationId} (already held ${held})`);
@@ -72,7 +76,10 @@ export class Recorder {
     } else if (held && held !== reservationId) {
       this.breaches.push(`user ${userId}'s repeat answered ${reservationId}, not the held ${held}`);
     } else if (!held) {
-      this.holders.set(userId, reservationId); // first answer lost on our side cannot happen here; keep it anyway
+      // A repeat is the first answer this user got with a reservation (the 202 was a 503 or lost): still granted.
+      this.reservations.set(reservationId, userId);
+      this.holders.set(userId, reservationId);
+      this.firstSeenOnRepeat++;
     }
   }
 
