@@ -47,13 +47,6 @@ export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Pr
   }
 }
 
-/** A result that asks the caller to roll back without treating it as an error. */
-export class Rollback<T> extends Error {
-  constructor(readonly value: T) {
-    super('rollback');
-  }
-}
-
 export function isDuplicateKey(err: unknown, key?: string): boolean {
   const e = err as { code?: string; message?: string };
   return e?.code === 'ER_DUP_ENTRY' && (key === undefined || (e.message ?? '').includes(key));

@@ -1,18 +1,17 @@
 /**
- * Settles reservations into MySQL. One reservation — exactly the transaction of DESIGN §6:
- *   order exists for reservation? → duplicate delivery
- *   INSERT order (same user's OTHER reservation → surplus)
- *   dead-lettered meanwhile? → stop (the dead letter owns it)
- *   UPDATE stock ... WHERE available >= q (0 rows → insufficient, roll back)
+ * Settles reservations into MySQL: the transaction of DESIGN §6, for a batch of reservations of one
+ * activity at a time, with exactly the per-reservation semantics of the single-message version:
+ *   order exists for the reservation?            → duplicate delivery, nothing written
+ *   dead-lettered meanwhile?                      → the dead letter owns it, nothing written
+ *   fewer units left than it needs?              → insufficient stock, nothing written for it
+ *   INSERT order (same user's OTHER reservation)  → surplus, nothing written for it
  *   INSERT stock log DEDUCT
- * COMMIT; the caller XACKs only after this returns.
- *
- * A batch (`settleBatch`) keeps exactly these per-reservation semantics in one transaction: the
- * stock row is locked once, each reservation is checked against what is left in turn, and the
- * stock UPDATE (still conditional) carries the sum. One commit per batch instead of one per order.
+ * then one conditional `UPDATE seckill_stock ... WHERE available >= Σq` for the batch (the row is
+ * locked at the start, so each reservation was checked against what was left in turn) and COMMIT.
+ * The caller XACKs only after this returns. One commit per batch instead of one per order.
  */
 import { createHash } from 'node:crypto';
-import { inTransaction, isDuplicateKey, Rollback, type Db } from '../db/pool.js';
+import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
 import type { ReservationEvent } from './event.js';
 
 export type SettleOutcome = 'settled' | 'duplicate' | 'surplus' | 'dead_lettered' | 'insufficient_stock';
@@ -33,65 +32,9 @@ export function orderNoFor(reservationId: string): string {
   return createHash('sha256').update(reservationId).digest('hex').slice(0, 24).toUpperCase();
 }
 
+/** One reservation: a batch of one, so both paths are the same code and the same transaction. */
 export async function settleReservation(db: Db, target: SettleTarget, e: ReservationEvent): Promise<SettleOutcome> {
-  try {
-    return await inTransaction(db, async (tx) => {
-      const [existing] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [
-        e.reservationId,
-      ])) as any;
-      if (existing.length > 0) return 'duplicate';
-
-      try {
-        await tx.execute(
-          `INSERT INTO seckill_order (order_no, reservation_id, request_id, activity_id, sku_id, user_id, quantity, status, expire_at, trace_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
-          [
-            orderNoFor(e.reservationId),
-            e.reservationId,
-            storedRequestId(target, e),
-            target.activityId,
-            target.skuId,
-            e.userId,
-            e.quantity,
-            new Date(Date.now() + target.paymentTimeoutSeconds * 1000),
-            e.traceId || null,
-          ],
-        );
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        // MySQL names only the first unique key violated, so ask directly: is it this reservation
-        // (a concurrent delivery committed first) or the same user's other one (surplus)? A locking
-        // read sees the latest commit, not this transaction's snapshot.
-        const [mine] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [
-          e.reservationId,
-        ])) as any;
-        throw new Rollback<SettleOutcome>(mine.length > 0 ? 'duplicate' : 'surplus');
-      }
-
-      // Locks against a concurrent dead-lettering of the same reservation (see dead-letter.ts).
-      const [dead] = (await tx.execute(
-        "SELECT id FROM seckill_dead_letter WHERE reservation_id = ? AND status <> 'retried' FOR UPDATE",
-        [e.reservationId],
-      )) as any;
-      if (dead.length > 0) throw new Rollback<SettleOutcome>('dead_lettered');
-
-      const [update] = (await tx.execute(
-        `UPDATE seckill_stock SET available = available - ?, updated_at = CURRENT_TIMESTAMP(3)
-          WHERE activity_id = ? AND sku_id = ? AND available >= ?`,
-        [e.quantity, target.activityId, target.skuId, e.quantity],
-      )) as any;
-      if (update.affectedRows !== 1) throw new Rollback<SettleOutcome>('insufficient_stock');
-
-      await tx.execute(
-        "INSERT INTO seckill_stock_log (activity_id, sku_id, biz_id, change_type, quantity) VALUES (?, ?, ?, 'DEDUCT', ?)",
-        [target.activityId, target.skuId, e.reservationId, e.quantity],
-      );
-      return 'settled';
-    });
-  } catch (err) {
-    if (err instanceof Rollback) return err.value as SettleOutcome;
-    throw err;
-  }
+  return (await settleBatch(db, target, [e])).get(e.reservationId)!;
 }
 
 const INSERT_ORDER = `INSERT INTO seckill_order
