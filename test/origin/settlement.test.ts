@@ -105,52 +105,65 @@ describe('duplicate delivery', () => {
   });
 });
 
+/**
+ * N reservations queued by the reserve script in a sale of their own (HTTP-only origin, own
+ * database: no consumer of this suite sees it), and a way to start a consumer child process on it.
+ */
+async function queuedSale(N: number, userBase: number) {
+  const writer = await startTestOrigin({ ORIGIN_ROLE: 'http' });
+  const { activityId, skuId } = await writer.sale({ stock: N });
+  const keys = activityKeys(activityId, skuId);
+  const redis = new Redis(REDIS_URL);
+  const scripts = defineScripts(redis);
+  await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      scripts.reserve(
+        [keys.stock, keys.holders, keys.events, keys.config],
+        [String(userBase + i), 1, `${activityId}-${String(i).padStart(32, '0')}`, `q${i}`, '', Date.now()],
+      ),
+    ),
+  );
+  expect(await redis.xlen(keys.events)).toBe(N);
+  const count = (sql: string) => scalar(writer.db.pool, sql, [activityId]);
+  return {
+    writer,
+    activityId,
+    keys,
+    count,
+    orders: () => count('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?'),
+    reconciliation: async () =>
+      (await (await writer.admin('GET', `/admin/activities/${activityId}/reconciliation`)).json()) as any,
+    consumerProcess: (env: Record<string, string>) =>
+      spawn(process.execPath, ['--import', 'tsx', 'origin/main.ts'], {
+        env: {
+          ...process.env,
+          ...TEST_SECRETS,
+          ORIGIN_ROLE: 'consumers',
+          MYSQL_URL: writer.db.url,
+          REDIS_URL,
+          LOG_LEVEL: 'silent',
+          SETTLE_WORKERS: '1',
+          SETTLE_DISCOVERY_MS: '100',
+          ...env,
+        },
+        stdio: 'ignore',
+      }),
+    async close() {
+      await writer.stop();
+      await redis.quit();
+    },
+  };
+}
+
 describe('a consumer killed mid-settlement', () => {
   it('SIGKILL in the middle, another consumer started: every reservation settled exactly once', async () => {
     const N = 3000;
-    // HTTP only, on a database of its own, so no other consumer of this suite sees the activity:
-    // the settling is done by the child, then by a second origin.
-    const writer = await startTestOrigin({ ORIGIN_ROLE: 'http' });
-    const { activityId, skuId } = await writer.sale({ stock: N });
-    const keys = activityKeys(activityId, skuId);
-    const writerCount = (sql: string, params: unknown[]) => scalar(writer.db.pool, sql, params);
-    const writerReconciliation = async (id: string) =>
-      (await (await writer.admin('GET', `/admin/activities/${id}/reconciliation`)).json()) as any;
-    const redis = new Redis(REDIS_URL);
-    const scripts = defineScripts(redis);
-    const pipeline: Promise<unknown>[] = [];
-    for (let i = 0; i < N; i++) {
-      pipeline.push(
-        scripts.reserve(
-          [keys.stock, keys.holders, keys.events, keys.config],
-          [String(1_000_000 + i), 1, `${activityId}-${String(i).padStart(32, '0')}`, `q${i}`, '', Date.now()],
-        ),
-      );
-    }
-    await Promise.all(pipeline);
-    expect(await redis.xlen(keys.events)).toBe(N);
-
-    const child = spawn(process.execPath, ['--import', 'tsx', 'origin/main.ts'], {
-      env: {
-        ...process.env,
-        ...TEST_SECRETS,
-        ORIGIN_ROLE: 'consumers',
-        MYSQL_URL: writer.db.url,
-        REDIS_URL,
-        LOG_LEVEL: 'silent',
-        SETTLE_WORKERS: '1',
-        SETTLE_BATCH_SIZE: '50',
-        SETTLE_DISCOVERY_MS: '100',
-      },
-      stdio: 'ignore',
-    });
+    const sale = await queuedSale(N, 1_000_000);
+    const child = sale.consumerProcess({ SETTLE_BATCH_SIZE: '50' });
     // Kill it while it holds delivered, unacknowledged entries (a batch in its hands), after it has
     // settled a good part: in the middle of settling.
     const [settledAtKill] = await waitFor(
-      async () => [
-        await writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
-        await pendingOf(keys.events),
-      ],
+      async () => [await sale.orders(), await pendingOf(sale.keys.events)],
       ([orders, pending]) => orders! >= 200 && pending! > 0,
       30_000,
       2,
@@ -159,37 +172,27 @@ describe('a consumer killed mid-settlement', () => {
     await once(child, 'exit');
     expect(settledAtKill).toBeLessThan(N);
 
-    const second = await startTestOrigin({ ORIGIN_ROLE: 'consumers', SETTLE_CLAIM_IDLE_MS: '300' }, writer.db);
+    const second = await startTestOrigin({ ORIGIN_ROLE: 'consumers', SETTLE_CLAIM_IDLE_MS: '300' }, sale.writer.db);
     try {
+      await waitFor(sale.orders, (n) => n >= N, 60_000);
       await waitFor(
-        () => writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
-        (n) => n >= N,
-        60_000,
-      );
-      await waitFor(
-        () => pendingOf(keys.events),
+        () => pendingOf(sale.keys.events),
         (n) => n === 0,
         30_000,
       );
-      expect(await writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(N);
+      expect(await sale.orders()).toBe(N);
+      expect(await sale.count('SELECT COUNT(DISTINCT reservation_id) FROM seckill_order WHERE activity_id = ?')).toBe(
+        N,
+      );
       expect(
-        await writerCount('SELECT COUNT(DISTINCT reservation_id) FROM seckill_order WHERE activity_id = ?', [
-          activityId,
-        ]),
+        await sale.count("SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'DEDUCT'"),
       ).toBe(N);
-      expect(
-        await writerCount("SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'DEDUCT'", [
-          activityId,
-        ]),
-      ).toBe(N);
-      expect(await writerCount('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(0);
-      expect(await writerCount('SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?', [activityId])).toBe(0);
-      const rec = await writerReconciliation(activityId);
-      expect(rec.checks.filter((c: any) => !c.ok)).toEqual([]);
+      expect(await sale.count('SELECT available FROM seckill_stock WHERE activity_id = ?')).toBe(0);
+      expect(await sale.count('SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?')).toBe(0);
+      expect((await sale.reconciliation()).checks.filter((c: any) => !c.ok)).toEqual([]);
     } finally {
       await second.stop();
-      await writer.stop();
-      await redis.quit();
+      await sale.close();
     }
   });
 });
@@ -197,68 +200,34 @@ describe('a consumer killed mid-settlement', () => {
 describe('a consumer stopped with SIGTERM mid-settlement', () => {
   it('finishes or hands back its work, exits 0, and a restart settles the rest exactly once', async () => {
     const N = 2000;
-    const writer = await startTestOrigin({ ORIGIN_ROLE: 'http' });
-    const { activityId, skuId } = await writer.sale({ stock: N });
-    const keys = activityKeys(activityId, skuId);
-    const writerCount = (sql: string, params: unknown[]) => scalar(writer.db.pool, sql, params);
-    const writerReconciliation = async (id: string) =>
-      (await (await writer.admin('GET', `/admin/activities/${id}/reconciliation`)).json()) as any;
-    const redis = new Redis(REDIS_URL);
-    const scripts = defineScripts(redis);
-    await Promise.all(
-      Array.from({ length: N }, (_, i) =>
-        scripts.reserve(
-          [keys.stock, keys.holders, keys.events, keys.config],
-          [String(2_000_000 + i), 1, `${activityId}-${String(i).padStart(32, 'a')}`, `s${i}`, '', Date.now()],
-        ),
-      ),
-    );
-    const child = spawn(process.execPath, ['--import', 'tsx', 'origin/main.ts'], {
-      env: {
-        ...process.env,
-        ...TEST_SECRETS,
-        ORIGIN_ROLE: 'consumers',
-        MYSQL_URL: writer.db.url,
-        REDIS_URL,
-        LOG_LEVEL: 'silent',
-        SETTLE_WORKERS: '1',
-        SETTLE_BATCH_SIZE: '20',
-        SETTLE_DISCOVERY_MS: '100',
-      },
-      stdio: 'ignore',
-    });
-    const orders = () => writerCount('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]);
-    await waitFor(orders, (n) => n >= 100, 30_000, 5);
+    const sale = await queuedSale(N, 2_000_000);
+    const child = sale.consumerProcess({ SETTLE_BATCH_SIZE: '20' });
+    await waitFor(sale.orders, (n) => n >= 100, 30_000, 5);
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
-    const atStop = await orders();
+    const atStop = await sale.orders();
     expect(atStop).toBeLessThan(N);
-    // Whatever it committed, it acknowledged or left pending — never an order without its stock row and log.
+    // Whatever it committed is whole: every order has its stock deduction and its log row.
     expect(
-      await writerCount("SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'DEDUCT'", [
-        activityId,
-      ]),
+      await sale.count("SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'DEDUCT'"),
     ).toBe(atStop);
-    expect(await writerCount('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(
-      N - atStop,
-    );
+    expect(await sale.count('SELECT available FROM seckill_stock WHERE activity_id = ?')).toBe(N - atStop);
 
-    const second = await startTestOrigin({ ORIGIN_ROLE: 'consumers', SETTLE_CLAIM_IDLE_MS: '300' }, writer.db);
+    const second = await startTestOrigin({ ORIGIN_ROLE: 'consumers', SETTLE_CLAIM_IDLE_MS: '300' }, sale.writer.db);
     try {
-      await waitFor(orders, (n) => n >= N, 60_000);
+      await waitFor(sale.orders, (n) => n >= N, 60_000);
       await waitFor(
-        () => pendingOf(keys.events),
+        () => pendingOf(sale.keys.events),
         (n) => n === 0,
         30_000,
       );
-      expect(await orders()).toBe(N);
-      expect(await writerCount('SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(0);
-      expect((await writerReconciliation(activityId)).checks.filter((c: any) => !c.ok)).toEqual([]);
+      expect(await sale.orders()).toBe(N);
+      expect(await sale.count('SELECT available FROM seckill_stock WHERE activity_id = ?')).toBe(0);
+      expect((await sale.reconciliation()).checks.filter((c: any) => !c.ok)).toEqual([]);
     } finally {
       await second.stop();
-      await writer.stop();
-      await redis.quit();
+      await sale.close();
     }
   });
 });
