@@ -1,10 +1,18 @@
-/** `GET /api/reservations/:reservationId` (DESIGN §3): the owner polls; the origin answers. */
+/**
+ * `GET /api/reservations/:reservationId` (DESIGN §3): the owner polls; the origin answers. Polls are
+ * rate-limited per user and reservation (POLL_RATE_PER_SEC, 429 + Retry-After), so 100k holders
+ * polling through a settlement backlog cannot turn into 100k status reads a second at the origin.
+ */
 import { Hono } from 'hono';
 import { ContractError, activityOfReservation, type ReservationBody } from '../../contract/index.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
+import { admitUser } from '../gates.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
+
+/** Status polls one user may make per second for one reservation. */
+export const POLL_RATE_PER_SEC = 1;
 
 export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', async (c) => {
   const reservationId = c.req.param('reservationId');
@@ -12,7 +20,9 @@ export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', asyn
   if (!activityId) throw new ContractError('not_found', 'no such reservation');
   c.set('activityId', activityId);
   const userId = await requireUser(c);
-  const answer = await callOrigin<ReservationBody>(settingsOf(c.env), {
+  const settings = settingsOf(c.env);
+  await admitUser(c.env, settings.userGateShards, userId, `poll:${reservationId}`, POLL_RATE_PER_SEC);
+  const answer = await callOrigin<ReservationBody>(settings, {
     method: 'GET',
     path: `/internal/reservations/${reservationId}?userId=${userId}`,
     traceId: c.get('traceId'),

@@ -143,6 +143,27 @@ describe('PUT /internal/activities/:id', () => {
 });
 
 describe('reservations', () => {
+  it('polls are rate-limited per user and reservation: a second poll within a second is 429 without an origin call', async () => {
+    const activityId = await openActivity();
+    const user = newUserId();
+    const t = (await (await ticket(activityId, user)).json()) as { purchaseUrl: string };
+    const bought = await SELF.fetch(`${BASE}${t.purchaseUrl}`, {
+      method: 'POST',
+      headers: { authorization: await bearer(user), 'idempotency-key': 'poll-1' },
+      body: '{"quantity":1}',
+    });
+    const { pollUrl } = (await bought.json()) as { pollUrl: string };
+    const auth = { authorization: await bearer(user) };
+    expect((await SELF.fetch(`${BASE}${pollUrl}`, { headers: auth })).status).toBe(200);
+    const before = await originCalls(activityId);
+    const again = await SELF.fetch(`${BASE}${pollUrl}`, { headers: auth });
+    expect(again.status).toBe(429);
+    expect(Number(again.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await originCalls(activityId)).toEqual(before);
+    await sleep(1_050);
+    expect((await SELF.fetch(`${BASE}${pollUrl}`, { headers: auth })).status).toBe(200);
+  });
+
   it('the owner polls a reservation; another user gets 403; unknown is 404; no token is 401', async () => {
     const activityId = await openActivity();
     const user = newUserId();

@@ -119,7 +119,8 @@
         else if (r.status === 'timeout') return setStatus('Your order timed out.', 'timeout');
         else if (r.status === 'failed') return setStatus('Sorry, the order failed.', 'failed');
       }
-      await sleep(res.retryAfter ? res.retryAfter * 1000 : 1000);
+      // Back off while queued (1 s, 1.5 s, … up to 5 s): a settlement backlog is not a reason to hammer.
+      await sleep(res.retryAfter ? res.retryAfter * 1000 : Math.min(5000, 1000 * 1.5 ** Math.min(i, 5)));
     }
     setStatus('Still queued; reload later to check.', 'queued');
   }
