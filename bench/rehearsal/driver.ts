@@ -138,7 +138,9 @@ export class Driver {
       const arrival = this.nextArrival();
       const arrivalDue = arrival ? this.o.startsAt + arrival.at : Infinity;
       let run: (() => Promise<void>) | null = null;
-      if (top && top.due <= now && top.due <= arrivalDue) run = this.agenda.pop()!.run;
+      // Users already in the sale (a retry after Retry-After, a poll) go before newcomers still at the door:
+      // when the stack is saturated, strict arrival order would starve every follow-up until the crowd is in.
+      if (top && top.due <= now) run = this.agenda.pop()!.run;
       else if (arrival && arrivalDue <= now) {
         this.cursor++;
         const lag = now - arrivalDue;

@@ -9,6 +9,8 @@ import { SERIES, type Series } from './recorder.js';
 const esc = (x: unknown) =>
   String(x).replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!);
 const n = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toLocaleString('en-US'));
+export const settleText = (ms: number | null) =>
+  ms === null ? 'not settled' : ms < 500 ? '< 0.5 s (kept pace)' : `${(ms / 1000).toFixed(2)} s`;
 const sec = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toFixed(2)} s`);
 
 const COLORS: Record<Series, string> = {
@@ -55,7 +57,17 @@ function niceMax(v: number): number {
 
 /** Requests per second by outcome, stacked, over seconds since the sale's start. */
 function throughputSvg(r: Report): string {
-  const t = r.timeline;
+  // Long runs: average per-second counts over bins so ~300 steps remain (a 20-minute sale is unreadable per second).
+  const bin = Math.max(1, Math.ceil(r.timeline.length / 300));
+  const t: Report['timeline'] = [];
+  for (let i = 0; i < r.timeline.length; i += bin) {
+    const chunk = r.timeline.slice(i, i + bin);
+    const avg = Object.fromEntries(SERIES.map((k) => [k, chunk.reduce((s, p) => s + p[k], 0) / bin])) as Record<
+      Series,
+      number
+    >;
+    t.push({ second: chunk[0]!.second, ...avg });
+  }
   if (t.length === 0) return '<p>No requests.</p>';
   const W = 1100;
   const H = 340;
@@ -64,7 +76,7 @@ function throughputSvg(r: Report): string {
   const T = 20;
   const B = 50;
   const x0 = t[0]!.second;
-  const x1 = t.at(-1)!.second + 1;
+  const x1 = t.at(-1)!.second + bin;
   const totals = t.map((p) => SERIES.reduce((s, k) => s + p[k], 0));
   const yMax = niceMax(Math.max(...totals));
   const X = (sec: number) => L + ((sec - x0) / Math.max(1, x1 - x0)) * (W - L - R);
@@ -77,10 +89,10 @@ function throughputSvg(r: Report): string {
     let d = '';
     t.forEach(
       (p, i) =>
-        (d += `${i === 0 ? 'M' : 'L'}${X(p.second).toFixed(1)},${Y(base[i]!).toFixed(1)} L${X(p.second + 1).toFixed(1)},${Y(base[i]!).toFixed(1)} `),
+        (d += `${i === 0 ? 'M' : 'L'}${X(p.second).toFixed(1)},${Y(base[i]!).toFixed(1)} L${X(p.second + bin).toFixed(1)},${Y(base[i]!).toFixed(1)} `),
     );
     for (let i = t.length - 1; i >= 0; i--)
-      d += `L${X(t[i]!.second + 1).toFixed(1)},${Y(lower[i]!).toFixed(1)} L${X(t[i]!.second).toFixed(1)},${Y(lower[i]!).toFixed(1)} `;
+      d += `L${X(t[i]!.second + bin).toFixed(1)},${Y(lower[i]!).toFixed(1)} L${X(t[i]!.second).toFixed(1)},${Y(lower[i]!).toFixed(1)} `;
     return `<path d="${d}Z" fill="${COLORS[k]}" fill-opacity="0.85"/>`;
   }).join('\n');
   const yTicks = [0, 0.25, 0.5, 0.75, 1]
@@ -111,7 +123,7 @@ function throughputSvg(r: Report): string {
 ${yTicks}${layers}${marks.join('')}
 <line x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}" class="axl"/>${xTicks}
 <text x="${W - R}" y="${H - B + 32}" text-anchor="end" class="ax">seconds since the sale's start</text>
-<text x="14" y="${T + (H - T - B) / 2}" transform="rotate(-90 14 ${T + (H - T - B) / 2})" text-anchor="middle" class="ax">requests / s</text>
+<text x="14" y="${T + (H - T - B) / 2}" transform="rotate(-90 14 ${T + (H - T - B) / 2})" text-anchor="middle" class="ax">requests / s${bin > 1 ? ` (${bin}-s average)` : ''}</text>
 ${legend}</svg>`;
 }
 
@@ -244,7 +256,7 @@ ${card('time to sold out', sec(f.timeToSoldOutMs))}
 ${card('edge requests / s (avg)', n(f.edgeRequestsPerSecond))}
 ${card('peak requests / s', n(f.peakRequestsPerSecond))}
 ${card('purchase p99', `${f.purchaseP99Ms.toFixed(1)} ms`)}
-${card('time to settle', sec(f.settleMs))}
+${card('time to settle (after the last reservation)', settleText(f.settleMs))}
 ${card('orders / stock', `${n(st.orders.total)} / ${n(f.stock)}`)}
 ${card('users with 2 orders', n(st.usersWithTwoOrders))}
 ${card('lost reservations', n(st.lostCount))}
@@ -257,7 +269,7 @@ ${card('reconciliation', st.reconciliation.ok ? 'ok' : 'MISMATCH')}
 <h2>Latency percentiles per outcome (ms, log scale)</h2>${latencySvg(r)}
 <table><tr><th>step</th><th>status</th><th>code</th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>${outcomeRows}</table>
 <h2>Settlement and reconciliation</h2>
-<div>Orders ${n(st.orders.total)}: paid ${n(st.orders.paid)}, timed out ${n(st.orders.timeout)}, pending ${n(st.orders.pending)}; dead letters ${n(st.deadLetters)}; settled ${sec(st.settleMs)} after the last reservation.</div>
+<div>Orders ${n(st.orders.total)}: paid ${n(st.orders.paid)}, timed out ${n(st.orders.timeout)}, pending ${n(st.orders.pending)}; dead letters ${n(st.deadLetters)}; settled ${settleText(st.settleMs)} after the last reservation.</div>
 <table><tr><th>check</th><th>expected</th><th>actual</th><th></th></tr>${checks}</table>
 </body></html>`;
 }

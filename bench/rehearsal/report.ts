@@ -8,7 +8,7 @@ import { LatencyHistogram, type LatencySummary } from './histogram.js';
 import type { RehearsalOptions } from './options.js';
 import { SERIES, type Recorder, type Series } from './recorder.js';
 import type { SettlementFacts } from './settlement.js';
-import { renderHtml } from './report-html.js';
+import { renderHtml, settleText } from './report-html.js';
 
 export interface FunnelRow {
   label: string;
@@ -219,7 +219,7 @@ export function printReport(r: Report): void {
   out.push(
     `  time to sold out           ${s(f.timeToSoldOutMs)} after the start (last reservation ${s(f.lastReservationMs)})`,
   );
-  out.push(`  time to settle             ${s(f.settleMs)} after the last reservation`);
+  out.push(`  time to settle             ${settleText(f.settleMs)} after the last reservation (probed every 0.5 s)`);
   out.push(
     `  purchase p99               ${f.purchaseP99Ms.toFixed(1)} ms; all edge requests p99 ${f.allRequestsP99Ms.toFixed(1)} ms`,
   );
