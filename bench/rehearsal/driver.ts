@@ -273,7 +273,9 @@ export class Driver {
 
   private async poll(user: User, pollUrl: string, n: number): Promise<void> {
     const r = await this.call('poll', 'GET', pollUrl, user);
-    if (r.status === 200 && r.body.status === 'queued' && n < MAX_POLLS) {
+    if (r.status === 429 && n < MAX_POLLS) {
+      this.later(jitter(Math.max(r.retryAfterMs, POLL_EVERY_MS)), () => this.poll(user, pollUrl, n + 1));
+    } else if (r.status === 200 && r.body.status === 'queued' && n < MAX_POLLS) {
       this.later(POLL_EVERY_MS, () => this.poll(user, pollUrl, n + 1));
     } else if (r.status === 200 && r.body.status === 'ordered' && user.luck / this.o.pollRatio < this.o.payRatio) {
       await this.pay(r.body.orderNo as string, user);
