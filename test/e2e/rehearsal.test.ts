@@ -10,7 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { verify } from 'hono/jwt';
 import { afterAll, expect, it } from 'vitest';
+import { LatencyHistogram } from '../../bench/rehearsal/histogram.js';
+import { mintUserToken } from '../../bench/rehearsal/jwt.js';
+import { DEFAULT_MIX, Population } from '../../bench/rehearsal/population.js';
 import { randomHex } from '../../contract/ids.js';
 import { ROOT } from '../../bench/lib/stack.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
@@ -34,6 +38,60 @@ afterAll(async () => {
     await redis.quit();
   }
   if (!process.env.KEEP_REHEARSAL_REPORT) rmSync(outDir, { recursive: true, force: true });
+});
+
+it('a user token minted with node:crypto is a JWT the edge verifier accepts', async () => {
+  const exp = Math.floor(Date.now() / 1000) + 60;
+  const token = mintUserToken('rehearsal-secret-0123456789', '123456789', exp);
+  expect(await verify(token, 'rehearsal-secret-0123456789', 'HS256')).toEqual({ sub: '123456789', exp });
+  await expect(verify(token, 'another-secret-0123456789', 'HS256')).rejects.toThrow();
+});
+
+it('latency percentiles are within the 2% bucket width', () => {
+  const h = new LatencyHistogram();
+  for (let i = 1; i <= 10_000; i++) h.record(i / 10);
+  const s = h.summary();
+  expect(s.p50).toBeGreaterThanOrEqual(500);
+  expect(s.p50).toBeLessThanOrEqual(510);
+  expect(s.p99).toBeGreaterThanOrEqual(990);
+  expect(s.p99).toBeLessThanOrEqual(1000);
+  expect(s.max).toBe(1000);
+});
+
+it('the crowd is deterministic, arrives in time order on the curve, and has the asked-for mix', () => {
+  const opts = {
+    users: 100_000,
+    seed: 7,
+    firstUserId: 1,
+    curve: 'spike' as const,
+    durationMs: 10_000,
+    leadMs: 3_000,
+    mix: DEFAULT_MIX,
+  };
+  const a = new Population(opts);
+  const b = new Population(opts);
+  let last = -Infinity;
+  let outOfOrder = 0;
+  let differs = 0;
+  let lateEarlyBirds = 0;
+  const kinds: Record<string, number> = {};
+  for (let i = 0; i < opts.users; i++) {
+    const x = a.arrival(i);
+    const y = b.arrival(i);
+    if (x.userId !== y.userId || x.kind !== y.kind || x.at !== y.at || x.luck !== y.luck) differs++;
+    kinds[x.kind] = (kinds[x.kind] ?? 0) + 1;
+    if (x.kind === 'early') {
+      if (x.at >= 0) lateEarlyBirds++;
+    } else {
+      if (x.at < last) outOfOrder++;
+      last = x.at;
+    }
+  }
+  expect({ differs, outOfOrder, lateEarlyBirds }).toEqual({ differs: 0, outOfOrder: 0, lateEarlyBirds: 0 });
+  expect(last).toBeLessThanOrEqual(opts.durationMs);
+  for (const [kind, share] of Object.entries(DEFAULT_MIX)) expect(kinds[kind]! / opts.users).toBeCloseTo(share, 2);
+  // Spike: half the punctual crowd within the first ~10% of the window.
+  expect(a.arrival(Math.floor(opts.users / 2)).at).toBeLessThan(opts.durationMs * 0.1);
 });
 
 function runRehearsal(args: string[]): Promise<{ code: number | null; output: string }> {
