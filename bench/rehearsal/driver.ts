@@ -53,7 +53,6 @@ export class Driver {
   private busy = 0;
   private readonly shared: string[] = [];
   /** How late punctual users started compared with the curve (the generator's own lag). */
-  arrivalLagMs = 0;
   maxArrivalLagMs = 0;
 
   constructor(
@@ -97,7 +96,6 @@ export class Driver {
       else if (arrival && arrivalDue <= now) {
         this.cursor++;
         const lag = now - arrivalDue;
-        this.arrivalLagMs = lag;
         if (lag > this.maxArrivalLagMs) this.maxArrivalLagMs = lag;
         run = () => this.arrive(arrival);
       }
@@ -263,6 +261,12 @@ export class Driver {
     const expires = Date.now() + 60_000;
     const ticket = `v1.${this.o.activityId}.${user.id}.${expires}.k2.${randomBytes(8).toString('hex')}.${randomBytes(32).toString('hex')}`;
     return `/api/activities/${this.o.activityId}/purchase?t=${ticket}`;
+  }
+
+  /** How far behind the curve the next newcomer is right now (0 when the generator keeps up). */
+  get arrivalLagMs(): number {
+    const next = this.nextArrival();
+    return next ? Math.max(0, Date.now() - (this.o.startsAt + next.at)) : 0;
   }
 
   /** For the progress line. */
