@@ -189,6 +189,37 @@ describe('POST {purchaseUrl}', () => {
     expect((await originCalls(activityId)).reserve).toBe(1);
   });
 
+  it('isolates lease admission tokens in batches: fewer shard calls than purchases, never more than the rate', async () => {
+    const activityId = await openActivity({ admissionRatePerSec: 1000, admissionShards: 1, userRatePerSec: 50 });
+    const shard = env.ADMISSION.get(env.ADMISSION.idFromName(`${activityId}:0`));
+    let purchases = 0;
+    const until = Date.now() + 800;
+    while (Date.now() < until) {
+      const user = newUserId();
+      expect((await purchase(await purchaseUrlFor(activityId, user), user)).status).toBe(202);
+      purchases++;
+    }
+    const stats = await shard.stats();
+    expect(stats.calls).toBeLessThan(purchases);
+    expect(stats.granted).toBeGreaterThanOrEqual(purchases);
+    expect((await originCalls(activityId)).reserve).toBe(purchases);
+  });
+
+  it('leasing never lets more through than the admission rate', async () => {
+    const activityId = await openActivity({ admissionRatePerSec: 5, admissionShards: 1, userRatePerSec: 50 });
+    const started = Date.now();
+    const users = Array.from({ length: 30 }, () => newUserId());
+    const urls = await Promise.all(users.map((u) => purchaseUrlFor(activityId, u)));
+    const statuses = await Promise.all(users.map((u, i) => purchase(urls[i]!, u).then((r) => r.status)));
+    const elapsed = (Date.now() - started) / 1000;
+    const forwarded = (await originCalls(activityId)).reserve;
+    expect(statuses.filter((s) => s === 202)).toHaveLength(forwarded);
+    expect(statuses.filter((s) => s !== 202).every((s) => s === 503)).toBe(true);
+    // A full bucket (5) plus what refills (5/s) while the burst lasts.
+    expect(forwarded).toBeLessThanOrEqual(5 + Math.ceil(5 * elapsed));
+    expect(forwarded).toBeGreaterThanOrEqual(1);
+  });
+
   it("origin errors pass through with the contract's code and status", async () => {
     for (const [code, status] of [
       ['limit_exceeded', 409],
