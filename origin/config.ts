@@ -82,6 +82,10 @@ const envSchema = z.object({
   OUTBOX_CLAIM_LEASE_MS: int(10_000, 100),
   /** How often every warmed activity is reconciled (alert metric + log line on mismatch). */
   RECONCILE_INTERVAL_MS: int(60_000, 100),
+  /** A mismatch found by the periodic reconciliation is re-checked this many times in all ... */
+  RECONCILE_CONFIRM_RUNS: int(3, 1),
+  /** ... this far apart, and alarms only if the same check failed every time (live figures move). */
+  RECONCILE_CONFIRM_DELAY_MS: int(2_000, 0),
   /** After cleanup, a sale's Redis keys live this long (seconds) before Redis expires them. */
   CLEANUP_RETENTION_SECONDS: int(86_400, 1),
   /** Graceful stop: in-flight work gets this long before the process exits anyway. */

@@ -5,7 +5,7 @@ import { isId } from '../../contract/ids.js';
 import { createActivity, setState, warmup } from '../activity/operations.js';
 import { createActivitySchema, patchActivitySchema } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
-import { reconcile } from '../reconcile/reconcile.js';
+import { raiseMismatch, reconcile } from '../reconcile/reconcile.js';
 import { adminToken, parseJson } from './middleware.js';
 import type { OriginEnv } from './types.js';
 
@@ -41,7 +41,9 @@ export function adminRoutes(ctx: OriginContext) {
   });
 
   app.get('/activities/:id/reconciliation', async (c) => {
-    return c.json(await reconcile(ctx, activityIdOf(c.req.param('id'))));
+    const rec = await reconcile(ctx, activityIdOf(c.req.param('id')));
+    raiseMismatch(ctx, rec);
+    return c.json(rec);
   });
 
   return app;
