@@ -1,17 +1,25 @@
 /**
  * Reconciliation (DESIGN §6), per activity+SKU. Every check reports expected and actual; any
- * mismatch — under-selling as much as over-selling — makes `ok` false, sets a metric and logs an
- * alert line. Figures read while a sale is live can differ for a moment (an entry committed but not
- * yet acknowledged); a mismatch that persists is the alarm.
+ * mismatch — under-selling as much as over-selling — makes `ok` false.
  *
  *   DB:    initial = available + Σ deduct − Σ refill;  Σ order quantity = Σ deduct
  *   Redis: initial − stock = issued − released − refilled;  issued = settled + unsettled + dead-lettered + surplus
  *   Both:  available = stock + unsettled + refills not yet synced + dead-lettered units not restocked
+ *
+ * It must be exact while a sale is live, so it reads two snapshots and relates them:
+ *   1. Redis at one instant (one MULTI): stock, the Stream's last id (the bound), the group's
+ *      position, `released`, `refilled`. Only Stream entries up to the bound count as issued.
+ *   2. MySQL in one transaction (one consistent snapshot), after 1.
+ * An entry still pending, or not yet delivered, is unsettled — unless MySQL already has its order
+ * or dead letter, or Redis had released it (settled or compensated between the reads). Orders of
+ * reservations beyond the bound were granted after snapshot 1, so their units are added back to
+ * `available` for the cross check. What can still move between the two reads (a refill applied
+ * and marked done in between) is rare and is what the periodic job's re-reads are for.
  */
 import type { OriginContext } from '../context.js';
 import { requireActivity } from '../activity/store.js';
+import { inTransaction } from '../db/pool.js';
 import { CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
-import { groupInfo } from '../settlement/stream-stats.js';
 
 export interface Check {
   name: string;
@@ -37,38 +45,6 @@ const check = (name: string, expected: number, actual: number): Check => ({
 
 const STREAM_PAGE = 1_000;
 
-/** Units per reservation id in the Stream, and where the consumer group stands. */
-async function streamFigures(ctx: OriginContext, events: string) {
-  const units = new Map<string, number>();
-  const byStreamId = new Map<string, number>();
-  let start = '-';
-  for (;;) {
-    const page = (await ctx.redis.xrange(events, start, '+', 'COUNT', STREAM_PAGE)) as [string, string[]][];
-    for (const [id, fields] of page) {
-      const f: Record<string, string> = {};
-      for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-      const q = Number(f.quantity) || 0;
-      if (f.reservationId) units.set(f.reservationId, q);
-      byStreamId.set(id, q);
-    }
-    if (page.length < STREAM_PAGE) break;
-    start = `(${page[page.length - 1]![0]}`;
-  }
-  const info = await groupInfo(ctx, events);
-  let unsettled = 0;
-  if (info) {
-    const pending = (await ctx.redis.xpending(events, CONSUMER_GROUP, '-', '+', Math.max(1, info.pending))) as [
-      string,
-    ][];
-    for (const [id] of pending) unsettled += byStreamId.get(id) ?? 0;
-    const last = info.lastDeliveredId;
-    for (const [id, q] of byStreamId) if (compareStreamIds(id, last) > 0) unsettled += q;
-  } else {
-    for (const q of byStreamId.values()) unsettled += q;
-  }
-  return { units, unsettled };
-}
-
 function compareStreamIds(a: string, b: string): number {
   const [am, as] = a.split('-').map(BigInt);
   const [bm, bs] = b.split('-').map(BigInt);
@@ -78,97 +54,179 @@ function compareStreamIds(a: string, b: string): number {
 
 const sumValues = (h: Record<string, string>) => Object.values(h).reduce((s, v) => s + Number(v), 0);
 
+function fieldsOf(raw: unknown[]): Record<string, string> {
+  const f: Record<string, string> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) f[String(raw[i])] = String(raw[i + 1]);
+  return f;
+}
+
+/** Snapshot 1: Redis at one instant, then the Stream up to the bound read then. */
+async function redisSnapshot(ctx: OriginContext, keys: ReturnType<typeof activityKeys>) {
+  const replies = (await ctx.redis
+    .multi()
+    .get(keys.stock)
+    .xrevrange(keys.events, '+', '-', 'COUNT', 1)
+    .xinfo('GROUPS', keys.events)
+    .hgetall(keys.released)
+    .hgetall(keys.refilled)
+    .exec())!;
+  const [stock, last, groups, released, refilled] = replies.map(([err, value]) => (err ? null : value));
+  if (stock === null) return null;
+  const group = ((groups as unknown[][] | null) ?? []).map(fieldsOf).find((g) => g.name === CONSUMER_GROUP);
+  const bound = (last as [string, string[]][] | null)?.[0]?.[0] ?? null;
+
+  // Entries up to the bound: units per reservation (issued) and per entry (for what is unsettled).
+  const units = new Map<string, number>();
+  const entries: { id: string; reservationId: string; quantity: number }[] = [];
+  for (let start = '-'; bound;) {
+    const page = (await ctx.redis.xrange(keys.events, start, bound, 'COUNT', STREAM_PAGE)) as [string, string[]][];
+    for (const [id, fields] of page) {
+      const f = fieldsOf(fields);
+      const quantity = Number(f.quantity) || 0;
+      if (f.reservationId) units.set(f.reservationId, quantity);
+      entries.push({ id, reservationId: f.reservationId ?? '', quantity });
+    }
+    if (page.length < STREAM_PAGE) break;
+    start = `(${page[page.length - 1]![0]}`;
+  }
+  // Unsettled candidates: pending now, or not yet delivered at the instant of the snapshot.
+  const lastDelivered = group?.['last-delivered-id'] ?? '0-0';
+  const pending = new Set<string>();
+  if (group && bound && Number(group.pending) > 0) {
+    const rows = (await ctx.redis.xpending(keys.events, CONSUMER_GROUP, '-', bound, Number(group.pending))) as [
+      string,
+    ][];
+    for (const [id] of rows) pending.add(id);
+  }
+  const open = entries.filter((e) => pending.has(e.id) || compareStreamIds(e.id, lastDelivered) > 0);
+  return {
+    stock: Number(stock),
+    bound,
+    units,
+    open,
+    released: (released as Record<string, string> | null) ?? {},
+    refilled: (refilled as Record<string, string> | null) ?? {},
+  };
+}
+
 export async function reconcile(ctx: OriginContext, activityId: string): Promise<Reconciliation> {
   const record = await requireActivity(ctx.db, activityId);
   const { skuId } = record.config;
+  const keys = activityKeys(activityId, skuId);
+  const redis = await redisSnapshot(ctx, keys);
+
+  // Snapshot 2: MySQL, every figure from one consistent read view.
   const args = [activityId, skuId];
-  const [[log]] = (await ctx.db.execute(
-    `SELECT COALESCE(SUM(CASE WHEN change_type = 'DEDUCT' THEN quantity END), 0) AS deducted,
-            COALESCE(SUM(CASE WHEN change_type = 'REFILL' THEN quantity END), 0) AS refilled
-       FROM seckill_stock_log WHERE activity_id = ? AND sku_id = ?`,
-    args,
-  )) as any;
-  const [[orders]] = (await ctx.db.execute(
-    `SELECT COUNT(*) AS n, COALESCE(SUM(quantity), 0) AS units,
-            COALESCE(SUM(CASE WHEN status <> 2 THEN quantity END), 0) AS live_units
-       FROM seckill_order WHERE activity_id = ? AND sku_id = ?`,
-    args,
-  )) as any;
-  const [deadRows] = (await ctx.db.execute(
+  const db = await inTransaction(ctx.db, async (tx) => {
+    const [[stock]] = (await tx.execute(
+      'SELECT initial_stock, available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?',
+      args,
+    )) as any;
+    const [[log]] = (await tx.execute(
+      `SELECT COALESCE(SUM(CASE WHEN change_type = 'DEDUCT' THEN quantity END), 0) AS deducted,
+              COALESCE(SUM(CASE WHEN change_type = 'REFILL' THEN quantity END), 0) AS refilled
+         FROM seckill_stock_log WHERE activity_id = ? AND sku_id = ?`,
+      args,
+    )) as any;
+    const [orders] = (await tx.execute(
+      'SELECT reservation_id, quantity, status FROM seckill_order WHERE activity_id = ? AND sku_id = ?',
+      args,
+    )) as any;
     // A retried dead letter is a live reservation again (back in the Stream): not dead units.
-    "SELECT reservation_id, quantity, restocked FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
-    args,
-  )) as any;
-  const [[outbox]] = (await ctx.db.execute(
-    'SELECT COALESCE(SUM(quantity), 0) AS units FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ? AND status = 0',
-    args,
-  )) as any;
+    const [dead] = (await tx.execute(
+      "SELECT reservation_id, quantity, restocked FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
+      args,
+    )) as any;
+    const [[outbox]] = (await tx.execute(
+      'SELECT COALESCE(SUM(quantity), 0) AS units FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ? AND status = 0',
+      args,
+    )) as any;
+    return {
+      initial: Number(stock.initial_stock),
+      available: Number(stock.available),
+      deducted: Number(log.deducted),
+      refilled: Number(log.refilled),
+      orders: orders as { reservation_id: string; quantity: number; status: number }[],
+      dead: dead as { reservation_id: string; quantity: number; restocked: number }[],
+      unsynced: Number(outbox.units),
+    };
+  });
 
-  const initial = record.initialStock;
-  const available = record.available;
-  const deducted = Number(log.deducted);
-  const refilledDb = Number(log.refilled);
+  const orderUnits = db.orders.reduce((s, o) => s + Number(o.quantity), 0);
+  const liveUnits = db.orders.filter((o) => Number(o.status) !== 2).reduce((s, o) => s + Number(o.quantity), 0);
+  const { initial, available } = db;
   const checks: Check[] = [
-    check('db.initial_equals_available_plus_deducted_minus_refilled', initial, available + deducted - refilledDb),
-    check('db.order_units_equal_deduct_log', deducted, Number(orders.units)),
-    check('db.live_orders_within_stock', 1, Number(orders.live_units) <= initial ? 1 : 0),
+    check('db.initial_equals_available_plus_deducted_minus_refilled', initial, available + db.deducted - db.refilled),
+    check('db.order_units_equal_deduct_log', db.deducted, orderUnits),
+    check('db.live_orders_within_stock', 1, liveUnits <= initial ? 1 : 0),
   ];
-
   const figures: Record<string, number | null> = {
     initial,
     available,
-    deducted,
-    refilledDb,
-    orders: Number(orders.n),
-    orderUnits: Number(orders.units),
-    deadLetters: deadRows.length,
+    deducted: db.deducted,
+    refilledDb: db.refilled,
+    orders: db.orders.length,
+    orderUnits,
+    deadLetters: db.dead.length,
     redisStock: null,
   };
 
-  const keys = activityKeys(activityId, skuId);
-  const stockText = await ctx.redis.get(keys.stock);
-  if (stockText === null) {
+  if (!redis) {
     checks.push({ name: 'redis.warmed', expected: 1, actual: 0, ok: false });
   } else {
-    const stock = Number(stockText);
-    const [releasedHash, refilledHash, stream] = await Promise.all([
-      ctx.redis.hgetall(keys.released),
-      ctx.redis.hgetall(keys.refilled),
-      streamFigures(ctx, keys.events),
-    ]);
-    const issued = [...stream.units.values()].reduce((s, q) => s + q, 0);
-    const released = sumValues(releasedHash);
-    const refilledRedis = sumValues(refilledHash);
-    const deadIds = new Set<string>(deadRows.map((r: any) => r.reservation_id));
-    const deadUnits = deadRows.reduce((s: number, r: any) => s + Number(r.quantity), 0);
-    const deadNotRestocked = deadRows.reduce((s: number, r: any) => s + Number(r.quantity) - Number(r.restocked), 0);
-    const surplus = Object.keys(releasedHash)
+    // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
+    // MySQL could have for them).
+    const later = new Set<string>();
+    if (redis.bound) {
+      const rest = (await ctx.redis.xrange(keys.events, `(${redis.bound}`, '+')) as [string, string[]][];
+      for (const [, fields] of rest) later.add(fieldsOf(fields).reservationId ?? '');
+    }
+    const ordered = new Set(db.orders.map((o) => o.reservation_id));
+    const deadIds = new Set(db.dead.map((d) => d.reservation_id));
+    const issued = [...redis.units.values()].reduce((s, q) => s + q, 0);
+    const settled = db.orders
+      .filter((o) => redis.units.has(o.reservation_id))
+      .reduce((s, o) => s + Number(o.quantity), 0);
+    const settledLater = db.orders
+      .filter((o) => later.has(o.reservation_id))
+      .reduce((s, o) => s + Number(o.quantity), 0);
+    const unsettled = redis.open
+      .filter(
+        (e) => !ordered.has(e.reservationId) && !deadIds.has(e.reservationId) && !(e.reservationId in redis.released),
+      )
+      .reduce((s, e) => s + e.quantity, 0);
+    const released = sumValues(redis.released);
+    const refilledRedis = sumValues(redis.refilled);
+    const deadUnits = db.dead.reduce((s, d) => s + Number(d.quantity), 0);
+    const deadNotRestocked = db.dead.reduce((s, d) => s + Number(d.quantity) - Number(d.restocked), 0);
+    const surplus = Object.keys(redis.released)
       .filter((id) => !deadIds.has(id))
-      .reduce((s, id) => s + (stream.units.get(id) ?? 0), 0);
+      .reduce((s, id) => s + (redis.units.get(id) ?? 0), 0);
     Object.assign(figures, {
-      redisStock: stock,
+      redisStock: redis.stock,
       issued,
       released,
       refilledRedis,
-      unsettled: stream.unsettled,
+      unsettled,
+      settledAfterSnapshot: settledLater,
       deadUnits,
       surplus,
     });
     checks.push(
       check(
         'redis.initial_minus_stock_equals_issued_minus_released_minus_refilled',
-        initial - stock,
+        initial - redis.stock,
         issued - released - refilledRedis,
       ),
       check(
         'redis.issued_equals_settled_plus_unsettled_plus_dead_plus_surplus',
         issued,
-        Number(orders.units) + stream.unsettled + deadUnits + surplus,
+        settled + unsettled + deadUnits + surplus,
       ),
       check(
         'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
-        available,
-        stock + stream.unsettled + Number(outbox.units) + deadNotRestocked,
+        available + settledLater,
+        redis.stock + unsettled + db.unsynced + deadNotRestocked,
       ),
     );
   }

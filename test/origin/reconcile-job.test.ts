@@ -1,6 +1,7 @@
 /** The periodic reconciliation alarms on a mismatch that persists, not on figures read mid-change. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ReconcileJob } from '../../origin/lifecycle/reconcile-job.js';
+import { reconcile } from '../../origin/reconcile/reconcile.js';
 import { startTestOrigin, type TestOrigin } from '../helpers/origin.js';
 
 let t: TestOrigin;
@@ -32,4 +33,31 @@ it('a difference that is gone on the next read does not alarm', async () => {
   const rec = await confirmed;
   expect(rec.ok).toBe(true);
   expect(rec.checks.every((c) => c.ok)).toBe(true);
+});
+
+it('is exact while a sale is live: reservations and settlement running during every read', async () => {
+  const { activityId } = await t.sale({ stock: 3000 });
+  let done = false;
+  const buyers = (async () => {
+    const queue = Array.from({ length: 2000 }, (_, i) => String(9_000_000 + i));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let u = queue.shift(); u; u = queue.shift()) {
+          await t.internal('POST', '/internal/reserve', { activityId, userId: u, quantity: 1, requestId: `live-${u}` });
+        }
+      }),
+    );
+    done = true;
+  })();
+  const runs: { ok: boolean; failing: string[] }[] = [];
+  while (!done) {
+    const rec = await reconcile(t.origin.ctx, activityId);
+    runs.push({
+      ok: rec.ok,
+      failing: rec.checks.filter((c) => !c.ok).map((c) => `${c.name} ${c.expected}/${c.actual}`),
+    });
+  }
+  await buyers;
+  expect(runs.length).toBeGreaterThan(3);
+  expect(runs.filter((r) => !r.ok)).toEqual([]);
 });
