@@ -9,7 +9,16 @@ import autocannon from 'autocannon';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { randomInt } from 'node:crypto';
-import { adminCall, BENCH_SECRETS, edgeHeadersSync, freePort, spawnTs, stopChild, waitForHttp } from './lib/stack.js';
+import {
+  adminCall,
+  BENCH_SECRETS,
+  benchDatabase,
+  edgeHeadersSync,
+  freePort,
+  spawnTs,
+  stopChild,
+  waitForHttp,
+} from './lib/stack.js';
 
 const { values } = parseArgs({
   options: { connections: { type: 'string', default: '50' }, seconds: { type: 'string', default: '10' } },
@@ -59,16 +68,20 @@ async function load(url: string, path: string, makeBody: () => string): Promise<
 
 /** Upper bound of the bucket holding quantile q of a Prometheus histogram (text format). */
 function histogramQuantile(text: string, name: string, label: string, q: number): number {
-  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)",${label}\\} (\\d+)`, 'gm'))].map((m) => ({
-    le: m[1] === '+Inf' ? Infinity : Number(m[1]),
-    count: Number(m[2]),
-  }));
+  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)",${label}\\} (\\d+)`, 'gm'))].map(
+    (m) => ({
+      le: m[1] === '+Inf' ? Infinity : Number(m[1]),
+      count: Number(m[2]),
+    }),
+  );
   const total = buckets.at(-1)?.count ?? 0;
   return buckets.find((b) => b.count >= q * total)?.le ?? NaN;
 }
 
 export async function benchReserve() {
-  const mysqlUrl = process.env.BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/seckill_bench';
+  const database = await benchDatabase();
+  const mysqlUrl = database.url;
+  const activities: [string, string][] = [];
   const port = await freePort();
   const originUrl = `http://127.0.0.1:${port}`;
   const origin = spawnTs('origin/main.ts', {
@@ -93,19 +106,27 @@ export async function benchReserve() {
       endsAt: new Date(now + 3_600_000).toISOString(),
     });
     await adminCall(originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
+    activities.push([activityId, activityId]);
     let user = randomInt(1, 2 ** 40);
     const body = () => JSON.stringify({ activityId, userId: String(++user), quantity: 1, requestId: `b${user}` });
 
     const base = await load(`http://127.0.0.1:${basePort}`, '/internal/reserve', body);
     const reserve = await load(originUrl, '/internal/reserve', body);
     const ratio = reserve.rps / base.rps;
-    const serverP99 = histogramQuantile(await (await fetch(`${originUrl}/metrics`)).text(), 'seckill_reserve_duration_seconds', 'code="ok"', 0.99);
+    const serverP99 = histogramQuantile(
+      await (await fetch(`${originUrl}/metrics`)).text(),
+      'seckill_reserve_duration_seconds',
+      'code="ok"',
+      0.99,
+    );
     console.log(`\nreserve benchmark (${connections} connections, ${duration} s each, autocannon)`);
     console.table({
       'bare node:http (constant)': base,
       'origin /internal/reserve (Lua + XADD)': reserve,
     });
-    console.log(`ratio origin/bare = ${ratio.toFixed(2)} (goal >= 0.5); origin p99 = ${reserve.p99} ms at the client (goal <= 5 ms)`);
+    console.log(
+      `ratio origin/bare = ${ratio.toFixed(2)} (goal >= 0.5); origin p99 = ${reserve.p99} ms at the client (goal <= 5 ms)`,
+    );
     console.log(
       `origin-side p99 of the reserve handler (from its own histogram, excludes client queueing) <= ${serverP99 * 1000} ms` +
         ` — with load generator, origin, Redis and MariaDB sharing ${os.cpus().length} cores, client p99 is mostly queueing (Little: ${connections} conns / ${Math.round(reserve.rps)} req/s = ${((connections / reserve.rps) * 1000).toFixed(1)} ms mean)`,
@@ -114,6 +135,7 @@ export async function benchReserve() {
     return { base, reserve, ratio };
   } finally {
     await Promise.all([stopChild(origin), stopChild(baseline)]);
+    await database.drop(activities);
   }
 }
 

@@ -76,3 +76,32 @@ export async function adminCall(originUrl: string, method: string, path: string,
 export function pct(n: number): string {
   return `${(n * 100).toFixed(0)}%`;
 }
+
+/**
+ * A migrated database of the benchmark's own (`<BENCH_MYSQL_SERVER>/seckill_bench_<random>`), so no
+ * earlier run's sales are settled alongside; `drop()` removes it and the sales' Redis keys.
+ */
+export async function benchDatabase(): Promise<{ url: string; drop(activities: [string, string][]): Promise<void> }> {
+  const server = process.env.BENCH_MYSQL_SERVER ?? 'mysql://root@127.0.0.1:3306';
+  const name = `seckill_bench_${Date.now().toString(36)}`;
+  const url = `${server}/${name}`;
+  const { migrate } = await import('../../origin/db/migrate.js');
+  await migrate(url);
+  return {
+    url,
+    async drop(activities) {
+      const { default: mysql } = await import('mysql2/promise');
+      const { Redis } = await import('ioredis');
+      const { activityKeys, ACTIVITY_REGISTRY_KEY } = await import('../../origin/redis/keys.js');
+      const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+      for (const [activityId, skuId] of activities) {
+        await redis.del(...Object.values(activityKeys(activityId, skuId)));
+        await redis.hdel(ACTIVITY_REGISTRY_KEY, activityId);
+      }
+      await redis.quit();
+      const conn = await mysql.createConnection({ uri: server });
+      await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await conn.end();
+    },
+  };
+}
