@@ -16,6 +16,9 @@ import { activityKeys } from './redis/keys.js';
 import { defineScripts, readScripts, type ScriptCommands } from './redis/scripts.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
 
+/** At most one 'slow MySQL transactions' log line this often (the metric counts every one). */
+const SLOW_TX_LOG_EVERY_MS = 5_000;
+
 export interface OriginContext {
   config: OriginConfig;
   log: Logger;
@@ -73,11 +76,23 @@ export async function createOriginContext(
     log,
   });
   const catalog = new ActivityCatalog(db);
+  // Every slow transaction counts; the log gets one line per SLOW_TX_LOG_EVERY_MS with how many and
+  // the slowest, so a struggling database during a sale does not also flood the logs.
+  let slow = { count: 0, maxMs: 0, loggedAt: 0 };
   observeTransactions(db, (seconds, committed) => {
     metrics.dbTransactions.observe({ outcome: committed ? 'commit' : 'rollback' }, seconds);
-    if (seconds * 1000 >= config.DB_SLOW_TX_MS) {
-      metrics.dbSlowTransactions.inc();
-      log.warn({ ms: Math.round(seconds * 1000), committed }, 'slow MySQL transaction');
+    const ms = Math.round(seconds * 1000);
+    if (ms < config.DB_SLOW_TX_MS) return;
+    metrics.dbSlowTransactions.inc();
+    slow.count++;
+    slow.maxMs = Math.max(slow.maxMs, ms);
+    const now = Date.now();
+    if (now - slow.loggedAt >= SLOW_TX_LOG_EVERY_MS) {
+      log.warn(
+        { slowTransactions: slow.count, slowestMs: slow.maxMs, thresholdMs: config.DB_SLOW_TX_MS },
+        'slow MySQL transactions',
+      );
+      slow = { count: 0, maxMs: 0, loggedAt: now };
     }
   });
 
