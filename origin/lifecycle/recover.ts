@@ -24,6 +24,7 @@ import type { OriginContext } from '../context.js';
 import { inTransaction, type Db } from '../db/pool.js';
 import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
 import { RecoverCode } from '../redis/scripts.js';
+import { compareStreamIds } from '../redis/stream.js';
 import { parseEvent, type ReservationEvent } from '../settlement/event.js';
 import { groupInfo } from '../settlement/stream-stats.js';
 
@@ -46,12 +47,6 @@ export async function hasSaleHistory(db: Db, activityId: string): Promise<boolea
   return Number(rows[0].history) === 1;
 }
 
-function afterId(a: string, b: string): boolean {
-  const [am, as] = a.split('-').map(BigInt);
-  const [bm, bs] = b.split('-').map(BigInt);
-  return am! > bm! || (am === bm && as! > bs!);
-}
-
 const refuse = (message: string) => new ContractError('conflict', message);
 
 /** Every reservation of the Stream with "is any of its entries still unsettled in the group". */
@@ -71,7 +66,7 @@ async function readStream(ctx: OriginContext, events: string) {
     for (const [id, fields] of page) {
       const event = parseEvent(id, fields);
       if (!event) continue;
-      const open = pendingIds.has(id) || afterId(id, info.lastDeliveredId);
+      const open = pendingIds.has(id) || compareStreamIds(id, info.lastDeliveredId) > 0;
       const seen = reservations.get(event.reservationId);
       reservations.set(event.reservationId, { event, open: open || (seen?.open ?? false) });
     }

@@ -20,6 +20,7 @@ import type { OriginContext } from '../context.js';
 import { requireActivity } from '../activity/store.js';
 import { inTransaction } from '../db/pool.js';
 import { CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
+import { compareStreamIds, fieldsOf } from '../redis/stream.js';
 
 export interface Check {
   name: string;
@@ -45,20 +46,7 @@ const check = (name: string, expected: number, actual: number): Check => ({
 
 const STREAM_PAGE = 1_000;
 
-function compareStreamIds(a: string, b: string): number {
-  const [am, as] = a.split('-').map(BigInt);
-  const [bm, bs] = b.split('-').map(BigInt);
-  if (am! !== bm!) return am! < bm! ? -1 : 1;
-  return as! === bs! ? 0 : as! < bs! ? -1 : 1;
-}
-
 const sumValues = (h: Record<string, string>) => Object.values(h).reduce((s, v) => s + Number(v), 0);
-
-function fieldsOf(raw: unknown[]): Record<string, string> {
-  const f: Record<string, string> = {};
-  for (let i = 0; i + 1 < raw.length; i += 2) f[String(raw[i])] = String(raw[i + 1]);
-  return f;
-}
 
 /** Snapshot 1: Redis at one instant, then the Stream up to the bound read then. */
 async function redisSnapshot(ctx: OriginContext, keys: ReturnType<typeof activityKeys>) {

@@ -1,5 +1,6 @@
 /** A reservation event as lua/reserve-4.lua appends it to the activity's Stream. */
 import { isId } from '../../contract/ids.js';
+import { fieldsOf } from '../redis/stream.js';
 
 export interface ReservationEvent {
   streamId: string;
@@ -13,8 +14,7 @@ export interface ReservationEvent {
 
 /** Parses `[id, [field, value, ...]]`; null when the entry is not a reservation event. */
 export function parseEvent(streamId: string, fields: string[]): ReservationEvent | null {
-  const f: Record<string, string> = {};
-  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+  const f = fieldsOf(fields);
   const quantity = Number(f.quantity);
   if (!f.reservationId || !f.requestId || !isId(f.userId) || !Number.isInteger(quantity) || quantity < 1) return null;
   return {

@@ -1,6 +1,7 @@
 /** Stream pending and lag per warmed activity, read on /metrics scrape (XINFO GROUPS). */
 import type { OriginContext } from '../context.js';
 import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
+import { fieldsOf } from '../redis/stream.js';
 
 export interface GroupInfo {
   pending: number;
@@ -11,8 +12,7 @@ export interface GroupInfo {
 export async function groupInfo(ctx: Pick<OriginContext, 'redis'>, events: string): Promise<GroupInfo | null> {
   const groups = (await ctx.redis.xinfo('GROUPS', events).catch(() => [])) as unknown[][];
   for (const g of groups) {
-    const f: Record<string, unknown> = {};
-    for (let i = 0; i + 1 < g.length; i += 2) f[String(g[i])] = g[i + 1];
+    const f = fieldsOf(g);
     if (f.name === CONSUMER_GROUP) {
       return {
         pending: Number(f.pending ?? 0),

@@ -5,22 +5,12 @@
  * `not_ready`, warm-up and recover both refuse, selling stays stopped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../bench/lib/stack.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  return port;
-}
 
 let redisServer: ChildProcess;
 let own: Redis;
