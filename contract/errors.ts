@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   sold_out: 409,
+  insufficient_stock: 409,
   limit_exceeded: 409,
   order_timed_out: 409,
   conflict: 409,

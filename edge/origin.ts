@@ -17,6 +17,7 @@ const PASS_THROUGH: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'forbidden',
   'not_found',
   'sold_out',
+  'insufficient_stock',
   'limit_exceeded',
   'ended',
   'too_early',

@@ -20,7 +20,8 @@
     -1                             NOT_WARMED: stock or config missing (never warmed, or Redis lost data)
     -2                             PAUSED: the sale is paused
     -3                             ENDED: the sale was stopped for good
-    -4                             SOLD_OUT: fewer units left than asked for
+    -4                             SOLD_OUT: no unit left at all
+    -6                             INSUFFICIENT_STOCK: some units left, fewer than asked for (not sold out)
     -5                             LIMIT_EXCEEDED: quantity above the activity's maxPerUser
 
   Side effects (OK only): DECRBY stock, HSET holders, XADD events.
@@ -56,8 +57,11 @@ if quantity > tonumber(config[2] or '1') then
   return { -5 }
 end
 
-if tonumber(stock) < quantity then
+if tonumber(stock) <= 0 then
   return { -4 }
+end
+if tonumber(stock) < quantity then
+  return { -6 }
 end
 
 local remaining = rcall('DECRBY', stockKey, quantity)

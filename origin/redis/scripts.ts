@@ -18,6 +18,7 @@ export const ReserveCode = {
   ENDED: -3,
   SOLD_OUT: -4,
   LIMIT_EXCEEDED: -5,
+  INSUFFICIENT_STOCK: -6,
 } as const;
 
 /** lua/release-3.lua */

@@ -16,7 +16,7 @@ export interface ReserveResult {
 }
 
 type Outcome =
-  'ok' | 'exists' | 'sold_out' | 'not_ready' | 'paused' | 'ended' | 'limit_exceeded' | 'not_found' | 'unavailable';
+  'ok' | 'exists' | 'sold_out' | 'insufficient_stock' | 'not_ready' | 'paused' | 'ended' | 'limit_exceeded' | 'not_found' | 'unavailable';
 
 export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
   const started = performance.now();
@@ -62,6 +62,9 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
     case ReserveCode.SOLD_OUT:
       ctx.soldOut.set(req.activityId, true);
       throw new ContractError('sold_out', 'sold out');
+    case ReserveCode.INSUFFICIENT_STOCK:
+      // Some units remain: smaller requests still succeed, so no sold-out flag (DESIGN §10).
+      throw new ContractError('insufficient_stock', 'fewer units are left than asked for; ask for fewer');
     case ReserveCode.LIMIT_EXCEEDED:
       throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');
     case ReserveCode.PAUSED:

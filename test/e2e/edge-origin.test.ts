@@ -25,7 +25,11 @@ afterAll(async () => {
 const bearer = async (userId: string) =>
   `Bearer ${await sign({ sub: userId, exp: Math.floor(Date.now() / 1000) + 600 }, TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
 
-async function buy(activityId: string, userId: string): Promise<{ status: number; body: any; ms: number }> {
+async function buy(
+  activityId: string,
+  userId: string,
+  quantity = 1,
+): Promise<{ status: number; body: any; ms: number }> {
   const started = Date.now();
   const auth = await bearer(userId);
   const ticket = await fetch(`${edge.url}/api/activities/${activityId}/tickets`, {
@@ -37,7 +41,7 @@ async function buy(activityId: string, userId: string): Promise<{ status: number
   const res = await fetch(`${edge.url}${purchaseUrl}`, {
     method: 'POST',
     headers: { authorization: auth, 'idempotency-key': `buy-${userId}`, 'content-type': 'application/json' },
-    body: '{"quantity":1}',
+    body: JSON.stringify({ quantity }),
   });
   return { status: res.status, body: await res.json(), ms: Date.now() - started };
 }
@@ -88,6 +92,19 @@ it('300 users, 50 units: exactly 50 orders in MySQL, 250 sold_out, no 5xx', asyn
 
   const rec = (await (await origin.admin('GET', `/admin/activities/${activityId}/reconciliation`)).json()) as any;
   expect(rec.checks.filter((c: any) => !c.ok)).toEqual([]);
+});
+
+it('stock 3, maxPerUser 5: 5 units → 409 insufficient_stock, the sale stays open at the edge, 3 units → 202', async () => {
+  const { activityId } = await origin.sale({ stock: 3, maxPerUser: 5 });
+  const tooMany = await buy(activityId, '7200001', 5);
+  expect({ status: tooMany.status, error: tooMany.body.error }).toEqual({ status: 409, error: 'insufficient_stock' });
+  const publicState = async () =>
+    ((await (await fetch(`${edge.url}/api/activities/${activityId}`)).json()) as { state: string }).state;
+  expect(await publicState()).toBe('open');
+
+  const fits = await buy(activityId, '7200002', 3);
+  expect(fits.status).toBe(202);
+  expect(fits.body.status).toBe('queued');
 });
 
 it('origin stopped mid-sale: purchases answer 503 unavailable within the timeout, never hang', async () => {

@@ -44,7 +44,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: 'f059975d13214750390b7b52a6a0fca87805632d',
-      reserve: '9ebf2437943ea755a3c9d589f95caeaf763db2ff',
+      reserve: 'c588c710e240c4e07a95d70188158b0a06cc5af7',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
   });
@@ -103,9 +103,10 @@ describe('lua/reserve-4.lua', () => {
     expect(await redis.hlen(keys.holders)).toBe(0);
   });
 
-  it('SOLD_OUT: fewer units than asked for, nothing written', async () => {
+  it('INSUFFICIENT_STOCK: some units left but fewer than asked for; SOLD_OUT only at zero; nothing written', async () => {
     await warm(2, 'open', 3);
-    expect(await reserve('7', 3)).toEqual([ReserveCode.SOLD_OUT]);
+    expect(await reserve('7', 3)).toEqual([ReserveCode.INSUFFICIENT_STOCK]);
+    expect(await redis.get(keys.stock)).toBe('2');
     expect((await reserve('8', 2))[0]).toBe(ReserveCode.OK);
     expect(await reserve('9', 1)).toEqual([ReserveCode.SOLD_OUT]);
     expect(await redis.get(keys.stock)).toBe('0');
