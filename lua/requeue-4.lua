@@ -27,6 +27,8 @@
 
   Side effects (REQUEUED only): DECRBY stock, HDEL released, HSET holders, XADD events.
 ]]
+--- @include "includes/reservation-event"
+
 local rcall = redis.call
 local stockKey = KEYS[1]
 local holdersKey = KEYS[2]
@@ -59,7 +61,5 @@ end
 local after = rcall('DECRBY', stockKey, restocked)
 rcall('HDEL', releasedKey, reservationId)
 rcall('HSET', holdersKey, userId, reservationId)
-rcall('XADD', eventsKey, '*',
-  'reservationId', reservationId, 'requestId', ARGV[4], 'userId', userId,
-  'quantity', ARGV[3], 'traceId', ARGV[5], 'ts', ARGV[6])
+addReservationEvent(eventsKey, reservationId, ARGV[4], userId, ARGV[3], ARGV[5], ARGV[6])
 return { 1, after }

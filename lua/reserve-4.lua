@@ -26,6 +26,8 @@
 
   Side effects (OK only): DECRBY stock, HSET holders, XADD events.
 ]]
+--- @include "includes/reservation-event"
+
 local rcall = redis.call
 local stockKey = KEYS[1]
 local holdersKey = KEYS[2]
@@ -66,7 +68,5 @@ end
 
 local remaining = rcall('DECRBY', stockKey, quantity)
 rcall('HSET', holdersKey, userId, ARGV[3])
-rcall('XADD', eventsKey, '*',
-  'reservationId', ARGV[3], 'requestId', ARGV[4], 'userId', userId,
-  'quantity', quantity, 'traceId', ARGV[5], 'ts', ARGV[6])
+addReservationEvent(eventsKey, ARGV[3], ARGV[4], userId, quantity, ARGV[5], ARGV[6])
 return { 1, ARGV[3], remaining }

@@ -1,8 +1,7 @@
 /**
- * Everything one origin process holds: config, logger, metrics, MySQL pool, Redis clients, scripts,
- * breaker, catalog, sold-out flags, edge push. Built once at start and passed down; closed on stop.
+ * Everything one origin process holds: config, logger, metrics, MySQL pool, the stock store (all of
+ * Redis), catalog, sold-out flags, edge push. Built once at start and passed down; closed on stop.
  */
-import type { Redis } from 'ioredis';
 import type { ActivitySnapshot } from '../contract/activity.js';
 import { ActivityCatalog } from './activity/catalog.js';
 import { findActivity } from './activity/store.js';
@@ -11,9 +10,7 @@ import { createPool, observeTransactions, type Db } from './db/pool.js';
 import { createEdgePush, type EdgePush } from './edge-push.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { CircuitBreaker, createRedis, redisReady } from './redis/client.js';
-import { activityKeys } from './redis/keys.js';
-import { defineScripts, readScripts, type ScriptCommands } from './redis/scripts.js';
+import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
 
 /** At most one 'slow MySQL transactions' log line this often (the metric counts every one). */
@@ -24,13 +21,8 @@ export interface OriginContext {
   log: Logger;
   metrics: Metrics;
   db: Db;
-  /** Request-path client (reserve, status): short timeout, no offline queue, behind the breaker. */
-  requestRedis: Redis;
-  requestScripts: ScriptCommands;
-  /** Admin, jobs, settlement side work: a patient client (REDIS_OPS_TIMEOUT_MS), queues while reconnecting. */
-  redis: Redis;
-  scripts: ScriptCommands;
-  breaker: CircuitBreaker;
+  /** All of Redis: typed scripts, the breaker-wrapped request path, Stream reads, pub/sub. */
+  stock: StockStore;
   catalog: ActivityCatalog;
   soldOut: SoldOutFlags;
   pushEdge: EdgePush;
@@ -45,28 +37,20 @@ export async function createOriginContext(
 ): Promise<OriginContext> {
   const metrics = createMetrics();
   const db = createPool(config.MYSQL_URL, config.MYSQL_POOL_SIZE);
-  const requestRedis = createRedis(config.REDIS_URL, {
-    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-    queueWhileOffline: false,
-    name: 'origin-request',
+  const stock = await StockStore.connect({
+    redisUrl: config.REDIS_URL,
+    requestTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    opsTimeoutMs: config.REDIS_OPS_TIMEOUT_MS,
+    breaker: {
+      failureThreshold: config.REDIS_BREAKER_FAILURES,
+      openMs: config.REDIS_BREAKER_OPEN_MS,
+      observe(seconds, failed) {
+        metrics.redisLatency.observe(seconds);
+        if (failed) metrics.redisErrors.inc();
+      },
+    },
+    log,
   });
-  const redis = createRedis(config.REDIS_URL, {
-    commandTimeoutMs: config.REDIS_OPS_TIMEOUT_MS,
-    queueWhileOffline: true,
-    name: 'origin-ops',
-  });
-  const subscriber = createRedis(config.REDIS_URL, {
-    commandTimeoutMs: 5_000,
-    queueWhileOffline: true,
-    name: 'origin-soldout-sub',
-  });
-  requestRedis.on('error', (err) => log.debug({ err: err.message }, 'redis error'));
-  redis.on('error', (err) => log.debug({ err: err.message }, 'redis ops error'));
-  subscriber.on('error', (err) => log.debug({ err: err.message }, 'redis subscriber error'));
-  const luaScripts = readScripts();
-  const requestScripts = defineScripts(requestRedis, luaScripts);
-  const scripts = defineScripts(redis, luaScripts);
-  await Promise.all([redisReady(requestRedis), redisReady(redis)]);
   await db.query('SELECT 1');
 
   const pushEdge = createEdgePush({
@@ -101,18 +85,7 @@ export async function createOriginContext(
     log,
     metrics,
     db,
-    requestRedis,
-    requestScripts,
-    redis,
-    scripts,
-    breaker: new CircuitBreaker({
-      failureThreshold: config.REDIS_BREAKER_FAILURES,
-      openMs: config.REDIS_BREAKER_OPEN_MS,
-      observe(seconds, failed) {
-        metrics.redisLatency.observe(seconds);
-        if (failed) metrics.redisErrors.inc();
-      },
-    }),
+    stock,
     catalog,
     soldOut: undefined as unknown as SoldOutFlags,
     pushEdge,
@@ -122,16 +95,16 @@ export async function createOriginContext(
       const { config: c, state } = record;
       let soldOut = ctx.soldOut.has(activityId);
       if (!soldOut) {
-        const stock = await redis.get(activityKeys(activityId, c.skuId).stock).catch(() => null);
-        soldOut = stock !== null && Number(stock) <= 0;
+        const left = await stock.stock({ activityId, skuId: c.skuId }).catch(() => null);
+        soldOut = left !== null && left <= 0;
       }
       return { config: c, state, soldOut };
     },
     async close() {
-      await Promise.allSettled([requestRedis.quit(), redis.quit(), subscriber.quit(), db.end()]);
+      await Promise.allSettled([stock.close(), db.end()]);
     },
   };
-  ctx.soldOut = new SoldOutFlags(redis, subscriber, log, (activityId, soldOut) => {
+  ctx.soldOut = new SoldOutFlags(stock, log, (activityId, soldOut) => {
     log.info({ activityId, soldOut }, soldOut ? 'sold out' : 'stock back on sale');
     void ctx
       .snapshot(activityId)

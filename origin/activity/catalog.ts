@@ -4,18 +4,17 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { Db } from '../db/pool.js';
-import { activityKeys, type ActivityKeys } from '../redis/keys.js';
 
 /** How long "no such activity" is remembered before MySQL is asked again. */
 const UNKNOWN_TTL_MS = 1_000;
 
 export class ActivityCatalog {
-  private readonly known = new Map<string, { skuId: string; keys: ActivityKeys }>();
+  private readonly known = new Map<string, { activityId: string; skuId: string }>();
   private readonly unknown = new Map<string, number>();
 
   constructor(private readonly db: Db) {}
 
-  async resolve(activityId: string): Promise<{ skuId: string; keys: ActivityKeys }> {
+  async resolve(activityId: string): Promise<{ activityId: string; skuId: string }> {
     const hit = this.known.get(activityId);
     if (hit) return hit;
     const missUntil = this.unknown.get(activityId);
@@ -27,14 +26,14 @@ export class ActivityCatalog {
       throw notFound(activityId);
     }
     const skuId = String(rows[0].sku_id);
-    const entry = { skuId, keys: activityKeys(activityId, skuId) };
+    const entry = { activityId, skuId };
     this.known.set(activityId, entry);
     return entry;
   }
 
   remember(activityId: string, skuId: string): void {
     this.unknown.delete(activityId);
-    this.known.set(activityId, { skuId, keys: activityKeys(activityId, skuId) });
+    this.known.set(activityId, { activityId, skuId });
   }
 }
 

@@ -6,8 +6,6 @@ import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import { hasSaleHistory } from '../lifecycle/recover.js';
-import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
-import { WarmupCode } from '../redis/scripts.js';
 import { insertActivity, requireActivity, updateState, type CreateActivity } from './store.js';
 
 async function pushSnapshot(ctx: OriginContext, activityId: string): Promise<void> {
@@ -36,28 +34,23 @@ export interface WarmupResult {
 export async function warmup(ctx: OriginContext, activityId: string): Promise<WarmupResult> {
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
-  const keys = activityKeys(activityId, skuId);
+  const sale = { activityId, skuId };
   // The Stream may be gone with the rest (FLUSHALL): MySQL's history still forbids a fresh load.
-  if (!(await ctx.redis.exists(keys.stock)) && (await hasSaleHistory(ctx.db, activityId)))
+  if (!(await ctx.stock.isWarm(sale)) && (await hasSaleHistory(ctx.db, activityId)))
     throw new ContractError(
       'conflict',
       'this sale already sold (MySQL has orders) but Redis has no stock: run recover',
     );
-  const reply = await ctx.scripts.warmup(
-    [keys.stock, keys.holders, keys.events, keys.config],
-    [record.available, record.state, maxPerUser, CONSUMER_GROUP],
-  );
-  const code = Number(reply[0]);
-  if (code === WarmupCode.HAS_HISTORY) {
+  const loaded = await ctx.stock.warmup(sale, { stock: record.available, state: record.state, maxPerUser });
+  if (loaded.kind === 'has_history') {
     throw new ContractError('conflict', 'Redis has reservation history but no stock: run recover instead of warm-up');
   }
-  await ctx.redis.hset(ACTIVITY_REGISTRY_KEY, activityId, skuId);
   const result = {
     activityId,
-    stock: Number(reply[1]),
-    holders: Number(reply[2]),
+    stock: loaded.stock,
+    holders: loaded.holders,
     state: record.state,
-    loaded: code === WarmupCode.LOADED,
+    loaded: loaded.kind === 'loaded',
   };
   ctx.log.info(result, 'activity warmed');
   ctx.soldOut.set(activityId, result.stock <= 0);
@@ -69,10 +62,7 @@ export async function warmup(ctx: OriginContext, activityId: string): Promise<Wa
 export async function setState(ctx: OriginContext, activityId: string, state: ActivitySwitch) {
   await updateState(ctx.db, activityId, state);
   const record = await requireActivity(ctx.db, activityId);
-  const keys = activityKeys(activityId, record.config.skuId);
-  // Only a warmed activity has a config hash; writing one alone would not make it warm (the script
-  // checks the stock key too), but keep Redis free of half-activities.
-  if (await ctx.redis.exists(keys.stock)) await ctx.redis.hset(keys.config, 'state', state);
+  await ctx.stock.setState({ activityId, skuId: record.config.skuId }, state);
   ctx.log.info({ activityId, state }, 'activity state changed');
   await pushSnapshot(ctx, activityId);
   return ctx.snapshot(activityId);

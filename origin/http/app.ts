@@ -27,7 +27,7 @@ export function createApp(ctx: OriginContext) {
   app.route('/payments', paymentRoutes(ctx));
 
   app.get('/healthz', async (c) => {
-    const [redis, mysql] = await Promise.allSettled([ctx.requestRedis.ping(), ctx.db.query('SELECT 1')]);
+    const [redis, mysql] = await Promise.allSettled([ctx.stock.ping(), ctx.db.query('SELECT 1')]);
     const body = {
       ok: redis.status === 'fulfilled' && mysql.status === 'fulfilled',
       redis: redis.status === 'fulfilled',

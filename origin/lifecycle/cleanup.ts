@@ -10,16 +10,14 @@ import { setState } from '../activity/operations.js';
 import { requireActivity } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
 import { reconcile } from '../reconcile/reconcile.js';
-import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../redis/keys.js';
-import { groupInfo } from '../settlement/stream-stats.js';
 
 export async function cleanup(ctx: OriginContext, activityId: string) {
   const record = await requireActivity(ctx.db, activityId);
   const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
   if (!ended) throw new ContractError('conflict', 'the sale has not ended: stop it or wait for its end first');
-  const keys = activityKeys(activityId, record.config.skuId);
+  const sale = { activityId, skuId: record.config.skuId };
 
-  const info = await groupInfo(ctx, keys.events);
+  const info = await ctx.stock.groupInfo(sale);
   if (info && (info.pending > 0 || info.lag > 0))
     throw new ContractError(
       'conflict',
@@ -46,11 +44,7 @@ export async function cleanup(ctx: OriginContext, activityId: string) {
     if (snapshot) await ctx.pushEdge(snapshot);
   }
   const retention = ctx.config.CLEANUP_RETENTION_SECONDS;
-  const all = [keys.stock, keys.holders, keys.events, keys.config, keys.released, keys.refilled];
-  const pipeline = ctx.redis.multi();
-  for (const key of all) pipeline.expire(key, retention);
-  pipeline.hdel(ACTIVITY_REGISTRY_KEY, activityId);
-  await pipeline.exec();
+  await ctx.stock.expire(sale, retention);
   ctx.soldOut.set(activityId, false);
   ctx.log.info({ activityId, retentionSeconds: retention }, 'sale cleaned up');
   return { activityId, state: 'stopped' as const, expiresInSeconds: retention, reconciliation: rec };

@@ -15,8 +15,6 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { activityKeys } from '../redis/keys.js';
-import { RequeueCode } from '../redis/scripts.js';
 import { compensate } from '../settlement/dead-letter.js';
 import type { ReservationEvent } from '../settlement/event.js';
 
@@ -79,14 +77,14 @@ async function load(ctx: OriginContext, reservationId: string) {
     ts: payload.ts ?? 0,
   };
   const target = { activityId: String(row.activity_id), skuId: String(row.sku_id), paymentTimeoutSeconds: 0 };
-  return { row, event, target, keys: activityKeys(target.activityId, target.skuId) };
+  return { row, event, target };
 }
 
 export async function giveUpDeadLetter(ctx: OriginContext, reservationId: string) {
-  const { row, event, target, keys } = await load(ctx, reservationId);
+  const { row, event, target } = await load(ctx, reservationId);
   if (row.status === 'retried')
     throw new ContractError('conflict', 'this reservation was re-queued for settlement; it cannot be given up now');
-  const restocked = await compensate(ctx.db, ctx.scripts, keys, target, event);
+  const restocked = await compensate(ctx.db, ctx.stock, target, event);
   if (restocked === null)
     throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
   await ctx.db.execute(
@@ -98,14 +96,14 @@ export async function giveUpDeadLetter(ctx: OriginContext, reservationId: string
   return { reservationId, status: 'given_up' as const, restocked };
 }
 
-const REQUEUE_REFUSALS: Record<number, string> = {
-  [RequeueCode.NOT_RELEASED]: 'compensation has not released this reservation yet; try again shortly',
-  [RequeueCode.HOLDS_OTHER]: 'the user holds another reservation in this sale now; retrying would sell twice',
-  [RequeueCode.SOLD_OUT]: 'the units compensation gave back were sold again; nothing to retry with',
-};
+const REQUEUE_REFUSALS = {
+  not_released: 'compensation has not released this reservation yet; try again shortly',
+  holds_other: 'the user holds another reservation in this sale now; retrying would sell twice',
+  sold_out: 'the units compensation gave back were sold again; nothing to retry with',
+} as const;
 
 export async function retryDeadLetter(ctx: OriginContext, reservationId: string) {
-  const { row, event, target, keys } = await load(ctx, reservationId);
+  const { row, event, target } = await load(ctx, reservationId);
   if (row.status === 'given_up')
     throw new ContractError('conflict', 'this dead letter was given up; it cannot be retried');
   const [orders] = (await ctx.db.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [
@@ -119,14 +117,10 @@ export async function retryDeadLetter(ctx: OriginContext, reservationId: string)
       WHERE reservation_id = ? AND status IN ('open', 'retried')`,
     [reservationId],
   );
-  const reply = await ctx.scripts.requeue(
-    [keys.stock, keys.holders, keys.events, keys.released],
-    [reservationId, event.userId, event.quantity, event.requestId, event.traceId, Date.now()],
-  );
-  const code = Number(reply[0]);
-  if (code === RequeueCode.REQUEUED || code === RequeueCode.ALREADY) {
+  const requeued = await ctx.stock.requeue(target, event);
+  if (requeued.kind === 'requeued' || requeued.kind === 'already') {
     ctx.log.warn({ activityId: target.activityId, reservationId }, 'dead letter re-queued for settlement');
-    return { reservationId, status: 'retried' as const, requeued: code === RequeueCode.REQUEUED };
+    return { reservationId, status: 'retried' as const, requeued: requeued.kind === 'requeued' };
   }
   if (row.status === 'open')
     await ctx.db.execute(
@@ -134,7 +128,7 @@ export async function retryDeadLetter(ctx: OriginContext, reservationId: string)
         WHERE reservation_id = ? AND status = 'retried'`,
       [reservationId],
     );
-  if (code === RequeueCode.NOT_WARMED)
+  if (requeued.kind === 'not_warmed')
     throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
-  throw new ContractError('conflict', REQUEUE_REFUSALS[code] ?? `requeue refused (code ${code})`);
+  throw new ContractError('conflict', REQUEUE_REFUSALS[requeued.kind]);
 }

@@ -12,8 +12,7 @@
  */
 import type { OriginContext } from '../context.js';
 import { inTransaction } from '../db/pool.js';
-import { activityKeys } from '../redis/keys.js';
-import { RefillCode } from '../redis/scripts.js';
+import type { RefillResult } from '../redis/stock-store.js';
 import { PeriodicJob } from './periodic.js';
 
 export interface OutboxRow {
@@ -62,11 +61,12 @@ export class OutboxWorker extends PeriodicJob {
     });
   }
 
-  /** Applies one claimed row to Redis; returns the script's code and the stock afterwards. */
-  async refill(row: OutboxRow): Promise<{ code: number; stock: number }> {
-    const keys = activityKeys(String(row.activity_id), String(row.sku_id));
-    const reply = await this.ctx.scripts.refill([keys.stock, keys.refilled], [row.reservation_id, row.quantity]);
-    return { code: Number(reply[0]), stock: Number(reply[1] ?? 0) };
+  /** Applies one claimed row to Redis. */
+  refill(row: OutboxRow): Promise<RefillResult> {
+    return this.ctx.stock.refill(
+      { activityId: String(row.activity_id), skuId: String(row.sku_id) },
+      { reservationId: row.reservation_id, quantity: Number(row.quantity) },
+    );
   }
 
   async markDone(row: OutboxRow): Promise<void> {
@@ -81,8 +81,8 @@ export class OutboxWorker extends PeriodicJob {
     const round: OutboxRound = { claimed: rows.length, refilled: 0, already: 0, notWarmed: 0 };
     const backOnSale = new Map<string, boolean>(); // activity → stock was 0 before a refill
     for (const row of rows) {
-      const { code, stock } = await this.refill(row);
-      if (code === RefillCode.NOT_WARMED) {
+      const refilled = await this.refill(row);
+      if (refilled.kind === 'not_warmed') {
         round.notWarmed++;
         this.ctx.log.warn(
           { activityId: String(row.activity_id), reservationId: row.reservation_id },
@@ -90,11 +90,12 @@ export class OutboxWorker extends PeriodicJob {
         );
         continue;
       }
-      if (code === RefillCode.REFILLED) round.refilled++;
+      if (refilled.kind === 'refilled') round.refilled++;
       else round.already++;
       await this.markDone(row);
       const activityId = String(row.activity_id);
-      const fromZero = code === RefillCode.REFILLED && stock - Number(row.quantity) <= 0;
+      const { stock } = refilled;
+      const fromZero = refilled.kind === 'refilled' && stock - Number(row.quantity) <= 0;
       if (stock > 0) backOnSale.set(activityId, (backOnSale.get(activityId) ?? false) || fromZero);
     }
     if (round.refilled > 0) this.ctx.metrics.orderTransitions.inc({ transition: 'refill' }, round.refilled);

@@ -8,7 +8,6 @@
 import { findActivity } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
 import { raiseMismatch, reconcile, type Reconciliation } from '../reconcile/reconcile.js';
-import { ACTIVITY_REGISTRY_KEY } from '../redis/keys.js';
 import { PeriodicJob } from './periodic.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,8 +18,7 @@ export class ReconcileJob extends PeriodicJob {
   }
 
   async round(): Promise<boolean> {
-    const registry = await this.ctx.redis.hgetall(ACTIVITY_REGISTRY_KEY);
-    for (const activityId of Object.keys(registry)) {
+    for (const { activityId } of await this.ctx.stock.warmedSales()) {
       // The registry is shared by every origin on this Redis; an activity of another database is not ours.
       if (!(await findActivity(this.ctx.db, activityId))) continue;
       await this.confirmed(activityId)

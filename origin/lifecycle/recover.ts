@@ -22,11 +22,6 @@ import { ContractError } from '../../contract/errors.js';
 import { requireActivity } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
 import { inTransaction, type Db } from '../db/pool.js';
-import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
-import { RecoverCode } from '../redis/scripts.js';
-import { compareStreamIds } from '../redis/stream.js';
-import { parseEvent, type ReservationEvent } from '../settlement/event.js';
-import { groupInfo } from '../settlement/stream-stats.js';
 
 export interface RecoverResult {
   activityId: string;
@@ -49,41 +44,14 @@ export async function hasSaleHistory(db: Db, activityId: string): Promise<boolea
 
 const refuse = (message: string) => new ContractError('conflict', message);
 
-/** Every reservation of the Stream with "is any of its entries still unsettled in the group". */
-async function readStream(ctx: OriginContext, events: string) {
-  if (!(await ctx.redis.exists(events))) return null;
-  const info = await groupInfo(ctx, events);
-  if (!info) return null;
-  const pendingIds = new Set<string>();
-  if (info.pending > 0) {
-    const pending = (await ctx.redis.xpending(events, CONSUMER_GROUP, '-', '+', info.pending)) as [string][];
-    for (const [id] of pending) pendingIds.add(id);
-  }
-  const reservations = new Map<string, { event: ReservationEvent; open: boolean }>();
-  let start = '-';
-  for (;;) {
-    const page = (await ctx.redis.xrange(events, start, '+', 'COUNT', 1000)) as [string, string[]][];
-    for (const [id, fields] of page) {
-      const event = parseEvent(id, fields);
-      if (!event) continue;
-      const open = pendingIds.has(id) || compareStreamIds(id, info.lastDeliveredId) > 0;
-      const seen = reservations.get(event.reservationId);
-      reservations.set(event.reservationId, { event, open: open || (seen?.open ?? false) });
-    }
-    if (page.length < 1000) break;
-    start = `(${page[page.length - 1]![0]}`;
-  }
-  return reservations;
-}
-
 export async function recover(ctx: OriginContext, activityId: string): Promise<RecoverResult> {
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
-  const keys = activityKeys(activityId, skuId);
-  if (await ctx.redis.exists(keys.stock))
+  const sale = { activityId, skuId };
+  if (await ctx.stock.isWarm(sale))
     throw refuse('Redis still holds this sale (its stock key exists): there is nothing to recover');
 
-  const stream = await readStream(ctx, keys.events);
+  const stream = await ctx.stock.streamReservations(sale);
   if (!stream)
     throw refuse(
       'the reservation Stream or its consumer group is gone: reservations granted but not yet settled cannot be ' +
@@ -145,29 +113,22 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
         'the state cannot be proven; reconcile and repair MySQL first',
     );
 
-  const pairs = (m: Map<string, string | number>) => [m.size, ...[...m].flat()];
-  const reply = await ctx.scripts.recover(
-    [keys.stock, keys.holders, keys.events, keys.config, keys.released, keys.refilled],
-    [
-      stock,
-      record.state,
-      maxPerUser,
-      CONSUMER_GROUP,
-      ...pairs(holders),
-      ...pairs(released),
-      ...pairs(new Map(refilled.map((o: any) => [o.reservation_id, Number(o.quantity)]))),
-    ],
-  );
-  const code = Number(reply[0]);
-  if (code === RecoverCode.WARM) throw refuse('the sale became warm while recovering; nothing was changed');
-  if (code === RecoverCode.NO_STREAM)
+  const rebuilt = await ctx.stock.recover(sale, {
+    stock,
+    state: record.state,
+    maxPerUser,
+    holders,
+    released,
+    refilled: new Map(refilled.map((o: any) => [o.reservation_id, Number(o.quantity)])),
+  });
+  if (rebuilt.kind === 'warm') throw refuse('the sale became warm while recovering; nothing was changed');
+  if (rebuilt.kind === 'no_stream')
     throw refuse('the reservation Stream vanished while recovering; nothing was changed');
 
-  await ctx.redis.hset(ACTIVITY_REGISTRY_KEY, activityId, skuId);
   const result: RecoverResult = {
     activityId,
     stock,
-    holders: Number(reply[2]),
+    holders: rebuilt.holders,
     unsettled,
     pendingRefills: pending.length,
     state: record.state,

@@ -19,8 +19,6 @@
 import type { OriginContext } from '../context.js';
 import { requireActivity } from '../activity/store.js';
 import { inTransaction } from '../db/pool.js';
-import { CONSUMER_GROUP, activityKeys } from '../redis/keys.js';
-import { compareStreamIds, fieldsOf } from '../redis/stream.js';
 
 export interface Check {
   name: string;
@@ -44,64 +42,13 @@ const check = (name: string, expected: number, actual: number): Check => ({
   ok: expected === actual,
 });
 
-const STREAM_PAGE = 1_000;
-
 const sumValues = (h: Record<string, string>) => Object.values(h).reduce((s, v) => s + Number(v), 0);
-
-/** Snapshot 1: Redis at one instant, then the Stream up to the bound read then. */
-async function redisSnapshot(ctx: OriginContext, keys: ReturnType<typeof activityKeys>) {
-  const replies = (await ctx.redis
-    .multi()
-    .get(keys.stock)
-    .xrevrange(keys.events, '+', '-', 'COUNT', 1)
-    .xinfo('GROUPS', keys.events)
-    .hgetall(keys.released)
-    .hgetall(keys.refilled)
-    .exec())!;
-  const [stock, last, groups, released, refilled] = replies.map(([err, value]) => (err ? null : value));
-  if (stock === null) return null;
-  const group = ((groups as unknown[][] | null) ?? []).map(fieldsOf).find((g) => g.name === CONSUMER_GROUP);
-  const bound = (last as [string, string[]][] | null)?.[0]?.[0] ?? null;
-
-  // Entries up to the bound: units per reservation (issued) and per entry (for what is unsettled).
-  const units = new Map<string, number>();
-  const entries: { id: string; reservationId: string; quantity: number }[] = [];
-  for (let start = '-'; bound;) {
-    const page = (await ctx.redis.xrange(keys.events, start, bound, 'COUNT', STREAM_PAGE)) as [string, string[]][];
-    for (const [id, fields] of page) {
-      const f = fieldsOf(fields);
-      const quantity = Number(f.quantity) || 0;
-      if (f.reservationId) units.set(f.reservationId, quantity);
-      entries.push({ id, reservationId: f.reservationId ?? '', quantity });
-    }
-    if (page.length < STREAM_PAGE) break;
-    start = `(${page[page.length - 1]![0]}`;
-  }
-  // Unsettled candidates: pending now, or not yet delivered at the instant of the snapshot.
-  const lastDelivered = group?.['last-delivered-id'] ?? '0-0';
-  const pending = new Set<string>();
-  if (group && bound && Number(group.pending) > 0) {
-    const rows = (await ctx.redis.xpending(keys.events, CONSUMER_GROUP, '-', bound, Number(group.pending))) as [
-      string,
-    ][];
-    for (const [id] of rows) pending.add(id);
-  }
-  const open = entries.filter((e) => pending.has(e.id) || compareStreamIds(e.id, lastDelivered) > 0);
-  return {
-    stock: Number(stock),
-    bound,
-    units,
-    open,
-    released: (released as Record<string, string> | null) ?? {},
-    refilled: (refilled as Record<string, string> | null) ?? {},
-  };
-}
 
 export async function reconcile(ctx: OriginContext, activityId: string): Promise<Reconciliation> {
   const record = await requireActivity(ctx.db, activityId);
   const { skuId } = record.config;
-  const keys = activityKeys(activityId, skuId);
-  const redis = await redisSnapshot(ctx, keys);
+  const sale = { activityId, skuId };
+  const redis = await ctx.stock.ledgerSnapshot(sale);
 
   // Snapshot 2: MySQL, every figure from one consistent read view.
   const args = [activityId, skuId];
@@ -164,11 +111,7 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
   } else {
     // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
     // MySQL could have for them).
-    const later = new Set<string>();
-    if (redis.bound) {
-      const rest = (await ctx.redis.xrange(keys.events, `(${redis.bound}`, '+')) as [string, string[]][];
-      for (const [, fields] of rest) later.add(fieldsOf(fields).reservationId ?? '');
-    }
+    const later = redis.bound ? await ctx.stock.reservationsAfter(sale, redis.bound) : new Set<string>();
     const ordered = new Set(db.orders.map((o) => o.reservation_id));
     const deadIds = new Set(db.dead.map((d) => d.reservation_id));
     const issued = [...redis.units.values()].reduce((s, q) => s + q, 0);

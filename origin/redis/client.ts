@@ -5,6 +5,9 @@
 import { Redis } from 'ioredis';
 import { ContractError } from '../../contract/errors.js';
 
+/** A connection to Redis (one server today). */
+export type RedisClient = Redis;
+
 export interface RedisOptions {
   commandTimeoutMs: number;
   /** false for the request path (fail fast while disconnected); true for background loops. */
@@ -27,7 +30,7 @@ export function createRedis(url: string, opts: RedisOptions): Redis {
 }
 
 /** Resolves once the client is ready, or rejects after `timeoutMs`. */
-export function redisReady(redis: Redis, timeoutMs = 5_000): Promise<void> {
+export function redisReady(redis: RedisClient, timeoutMs = 5_000): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

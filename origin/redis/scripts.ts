@@ -1,6 +1,8 @@
 /**
  * Lua scripts, loaded by filename at start-up (fail fast on a missing one), and the one TypeScript
- * mirror of their return codes.
+ * mirror of their return codes. Shared Lua lives in lua/includes/ and is pulled in by a line
+ * `--- @include "includes/<name>"` (as BullMQ does), expanded here before the SHA is taken.
+ * Callers outside origin/redis/ use the StockStore, never these raw commands.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -50,13 +52,24 @@ export interface LuaScript {
   sha: string;
 }
 
-/** Reads every `<name>-<keys>.lua` of the folder. */
+const INCLUDE = /^--- @include "([a-z/-]+)"$/gm;
+
+/** The script with every `--- @include` line replaced by the included file (each at most once). */
+function expandIncludes(dir: string, source: string, seen = new Set<string>()): string {
+  return source.replace(INCLUDE, (_line, name: string) => {
+    if (seen.has(name)) return '';
+    seen.add(name);
+    return expandIncludes(dir, readFileSync(`${dir}/${name}.lua`, 'utf8'), seen).trimEnd();
+  });
+}
+
+/** Reads every `<name>-<keys>.lua` of the folder, includes expanded. */
 export function readScripts(dir = LUA_DIR): Map<string, LuaScript> {
   const scripts = new Map<string, LuaScript>();
   for (const file of readdirSync(dir).sort()) {
     const m = /^([a-z-]+)-(\d+)\.lua$/.exec(file);
     if (!m) continue;
-    const source = readFileSync(`${dir}/${file}`, 'utf8');
+    const source = expandIncludes(dir, readFileSync(`${dir}/${file}`, 'utf8'));
     scripts.set(m[1]!, {
       name: m[1]!,
       keys: Number(m[2]),

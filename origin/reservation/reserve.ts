@@ -1,13 +1,12 @@
 /**
- * The reserve decision: one EVALSHA of lua/reserve-4.lua, its codes translated to the contract.
+ * The reserve decision: the store's reserve (one EVALSHA of lua/reserve-4.lua), its outcome
+ * translated to the contract.
  * The in-process sold-out flag skips the script but never the holder lookup, so a holder's repeat
  * still gets its reservation.
  */
 import { ContractError } from '../../contract/errors.js';
-import { newReservationId } from '../../contract/ids.js';
 import type { ReserveRequest } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
-import { ReserveCode } from '../redis/scripts.js';
 
 export interface ReserveResult {
   /** true: granted now (202); false: the caller already held it (200). */
@@ -35,45 +34,43 @@ export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: 
 }
 
 async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
-  const { keys } = await ctx.catalog.resolve(req.activityId).catch((err) => {
+  const sale = await ctx.catalog.resolve(req.activityId).catch((err) => {
     if (err instanceof ContractError) throw err;
     throw new ContractError('unavailable', 'activity lookup failed, try again shortly', { retryAfter: 1, cause: err });
   });
 
   if (ctx.soldOut.has(req.activityId)) {
-    const held = await ctx.breaker.run(() => ctx.requestRedis.hget(keys.holders, req.userId));
+    const held = await ctx.stock.holderOf(sale, req.userId);
     if (held) return { created: false, reservationId: held };
     throw new ContractError('sold_out', 'sold out');
   }
 
-  const reply = await ctx.breaker.run(() =>
-    ctx.requestScripts.reserve(
-      [keys.stock, keys.holders, keys.events, keys.config],
-      [req.userId, req.quantity, newReservationId(req.activityId), req.requestId, traceId, Date.now()],
-    ),
-  );
-  const code = Number(reply[0]);
-  switch (code) {
-    case ReserveCode.OK:
-      if (Number(reply[2]) === 0) ctx.soldOut.set(req.activityId, true);
-      return { created: true, reservationId: String(reply[1]) };
-    case ReserveCode.EXISTS:
-      return { created: false, reservationId: String(reply[1]) };
-    case ReserveCode.SOLD_OUT:
+  const result = await ctx.stock.reserve({
+    ...sale,
+    userId: req.userId,
+    quantity: req.quantity,
+    requestId: req.requestId,
+    traceId,
+  });
+  switch (result.kind) {
+    case 'reserved':
+      if (result.remaining === 0) ctx.soldOut.set(req.activityId, true);
+      return { created: true, reservationId: result.reservationId };
+    case 'repeat':
+      return { created: false, reservationId: result.reservationId };
+    case 'sold_out':
       ctx.soldOut.set(req.activityId, true);
       throw new ContractError('sold_out', 'sold out');
-    case ReserveCode.INSUFFICIENT_STOCK:
+    case 'insufficient_stock':
       // Some units remain: smaller requests still succeed, so no sold-out flag (DESIGN §10).
       throw new ContractError('insufficient_stock', 'fewer units are left than asked for; ask for fewer');
-    case ReserveCode.LIMIT_EXCEEDED:
+    case 'limit_exceeded':
       throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');
-    case ReserveCode.PAUSED:
+    case 'paused':
       throw new ContractError('paused', 'the sale is paused, try again later', { retryAfter: 5 });
-    case ReserveCode.ENDED:
+    case 'ended':
       throw new ContractError('ended', 'the sale has ended');
-    case ReserveCode.NOT_WARMED:
+    case 'not_warmed':
       throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
-    default:
-      throw new Error(`reserve script returned unknown code ${code}`);
   }
 }

@@ -3,27 +3,20 @@
  * instances over Redis pub/sub, cleared when a refill puts stock back. A flag may only ever cause
  * the script to be skipped — never the holder lookup.
  */
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
-import { SOLD_OUT_CHANNEL } from '../redis/keys.js';
+import type { StockStore } from '../redis/stock-store.js';
 
 export class SoldOutFlags {
   private readonly flags = new Set<string>();
 
   constructor(
-    private readonly publisher: Redis,
-    private readonly subscriber: Redis,
+    private readonly store: Pick<StockStore, 'publishSoldOut' | 'onSoldOut'>,
     private readonly log: Logger,
     private readonly onChange: (activityId: string, soldOut: boolean) => void = () => {},
   ) {}
 
   async start(): Promise<void> {
-    this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== SOLD_OUT_CHANNEL) return;
-      const [activityId, on] = message.split(':');
-      if (activityId) this.apply(activityId, on === '1');
-    });
-    await this.subscriber.subscribe(SOLD_OUT_CHANNEL);
+    await this.store.onSoldOut((activityId, soldOut) => this.apply(activityId, soldOut));
   }
 
   has(activityId: string): boolean {
@@ -34,7 +27,7 @@ export class SoldOutFlags {
   set(activityId: string, soldOut: boolean): boolean {
     const changed = this.apply(activityId, soldOut);
     if (changed) {
-      this.publisher.publish(SOLD_OUT_CHANNEL, `${activityId}:${soldOut ? 1 : 0}`).catch((err) => {
+      this.store.publishSoldOut(activityId, soldOut).catch((err) => {
         this.log.warn({ activityId, err: err.message }, 'sold-out broadcast failed');
       });
       this.onChange(activityId, soldOut);

@@ -49,7 +49,7 @@ export async function reservationStatus(
 ): Promise<ReservationBody> {
   const activityId = activityOfReservation(reservationId);
   if (!activityId) throw new ContractError('not_found', 'no such reservation');
-  const { keys } = await ctx.catalog.resolve(activityId).catch((err) => {
+  const sale = await ctx.catalog.resolve(activityId).catch((err) => {
     if (err instanceof ContractError && err.code === 'not_found')
       throw new ContractError('not_found', 'no such reservation');
     throw err;
@@ -65,7 +65,7 @@ export async function reservationStatus(
     if (owner !== userId) throw new ContractError('forbidden', 'this reservation belongs to someone else');
     return { reservationId, status: 'failed' };
   }
-  const held = await ctx.breaker.run(() => ctx.requestRedis.hget(keys.holders, userId));
+  const held = await ctx.stock.holderOf(sale, userId);
   if (held === reservationId) return { reservationId, status: 'queued' };
   throw new ContractError('not_found', 'no such reservation');
 }
@@ -76,14 +76,14 @@ export async function reservationOfUser(
   activityId: string,
   userId: string,
 ): Promise<ReservationBody> {
-  const { keys, skuId } = await ctx.catalog.resolve(activityId);
+  const sale = await ctx.catalog.resolve(activityId);
   const [rows] = (await ctx.db.execute(
     `SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order
       WHERE activity_id = ? AND user_id = ? AND sku_id = ?`,
-    [activityId, userId, skuId],
+    [activityId, userId, sale.skuId],
   )) as any;
   if (rows[0]) return fromOrder(rows[0]);
-  const held = await ctx.breaker.run(() => ctx.requestRedis.hget(keys.holders, userId));
+  const held = await ctx.stock.holderOf(sale, userId);
   if (held) return reservationStatus(ctx, held, userId);
   throw new ContractError('not_found', 'you hold no reservation in this sale');
 }

@@ -1,12 +1,11 @@
 /**
  * Gives up on a reservation settlement could not write after `maxDeliveries`: records a dead letter
- * and compensates through lua/release-3.lua. Every step is idempotent, so a crash anywhere in
+ * and compensates through the store's release (lua/release-3.lua). Every step is idempotent, so a crash anywhere in
  * here is repaired by the next delivery. The dead-letter row and the order row exclude each other:
  * the locking read below and the one in settle.ts make one of the two transactions wait.
  */
 import { inTransaction, type Db } from '../db/pool.js';
-import type { ActivityKeys } from '../redis/keys.js';
-import { ReleaseCode, type ScriptCommands } from '../redis/scripts.js';
+import type { StockStore } from '../redis/stock-store.js';
 import type { ReservationEvent } from './event.js';
 import type { SettleTarget } from './settle.js';
 
@@ -51,8 +50,7 @@ export async function recordDeadLetter(
  */
 export async function compensate(
   db: Db,
-  scripts: ScriptCommands,
-  keys: ActivityKeys,
+  store: StockStore,
   target: SettleTarget,
   e: ReservationEvent,
 ): Promise<number | null> {
@@ -61,25 +59,25 @@ export async function compensate(
     target.skuId,
   ])) as any;
   const cap = rows[0] ? Number(rows[0].available) : -1;
-  const reply = await scripts.release(
-    [keys.stock, keys.holders, keys.released],
-    [e.reservationId, e.userId, e.quantity, cap],
-  );
-  if (Number(reply[0]) === ReleaseCode.NOT_WARMED) return null;
-  return Number(reply[1]);
+  const released = await store.release(target, {
+    reservationId: e.reservationId,
+    userId: e.userId,
+    quantity: e.quantity,
+    cap,
+  });
+  return released.kind === 'not_warmed' ? null : released.restocked;
 }
 
 export async function deadLetter(
   db: Db,
-  scripts: ScriptCommands,
-  keys: ActivityKeys,
+  store: StockStore,
   target: SettleTarget,
   e: ReservationEvent,
   deliveries: number,
   reason: string,
 ): Promise<DeadLetterOutcome> {
   if ((await recordDeadLetter(db, target, e, deliveries, reason)) === 'already_settled') return 'already_settled';
-  const restocked = await compensate(db, scripts, keys, target, e);
+  const restocked = await compensate(db, store, target, e);
   if (restocked === null) return 'redis_not_warm';
   await db.execute(
     'UPDATE seckill_dead_letter SET restocked = ?, updated_at = CURRENT_TIMESTAMP(3) WHERE reservation_id = ?',

@@ -7,13 +7,10 @@ import { hostname } from 'node:os';
 import { randomHex } from '../../contract/ids.js';
 import { findActivity } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
-import { createRedis } from '../redis/client.js';
-import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../redis/keys.js';
 import { StreamSettler } from './stream-settler.js';
 
 export class Settlement {
   private readonly settlers = new Map<string, StreamSettler[]>();
-  private readonly connections: ReturnType<typeof createRedis>[] = [];
   private discovery: NodeJS.Timeout | null = null;
   private stopping = false;
   private readonly lastFailure = new Map<string, string>();
@@ -39,8 +36,7 @@ export class Settlement {
   }
 
   async discover(): Promise<void> {
-    const registry = await this.ctx.redis.hgetall(ACTIVITY_REGISTRY_KEY);
-    for (const [activityId, skuId] of Object.entries(registry)) {
+    for (const { activityId, skuId } of await this.ctx.stock.warmedSales()) {
       if (this.stopping || this.settlers.has(activityId)) continue;
       const record = await findActivity(this.ctx.db, activityId);
       if (!record) continue;
@@ -48,25 +44,16 @@ export class Settlement {
       const target = { activityId, skuId, paymentTimeoutSeconds: record.config.paymentTimeoutSeconds };
       const workers: StreamSettler[] = [];
       for (let i = 0; i < c.SETTLE_WORKERS; i++) {
-        const redis = createRedis(c.REDIS_URL, {
-          commandTimeoutMs: c.SETTLE_BLOCK_MS + 5_000,
-          queueWhileOffline: true,
-          name: 'origin-settle',
-        });
-        redis.on('error', (err) => this.ctx.log.debug({ err: err.message }, 'settlement redis error'));
-        this.connections.push(redis);
         const settler = new StreamSettler(
           {
             db: this.ctx.db,
-            redis,
-            scripts: this.ctx.scripts,
+            reader: this.ctx.stock.openEventReader(target, `${this.instance}:${i}`, c.SETTLE_BLOCK_MS),
+            store: this.ctx.stock,
             log: this.ctx.log,
             metrics: this.ctx.metrics,
             lastFailure: this.lastFailure,
           },
           target,
-          activityKeys(activityId, skuId),
-          `${this.instance}:${i}`,
           {
             batchSize: c.SETTLE_BATCH_SIZE,
             blockMs: c.SETTLE_BLOCK_MS,
@@ -87,6 +74,6 @@ export class Settlement {
     this.stopping = true;
     if (this.discovery) clearTimeout(this.discovery);
     await Promise.all([...this.settlers.values()].flat().map((s) => s.stop()));
-    await Promise.allSettled(this.connections.map((r) => r.quit()));
+    await Promise.allSettled([...this.settlers.values()].flat().map((s) => s.close()));
   }
 }

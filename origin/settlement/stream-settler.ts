@@ -3,14 +3,13 @@
  * each in its own transaction and XACKs only after COMMIT. Entries delivered more than
  * `maxDeliveries` times become dead letters. `stop()` lets the entry in hand finish.
  */
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Db } from '../db/pool.js';
-import { CONSUMER_GROUP, type ActivityKeys } from '../redis/keys.js';
-import type { ScriptCommands } from '../redis/scripts.js';
+import type { SaleEventReader, StreamEntry } from '../redis/event-reader.js';
+import type { StockStore } from '../redis/stock-store.js';
 import { compensate, deadLetter } from './dead-letter.js';
-import { parseEvent, type ReservationEvent } from './event.js';
+import type { ReservationEvent } from './event.js';
 import { settleBatch, settleReservation, type SettleOutcome, type SettleTarget } from './settle.js';
 
 export interface SettlerSettings {
@@ -23,16 +22,15 @@ export interface SettlerSettings {
 
 export interface SettlerDeps {
   db: Db;
-  /** A connection of its own: XREADGROUP BLOCK holds it. */
-  redis: Redis;
-  scripts: ScriptCommands;
+  /** This consumer's view of the Stream, on a connection of its own (XREADGROUP BLOCK holds it). */
+  reader: SaleEventReader;
+  /** Compensation (release) of surplus and dead-lettered reservations. */
+  store: StockStore;
   log: Logger;
   metrics: Metrics;
   /** Why an entry failed last (shared by the process's settlers), for the dead letter's reason. */
   lastFailure: Map<string, string>;
 }
-
-type Entry = [id: string, fields: string[]];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,10 +42,12 @@ export class StreamSettler {
   constructor(
     private readonly deps: SettlerDeps,
     private readonly target: SettleTarget,
-    private readonly keys: ActivityKeys,
-    readonly consumer: string,
     private readonly settings: SettlerSettings,
   ) {}
+
+  get consumer(): string {
+    return this.deps.reader.consumer;
+  }
 
   start(): void {
     this.loop ??= this.run();
@@ -58,6 +58,11 @@ export class StreamSettler {
     await this.loop;
   }
 
+  /** Closes the reader's connection; after stop(). */
+  close(): Promise<void> {
+    return this.deps.reader.close();
+  }
+
   private async run(): Promise<void> {
     const { log } = this.deps;
     while (!this.stopping) {
@@ -66,19 +71,8 @@ export class StreamSettler {
           this.nextClaimAt = Date.now() + Math.max(50, Math.min(this.settings.claimIdleMs / 2, 1_000));
           await this.reclaimIdle();
         }
-        const reply = (await this.deps.redis.xreadgroup(
-          'GROUP',
-          CONSUMER_GROUP,
-          this.consumer,
-          'COUNT',
-          this.settings.batchSize,
-          'BLOCK',
-          this.settings.blockMs,
-          'STREAMS',
-          this.keys.events,
-          '>',
-        )) as [string, Entry[]][] | null;
-        if (reply?.[0]) await this.settleEntries(reply[0][1], new Map());
+        const entries = await this.deps.reader.read(this.settings.batchSize, this.settings.blockMs);
+        if (entries.length > 0) await this.settleEntries(entries, new Map());
       } catch (err) {
         if (this.stopping) break;
         log.warn({ activityId: this.target.activityId, err: (err as Error).message }, 'settlement round failed');
@@ -89,42 +83,23 @@ export class StreamSettler {
 
   /** XAUTOCLAIM entries idle past `claimIdleMs` (their consumer died or failed), with delivery counts. */
   async reclaimIdle(): Promise<number> {
-    const { redis } = this.deps;
     let cursor = '0-0';
     let handled = 0;
     do {
-      const [next, entries, deleted] = (await redis.xautoclaim(
-        this.keys.events,
-        CONSUMER_GROUP,
-        this.consumer,
-        this.settings.claimIdleMs,
-        cursor,
-        'COUNT',
-        this.settings.batchSize,
-      )) as [string, (Entry | null)[], string[]?];
-      cursor = next;
-      if (deleted?.length) await redis.xack(this.keys.events, CONSUMER_GROUP, ...deleted);
-      const live = entries.filter((e): e is Entry => Array.isArray(e) && Array.isArray(e[1]));
-      if (live.length === 0) continue;
-      const pipeline = redis.pipeline();
-      for (const [id] of live) pipeline.xpending(this.keys.events, CONSUMER_GROUP, id, id, 1);
-      const counts = new Map<string, number>();
-      for (const [i, result] of ((await pipeline.exec()) ?? []).entries()) {
-        const row = (result[1] as [string, string, number, number][])[0];
-        counts.set(live[i]![0], row ? Number(row[3]) : 1);
-      }
-      await this.settleEntries(live, counts);
-      handled += live.length;
+      const page = await this.deps.reader.reclaim(this.settings.claimIdleMs, cursor, this.settings.batchSize);
+      cursor = page.next;
+      if (page.entries.length === 0) continue;
+      await this.settleEntries(page.entries, page.deliveries);
+      handled += page.entries.length;
     } while (cursor !== '0-0' && !this.stopping);
     return handled;
   }
 
-  private async settleEntries(entries: Entry[], deliveries: Map<string, number>): Promise<void> {
+  private async settleEntries(entries: StreamEntry[], deliveries: Map<string, number>): Promise<void> {
     const { log } = this.deps;
     const acks: string[] = [];
     const fresh: ReservationEvent[] = [];
-    for (const [id, fields] of entries) {
-      const event = parseEvent(id, fields);
+    for (const { id, event } of entries) {
       if (!event) {
         log.error(
           { activityId: this.target.activityId, streamId: id },
@@ -138,7 +113,7 @@ export class StreamSettler {
       }
     }
     for (const event of await this.settle(fresh)) acks.push(event);
-    if (acks.length > 0) await this.deps.redis.xack(this.keys.events, CONSUMER_GROUP, ...acks);
+    await this.deps.reader.ack(acks);
     if (this.deps.lastFailure.size > 10_000) this.deps.lastFailure.clear();
   }
 
@@ -187,7 +162,7 @@ export class StreamSettler {
         continue;
       }
       if (outcome === 'surplus') {
-        const restocked = await compensate(db, this.deps.scripts, this.keys, this.target, e);
+        const restocked = await compensate(db, this.deps.store, this.target, e);
         if (restocked === null) continue;
         elog.warn({ restocked }, 'surplus reservation released: the user already has an order');
       }
@@ -203,11 +178,11 @@ export class StreamSettler {
 
   /** Past maxDeliveries: dead letter + compensation. True when the entry may be acknowledged. */
   private async giveUp(event: ReservationEvent, deliveries: number): Promise<boolean> {
-    const { db, scripts, metrics, log } = this.deps;
+    const { db, store, metrics, log } = this.deps;
     const reason =
       this.deps.lastFailure.get(event.streamId) ?? `not settled after ${this.settings.maxDeliveries} deliveries`;
     try {
-      const outcome = await deadLetter(db, scripts, this.keys, this.target, event, deliveries, reason);
+      const outcome = await deadLetter(db, store, this.target, event, deliveries, reason);
       metrics.settleOutcomes.inc({ outcome });
       if (outcome === 'redis_not_warm') return false;
       if (outcome === 'dead_lettered') metrics.deadLetters.inc();

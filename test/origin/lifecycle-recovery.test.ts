@@ -59,7 +59,7 @@ describe('outbox worker killed between the DB commit and the Redis refill', () =
     const claimed = await dying.claim();
     expect(claimed).toHaveLength(2);
     // Crash 2: another copy of a row is refilled in Redis, and the worker dies before marking it done.
-    expect((await dying.refill(claimed[0]!)).code).toBe(1);
+    expect((await dying.refill(claimed[0]!)).kind).toBe('refilled');
     expect(await t.redis.get(keys.stock)).toBe('1');
 
     const next = new OutboxWorker(t.origin.ctx);

@@ -43,10 +43,22 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       recover: '594bd2f3ee7765c8908103a17f7b40367dbec098',
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
-      requeue: 'f059975d13214750390b7b52a6a0fca87805632d',
-      reserve: 'c588c710e240c4e07a95d70188158b0a06cc5af7',
+      requeue: '951294367e051c6ad42b5b704ec99cfb33068ba5',
+      reserve: '0b399a4b4175489ec3e7fcaa55f184f19f318731',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
+  });
+});
+
+describe('includes', () => {
+  it('the reservation event is written once (lua/includes) and expanded into every script that appends it', () => {
+    const scripts = readScripts();
+    for (const name of ['reserve', 'requeue']) {
+      const source = scripts.get(name)!.source;
+      expect(source).not.toMatch(/^--- @include/m);
+      expect(source.match(/local function addReservationEvent/g)).toHaveLength(1);
+      expect(source.match(/'XADD'/g)).toHaveLength(1); // only inside the included function
+    }
   });
 });
 

@@ -1,0 +1,131 @@
+/**
+ * Reads of a sale's Stream as a ledger: the consumer group's position, every reservation with
+ * "still open" (pending or not yet delivered), and reconciliation's one-instant snapshot. Used by
+ * the StockStore only; callers get these through it.
+ */
+import type { RedisClient } from './client.js';
+import { CONSUMER_GROUP, type ActivityKeys } from './keys.js';
+import { parseEvent, type ReservationEvent } from './reservation-event.js';
+import { compareStreamIds, fieldsOf } from './stream.js';
+
+export interface GroupInfo {
+  pending: number;
+  lag: number;
+  lastDeliveredId: string;
+}
+
+export interface StreamReservation {
+  event: ReservationEvent;
+  /** Some entry of it is pending or not yet delivered: not settled as far as the group knows. */
+  open: boolean;
+}
+
+/** Redis at one instant (one MULTI), then the Stream up to the bound read then. */
+export interface LedgerSnapshot {
+  stock: number;
+  /** The Stream's last id at the instant; only entries up to it count as issued. */
+  bound: string | null;
+  /** reservationId → units, for entries up to the bound. */
+  units: Map<string, number>;
+  /** Entries up to the bound still pending, or not delivered at the instant. */
+  open: { id: string; reservationId: string; quantity: number }[];
+  released: Record<string, string>;
+  refilled: Record<string, string>;
+}
+
+const PAGE = 1_000;
+
+export class SaleLedgerReader {
+  constructor(private readonly redis: RedisClient) {}
+
+  async groupInfo(events: string): Promise<GroupInfo | null> {
+    const groups = (await this.redis.xinfo('GROUPS', events).catch(() => [])) as unknown[][];
+    for (const g of groups) {
+      const f = fieldsOf(g);
+      if (f.name === CONSUMER_GROUP) {
+        return {
+          pending: Number(f.pending ?? 0),
+          lag: Number(f.lag ?? 0),
+          lastDeliveredId: String(f['last-delivered-id'] ?? '0-0'),
+        };
+      }
+    }
+    return null;
+  }
+
+  /** Entries from `start` to `end`, page by page. */
+  private async *entries(events: string, start: string, end: string): AsyncGenerator<[string, string[]]> {
+    for (;;) {
+      const page = (await this.redis.xrange(events, start, end, 'COUNT', PAGE)) as [string, string[]][];
+      yield* page;
+      if (page.length < PAGE) return;
+      start = `(${page[page.length - 1]![0]}`;
+    }
+  }
+
+  private async pendingIds(events: string, end: string, count: number): Promise<Set<string>> {
+    const ids = new Set<string>();
+    if (count <= 0) return ids;
+    const rows = (await this.redis.xpending(events, CONSUMER_GROUP, '-', end, count)) as [string][];
+    for (const [id] of rows) ids.add(id);
+    return ids;
+  }
+
+  async reservations(events: string): Promise<Map<string, StreamReservation> | null> {
+    if (!(await this.redis.exists(events))) return null;
+    const info = await this.groupInfo(events);
+    if (!info) return null;
+    const pending = await this.pendingIds(events, '+', info.pending);
+    const reservations = new Map<string, StreamReservation>();
+    for await (const [id, fields] of this.entries(events, '-', '+')) {
+      const event = parseEvent(id, fields);
+      if (!event) continue;
+      const open = pending.has(id) || compareStreamIds(id, info.lastDeliveredId) > 0;
+      const seen = reservations.get(event.reservationId);
+      reservations.set(event.reservationId, { event, open: open || (seen?.open ?? false) });
+    }
+    return reservations;
+  }
+
+  async snapshot(keys: ActivityKeys): Promise<LedgerSnapshot | null> {
+    const replies = (await this.redis
+      .multi()
+      .get(keys.stock)
+      .xrevrange(keys.events, '+', '-', 'COUNT', 1)
+      .xinfo('GROUPS', keys.events)
+      .hgetall(keys.released)
+      .hgetall(keys.refilled)
+      .exec())!;
+    const [stock, last, groups, released, refilled] = replies.map(([err, value]) => (err ? null : value));
+    if (stock === null) return null;
+    const group = ((groups as unknown[][] | null) ?? []).map(fieldsOf).find((g) => g.name === CONSUMER_GROUP);
+    const bound = (last as [string, string[]][] | null)?.[0]?.[0] ?? null;
+
+    const units = new Map<string, number>();
+    const entries: { id: string; reservationId: string; quantity: number }[] = [];
+    if (bound) {
+      for await (const [id, fields] of this.entries(keys.events, '-', bound)) {
+        const f = fieldsOf(fields);
+        const quantity = Number(f.quantity) || 0;
+        if (f.reservationId) units.set(f.reservationId, quantity);
+        entries.push({ id, reservationId: f.reservationId ?? '', quantity });
+      }
+    }
+    const lastDelivered = group?.['last-delivered-id'] ?? '0-0';
+    const pending = group && bound ? await this.pendingIds(keys.events, bound, Number(group.pending)) : new Set();
+    return {
+      stock: Number(stock),
+      bound,
+      units,
+      open: entries.filter((e) => pending.has(e.id) || compareStreamIds(e.id, lastDelivered) > 0),
+      released: (released as Record<string, string> | null) ?? {},
+      refilled: (refilled as Record<string, string> | null) ?? {},
+    };
+  }
+
+  async reservationsAfter(events: string, bound: string): Promise<Set<string>> {
+    const later = new Set<string>();
+    for await (const [, fields] of this.entries(events, `(${bound}`, '+')) later.add(fieldsOf(fields).reservationId ?? '');
+    return later;
+  }
+}
