@@ -10,6 +10,15 @@ export const DEV_SECRETS = {
   PAYMENT_WEBHOOK_SECRET: 'dev-payment-webhook-secret',
 } as const;
 
+/** Every secret setting: in production each set one must be at least this long. */
+const SECRET_NAMES = ['ADMIN_TOKEN', 'EDGE_ORIGIN_SECRET', 'PAYMENT_WEBHOOK_SECRET', 'METRICS_TOKEN'] as const;
+export const MIN_PRODUCTION_SECRET_LENGTH = 32;
+
+/** Loopback addresses: a listener there is reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 
 const envSchema = z.object({
@@ -17,6 +26,15 @@ const envSchema = z.object({
   NODE_ENV: z.string().default('development'),
   HOST: z.string().default('127.0.0.1'),
   PORT: int(3000, 0),
+  /** `1` lets dev defaults (public secrets, open /metrics) through on a non-loopback HOST outside production. */
+  ALLOW_DEV_SECRETS: z.enum(['0', '1']).default('0'),
+  /** Bearer token for /metrics and /healthz; unset = open (allowed only where dev defaults are). */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** Serve /metrics and /healthz on their own listener (METRICS_HOST:METRICS_PORT) instead of HOST:PORT. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  /** Request bodies above this many bytes are refused with 413 before any signature or token check. */
+  MAX_BODY_BYTES: int(16 * 1024, 1),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
@@ -45,6 +63,8 @@ const envSchema = z.object({
   /** Reserve calls in progress at once; beyond it answer 503 `busy` at once (load shedding keeps the
    * event loop responsive, so Redis replies are not mistaken for timeouts under a burst). */
   RESERVE_MAX_IN_FLIGHT: int(64, 1),
+  /** Status reads (reservation / activity lookups of the edge) in progress at once; beyond it 503 `busy`. */
+  STATUS_MAX_IN_FLIGHT: int(64, 1),
   /** A MySQL transaction slower than this is counted and logged as slow. */
   DB_SLOW_TX_MS: int(200, 1),
   /** MySQL pool size shared by HTTP and consumers. */
@@ -110,12 +130,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid origin configuration — ${issues}`);
   }
   const c = parsed.data;
-  if (c.NODE_ENV === 'production') {
-    for (const [name, value] of Object.entries(DEV_SECRETS)) {
-      if (c[name as keyof typeof DEV_SECRETS] === value) {
-        throw new ConfigError(`invalid origin configuration — ${name}: set a real secret in production`);
-      }
-    }
+  const fail = (name: string, why: string) => {
+    throw new ConfigError(`invalid origin configuration — ${name}: ${why}`);
+  };
+  const production = c.NODE_ENV === 'production';
+  // Dev defaults are public (they are in this repository): only a loopback-bound dev origin may use
+  // them, unless the operator says otherwise outside production.
+  const devDefaultsAllowed = !production && (isLoopbackHost(c.HOST) || c.ALLOW_DEV_SECRETS === '1');
+  const where = production ? 'in production' : `when HOST=${c.HOST} is not loopback (or set ALLOW_DEV_SECRETS=1)`;
+  for (const [name, value] of Object.entries(DEV_SECRETS)) {
+    if (c[name as keyof typeof DEV_SECRETS] === value && !devDefaultsAllowed)
+      fail(name, `is the public dev default; set a real secret ${where}`);
   }
+  if (production)
+    for (const name of SECRET_NAMES) {
+      const value = c[name];
+      if (value !== undefined && value.length < MIN_PRODUCTION_SECRET_LENGTH)
+        fail(name, `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`);
+    }
+  // /metrics and /healthz beside the public payment webhook need a token or their own listener.
+  if (!devDefaultsAllowed && c.METRICS_TOKEN === undefined && c.METRICS_PORT === undefined)
+    fail('METRICS_TOKEN', `set it (or METRICS_PORT for a separate listener) ${where}`);
   return c;
 }

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { OriginConfig } from './config.js';
 import { createOriginContext, type OriginContext } from './context.js';
-import { createApp } from './http/app.js';
+import { createApp, createOpsApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { OutboxWorker } from './lifecycle/outbox-worker.js';
 import { ReconcileJob } from './lifecycle/reconcile-job.js';
@@ -17,26 +17,42 @@ export interface RunningOrigin {
   ctx: OriginContext;
   /** http://host:port when the HTTP role runs. */
   url: string | null;
+  /** Where `/healthz` and `/metrics` are served: `url`, or the METRICS_PORT listener. */
+  metricsUrl: string | null;
   settlement: Settlement | null;
   /** Timeout job, outbox worker and reconciliation: they run wherever settlement runs. */
   lifecycle: { timeouts: TimeoutJob; outbox: OutboxWorker; reconciliation: ReconcileJob } | null;
   stop(): Promise<void>;
 }
 
+type Server = import('node:http').Server;
+
+async function listen(fetch: (req: Request) => Response | Promise<Response>, port: number, host: string) {
+  const server = createAdaptorServer({ fetch }) as Server;
+  // The edge keeps connections open; keep them longer than its idle timeout to avoid resets.
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const hostInUrl = host.includes(':') ? `[${host}]` : host;
+  return { server, url: `http://${hostInUrl}:${(server.address() as AddressInfo).port}` };
+}
+
 export async function startOrigin(config: OriginConfig, log?: Logger): Promise<RunningOrigin> {
   const ctx = await createOriginContext(config, log);
-  let server: ReturnType<typeof createAdaptorServer> | null = null;
+  const servers: Server[] = [];
   let url: string | null = null;
+  let metricsUrl: string | null = null;
   if (config.ORIGIN_ROLE !== 'consumers') {
-    server = createAdaptorServer({ fetch: createApp(ctx).fetch });
-    // The edge keeps connections open; keep them longer than its idle timeout to avoid resets.
-    (server as import('node:http').Server).keepAliveTimeout = 65_000;
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(config.PORT, config.HOST, () => resolve());
-    });
-    const addr = server.address() as AddressInfo;
-    url = `http://${config.HOST}:${addr.port}`;
+    const main = await listen(createApp(ctx).fetch, config.PORT, config.HOST);
+    servers.push(main.server);
+    url = metricsUrl = main.url;
+    if (config.METRICS_PORT !== undefined) {
+      const ops = await listen(createOpsApp(ctx).fetch, config.METRICS_PORT, config.METRICS_HOST);
+      servers.push(ops.server);
+      metricsUrl = ops.url;
+    }
   }
   const settlement = config.ORIGIN_ROLE !== 'http' ? new Settlement(ctx) : null;
   await settlement?.start();
@@ -50,23 +66,26 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
     lifecycle.outbox.start();
     lifecycle.reconciliation.start();
   }
-  ctx.log.info({ url, role: config.ORIGIN_ROLE }, 'origin started');
+  ctx.log.info({ url, metricsUrl, role: config.ORIGIN_ROLE }, 'origin started');
 
   let stopped: Promise<void> | null = null;
   return {
     ctx,
     url,
+    metricsUrl,
     settlement,
     lifecycle,
     stop() {
       stopped ??= (async () => {
-        if (server) {
-          const s = server as import('node:http').Server;
-          await new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            s.closeIdleConnections?.();
-          });
-        }
+        await Promise.all(
+          servers.map(
+            (s) =>
+              new Promise<void>((resolve) => {
+                s.close(() => resolve());
+                s.closeIdleConnections?.();
+              }),
+          ),
+        );
         await settlement?.stop();
         if (lifecycle)
           await Promise.all([lifecycle.timeouts.stop(), lifecycle.outbox.stop(), lifecycle.reconciliation.stop()]);

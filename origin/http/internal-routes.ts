@@ -37,6 +37,13 @@ export function internalRoutes(ctx: OriginContext) {
     return c.json({ status: 'queued' as const, reservationId: result.reservationId }, result.created ? 202 : 200);
   });
 
+  // Status reads share one cap: a flood of polls cannot starve the event loop or the Redis/MySQL
+  // connections that reserve needs.
+  const statusLimit = inFlightLimit({ max: ctx.config.STATUS_MAX_IN_FLIGHT, what: 'status reads' });
+  app.use('/reservations/:reservationId', statusLimit);
+  app.use('/activities/:id/reservation', statusLimit);
+  app.use('/activities/:id', statusLimit);
+
   app.get('/reservations/:reservationId', async (c) => {
     const userId = requireId(c.req.query('userId'), 'userId');
     return c.json(await reservationStatus(ctx, c.req.param('reservationId'), userId));

@@ -1,6 +1,7 @@
 /** Origin middleware: trace context, body reading with a size cap, edge signatures, admin token. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { ContractError } from '../../contract/errors.js';
 import { traceIdFrom } from '../../contract/trace.js';
 import type { Logger } from '../logger.js';
@@ -17,15 +18,24 @@ export function traceContext(opts: { log: Logger }): MiddlewareHandler<OriginEnv
   };
 }
 
-/** Reads the body once as text (capped), so signature checks and JSON parsing see the same bytes. */
-export function rawBody(opts: { maxBytes: number }): MiddlewareHandler<OriginEnv> {
+/**
+ * 413 `payload_too_large` for a body over `maxBytes`: from a declared Content-Length without reading,
+ * or by counting a chunked body while reading it and stopping at the limit (Hono's bodyLimit), so
+ * an oversized body is never held in memory. Runs before any signature or token check.
+ */
+export function bodySizeLimit(opts: { maxBytes: number }): MiddlewareHandler<OriginEnv> {
+  return bodyLimit({
+    maxSize: opts.maxBytes,
+    onError: () => {
+      throw new ContractError('payload_too_large', `body larger than ${opts.maxBytes} bytes`);
+    },
+  });
+}
+
+/** Reads the (size-checked) body once as text, so signature checks and JSON parsing see the same bytes. */
+export function rawBody(): MiddlewareHandler<OriginEnv> {
   return async function rawBody(c, next) {
-    const declared = Number(c.req.header('content-length') ?? 0);
-    if (declared > opts.maxBytes) throw new ContractError('bad_request', `body larger than ${opts.maxBytes} bytes`);
-    const text = c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await c.req.text();
-    if (Buffer.byteLength(text) > opts.maxBytes)
-      throw new ContractError('bad_request', `body larger than ${opts.maxBytes} bytes`);
-    c.set('rawBody', text);
+    c.set('rawBody', c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await c.req.text());
     await next();
   };
 }
@@ -61,28 +71,39 @@ export function edgeSignature(opts: { secret: string }): MiddlewareHandler<Origi
   };
 }
 
-/** `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
-export function adminToken(opts: { token: string }): MiddlewareHandler<OriginEnv> {
+/** `Authorization: Bearer <token>`, compared in constant time; 401 `unauthenticated` otherwise. */
+export function bearerToken(opts: { token: string; what: string }): MiddlewareHandler<OriginEnv> {
   const expected = createHash('sha256').update(opts.token).digest();
-  return async function adminToken(c, next) {
+  return async function bearerToken(c, next) {
     const header = c.req.header('authorization') ?? '';
     const given = header.startsWith('Bearer ') ? header.slice(7) : '';
     const ok = given.length > 0 && timingSafeEqual(createHash('sha256').update(given).digest(), expected);
-    if (!ok) throw new ContractError('unauthenticated', 'admin token required');
+    if (!ok) throw new ContractError('unauthenticated', `${opts.what} required`);
     await next();
   };
+}
+
+/** `Authorization: Bearer <ADMIN_TOKEN>`. */
+export function adminToken(opts: { token: string }): MiddlewareHandler<OriginEnv> {
+  return bearerToken({ token: opts.token, what: 'admin token' });
 }
 
 /**
  * Sheds load: at most `max` requests in progress through this middleware; the rest get 503 `busy`
  * with Retry-After at once, before any Redis or MySQL work.
  */
-export function inFlightLimit(opts: { max: number; onShed?: () => void }): MiddlewareHandler<OriginEnv> {
+export function inFlightLimit(opts: {
+  max: number;
+  onShed?: () => void;
+  /** What is in progress, for the message ("purchases", "status reads"). */
+  what?: string;
+}): MiddlewareHandler<OriginEnv> {
   let inFlight = 0;
+  const message = `too many ${opts.what ?? 'purchases'} in progress, try again shortly`;
   return async function inFlightLimit(c, next) {
     if (inFlight >= opts.max) {
       opts.onShed?.();
-      throw new ContractError('busy', 'too many purchases in progress, try again shortly', { retryAfter: 1 });
+      throw new ContractError('busy', message, { retryAfter: 1 });
     }
     inFlight++;
     try {

@@ -1,0 +1,36 @@
+/**
+ * `/healthz` and `/metrics` for operators and Prometheus. They need `Authorization: Bearer
+ * $METRICS_TOKEN` when it is set, and live on the main listener or, with METRICS_PORT, on their
+ * own (loopback by default) so the main listener can be exposed for the payment webhook alone.
+ */
+import { Hono } from 'hono';
+import type { OriginContext } from '../context.js';
+import { collectStreamGauges } from '../settlement/stream-stats.js';
+import { bearerToken } from './middleware.js';
+import type { OriginEnv } from './types.js';
+
+export function opsRoutes(ctx: OriginContext) {
+  const app = new Hono<OriginEnv>();
+  const token = ctx.config.METRICS_TOKEN;
+  if (token !== undefined) {
+    app.use('/healthz', bearerToken({ token, what: 'metrics token' }));
+    app.use('/metrics', bearerToken({ token, what: 'metrics token' }));
+  }
+
+  app.get('/healthz', async (c) => {
+    const [redis, mysql] = await Promise.allSettled([ctx.stock.ping(), ctx.db.query('SELECT 1')]);
+    const body = {
+      ok: redis.status === 'fulfilled' && mysql.status === 'fulfilled',
+      redis: redis.status === 'fulfilled',
+      mysql: mysql.status === 'fulfilled',
+    };
+    return c.json(body, body.ok ? 200 : 503);
+  });
+
+  app.get('/metrics', async (c) => {
+    await collectStreamGauges(ctx).catch(() => undefined);
+    return c.text(await ctx.metrics.registry.metrics(), 200, { 'content-type': ctx.metrics.registry.contentType });
+  });
+
+  return app;
+}
