@@ -35,9 +35,10 @@ describe('configuration', () => {
   it('refuses dev default secrets in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/ADMIN_TOKEN/);
     const real = {
-      ADMIN_TOKEN: 'a'.repeat(20),
-      EDGE_ORIGIN_SECRET: 'b'.repeat(20),
-      PAYMENT_WEBHOOK_SECRET: 'c'.repeat(20),
+      ADMIN_TOKEN: 'a'.repeat(32),
+      EDGE_ORIGIN_SECRET: 'b'.repeat(32),
+      PAYMENT_WEBHOOK_SECRET: 'c'.repeat(32),
+      METRICS_TOKEN: 'd'.repeat(32),
     };
     expect(() => loadConfig({ NODE_ENV: 'production', ...real, EDGE_ORIGIN_SECRET: 'dev-edge-origin-secret' })).toThrow(
       /EDGE_ORIGIN_SECRET/,
