@@ -79,11 +79,11 @@ describe('POST /internal/reserve', () => {
     await expectContractError(await t.internal('POST', '/internal/reserve', '{"activityId": '), 400, 'bad_request');
   });
 
-  it('400 bad_request: body larger than the cap', async () => {
+  it('413 payload_too_large: body larger than the cap (body-limit.test.ts covers every route)', async () => {
     await expectContractError(
       await t.internal('POST', '/internal/reserve', { ...good(), pad: 'x'.repeat(20_000) }),
-      400,
-      'bad_request',
+      413,
+      'payload_too_large',
     );
   });
 
