@@ -146,12 +146,12 @@ function stopAll(code: number): Promise<never> {
   return stopping;
 }
 
-async function waitReady(part: Part, url: string, timeoutMs: number): Promise<void> {
+async function waitReady(part: Part, url: string, timeoutMs: number, headers: Record<string, string> = {}) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (stopping) await stopping;
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(url, { headers, signal: AbortSignal.timeout(2_000) });
       if (res.status === 200) return;
     } catch {
       /* not up yet */
@@ -243,8 +243,14 @@ async function main() {
     USER_TOKEN_SECRET: userTokenSecret(),
   });
   say(`starting the origin on ${ORIGIN_URL} and the edge on ${EDGE_URL} (logs in ${relative(ROOT, LOG_DIR)}/)`);
+  // /healthz and /metrics follow METRICS_PORT / METRICS_TOKEN (README: exposing only the webhook).
+  const metricsUrl =
+    config.METRICS_PORT === undefined ? ORIGIN_URL : `http://${config.METRICS_HOST}:${config.METRICS_PORT}`;
+  const metricsAuth: Record<string, string> = config.METRICS_TOKEN
+    ? { authorization: `Bearer ${config.METRICS_TOKEN}` }
+    : {};
   await Promise.all([
-    waitReady(origin, `${ORIGIN_URL}/healthz`, ORIGIN_READY_TIMEOUT_MS),
+    waitReady(origin, `${metricsUrl}/healthz`, ORIGIN_READY_TIMEOUT_MS, metricsAuth),
     waitReady(edge, `${EDGE_URL}/`, EDGE_READY_TIMEOUT_MS),
   ]);
 
@@ -264,7 +270,7 @@ Flash-sale stack is up. Demo activity ${demo.activityId}: ${demo.stock} units, o
   User token (user ${DEMO_USER}): ${token}
       another user:           npm run token -- --user 43   (then open the page with ?token=<it>)
   Activity (public API):      ${EDGE_URL}/api/activities/${demo.activityId}
-  Metrics (origin):           ${ORIGIN_URL}/metrics
+  Metrics (origin):           ${metricsUrl}/metrics${config.METRICS_TOKEN ? '   (Authorization: Bearer $METRICS_TOKEN)' : ''}
   Admin API (origin):         curl -H 'authorization: Bearer ${adminHint}' ${ORIGIN_URL}/admin/activities/${demo.activityId}
   Logs:                       ${relative(ROOT, origin.log)}, ${relative(ROOT, edge.log)}
 
