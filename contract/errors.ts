@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   order_timed_out: 409,
   conflict: 409,
   ended: 410,
+  payload_too_large: 413,
   too_early: 425,
   rate_limited: 429,
   internal: 500,
