@@ -73,8 +73,10 @@ export async function verifyUserToken(
   const { exp, nbf, iat, sub } = payload;
   if (typeof exp !== 'number' || !Number.isFinite(exp)) throw invalid('the bearer token has no expiry');
   if (exp + leeway <= now) throw invalid('the bearer token has expired');
-  if (nbf !== undefined && (typeof nbf !== 'number' || nbf - leeway > now)) throw invalid('the bearer token is not valid yet');
-  if (iat !== undefined && (typeof iat !== 'number' || iat - leeway > now)) throw invalid('the bearer token is not valid yet');
+  if (nbf !== undefined && (typeof nbf !== 'number' || nbf - leeway > now))
+    throw invalid('the bearer token is not valid yet');
+  if (iat !== undefined && (typeof iat !== 'number' || iat - leeway > now))
+    throw invalid('the bearer token is not valid yet');
   const issuedAt = typeof iat === 'number' ? iat : now;
   if (exp - issuedAt > s.jwtMaxLifetimeSeconds) throw invalid('the bearer token lives too long');
   if (!isId(sub)) throw invalid('the bearer token names no valid user');

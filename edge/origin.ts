@@ -95,7 +95,9 @@ export async function callOrigin<T>(
     const seconds = retryAfter && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : undefined;
     const generic = GENERIC_MESSAGE[code];
     if (generic && typeof message === 'string') {
-      console.warn(JSON.stringify({ level: 'warn', traceId: req.traceId, msg: 'origin refused', code, detail: message }));
+      console.warn(
+        JSON.stringify({ level: 'warn', traceId: req.traceId, msg: 'origin refused', code, detail: message }),
+      );
     }
     throw new ContractError(code, generic ?? (typeof message === 'string' ? message.slice(0, 200) : code), {
       retryAfter: seconds,

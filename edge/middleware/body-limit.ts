@@ -61,7 +61,6 @@ async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number, t
     reader.cancel().catch(() => undefined);
     if (err instanceof ContractError) throw err;
     throw new ContractError('bad_request', 'the request body could not be read'); // the client went away
-
   } finally {
     clearTimeout(timer);
   }

@@ -25,7 +25,9 @@ import { activityIdParam } from './activities.js';
 /** Largest live list accepted; the body limit (MAX_INTERNAL_BODY_BYTES) bounds it first. */
 const MAX_LIVE_ACTIVITIES = 10_000;
 const liveListSchema = z
-  .object({ activityIds: z.array(z.string().refine(isId, 'activityIds must be contract ids')).max(MAX_LIVE_ACTIVITIES) })
+  .object({
+    activityIds: z.array(z.string().refine(isId, 'activityIds must be contract ids')).max(MAX_LIVE_ACTIVITIES),
+  })
   .strict();
 
 /** The origin's signature over the body read by the body limit; 401 otherwise (detail stays in the log). */

@@ -76,7 +76,11 @@ export async function pushLiveList(
   const path = '/internal/activities';
   const body = JSON.stringify({ activityIds });
   const headers = await signEdgeRequest(secret, { method: 'PUT', pathWithQuery: path, body });
-  return SELF.fetch(`${BASE}${path}`, { method: 'PUT', headers: { ...headers, 'content-type': 'application/json' }, body });
+  return SELF.fetch(`${BASE}${path}`, {
+    method: 'PUT',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body,
+  });
 }
 
 /** Puts ids on the live list without dropping the ones other tests rely on (the list is one per edge). */
