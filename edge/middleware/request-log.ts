@@ -3,8 +3,10 @@
  * `traceparent` is attacker-controlled: it is logged beside ours as `clientTraceparent`, never used
  * as the id), exposes it to handlers, and logs one JSON line per request with trace id, user,
  * activity and outcome — except for doomed refusals (sold out, too early, ended, paused, rate
- * limited, busy, unknown activity): at a sale's peak they are 99 % of the traffic, so they are only
- * counted, and one in `sample` is logged with the counts since the last such line (issue 13).
+ * limited, busy, unknown activity) and cheap attack refusals (bad ticket, no valid JWT, oversized
+ * body): at a sale's peak they are 99 % of the traffic, and a flood of them must not flood the logs,
+ * so they are only counted, and one in `sample` is logged with the counts since the last such line
+ * (issue 13).
  */
 import type { MiddlewareHandler } from 'hono';
 import type { EdgeEnv } from '../context.js';
@@ -18,6 +20,9 @@ export const DOOMED_OUTCOMES: ReadonlySet<string> = new Set([
   'rate_limited',
   'busy',
   'not_found',
+  'bad_ticket',
+  'unauthenticated',
+  'payload_too_large',
 ]);
 
 const MAX_TRACEPARENT_LOGGED = 128;
