@@ -7,6 +7,7 @@ import { SELF, env, listDurableObjectIds } from 'cloudflare:test';
 import { sign } from 'hono/jwt';
 import { describe, expect, it } from 'vitest';
 import { hmacHex, verifyHmacHex } from '../../contract/index.js';
+import { ACTIVITY_CACHE_TTL_MS } from '../../edge/activity-cache.js';
 import { verifyUserToken } from '../../edge/auth.js';
 import { parseSettings } from '../../edge/settings.js';
 import { issueTicket, parseTicketKeys, verifyTicket } from '../../edge/ticket.js';
@@ -21,6 +22,7 @@ import {
   purchase,
   purchaseUrlFor,
   push,
+  pushLiveList,
   setOrigin,
   sleep,
   snapshotOf,
@@ -157,6 +159,21 @@ describe('8.3 the origin is not reachable one call per request', () => {
       await (await SELF.fetch(`${BASE}${pollUrl}`, { headers: { authorization: botAuth } })).arrayBuffer();
     const own = await SELF.fetch(`${BASE}${pollUrl}`, { headers: { authorization: await bearer(owner) } });
     expect(own.status).toBe(200);
+  });
+
+  it("the origin's live list is signed, and an activity dropped from it is 404 once the caches expire", async () => {
+    const activityId = await openActivity();
+    expect((await SELF.fetch(`${BASE}/api/activities/${activityId}`)).status).toBe(200);
+    const unsigned = await SELF.fetch(`${BASE}/internal/activities`, {
+      method: 'PUT',
+      body: JSON.stringify({ activityIds: [] }),
+    });
+    await expectError(unsigned, 401, 'unauthenticated');
+    const directory = env.LIVE_ACTIVITIES.get(env.LIVE_ACTIVITIES.idFromName('live-activities'));
+    const rest = (await directory.list()).filter((id) => id !== activityId);
+    expect((await pushLiveList(rest)).status).toBe(200);
+    await sleep(ACTIVITY_CACHE_TTL_MS + 50);
+    await expectError(await SELF.fetch(`${BASE}/api/activities/${activityId}`), 404, 'not_found');
   });
 
   it('a reservation id of an activity the edge was not told about is 404 without an origin call', async () => {
