@@ -46,7 +46,7 @@ export async function hmacBytes(secret: string, message: string | Uint8Array): P
 }
 
 function hexToBytes(hex: string): Uint8Array<ArrayBuffer> | null {
-  // Lowercase hex only: one spelling per signature (DESIGN §9 writes hex in lowercase).
+  // Lowercase only: one spelling per signature, so nothing can be replayed under another (issue 8.7).
   if (hex.length % 2 !== 0 || !/^[0-9a-f]*$/.test(hex)) return null;
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);

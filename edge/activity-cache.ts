@@ -7,6 +7,9 @@
  * too.
  */
 import { ContractError, type ActivitySnapshot } from '../contract/index.js';
+import { assertLive } from './live-activities.js';
+import { originFailure } from './origin.js';
+import { settingsOf } from './settings.js';
 
 /** Stated TTL of the isolate cache. */
 export const ACTIVITY_CACHE_TTL_MS = 300;
@@ -28,7 +31,19 @@ export function activityStub(env: Env, activityId: string) {
   return env.ACTIVITY.get(env.ACTIVITY.idFromName(activityId));
 }
 
-/** The activity's snapshot; 404 `not_found` when the origin does not know it, 503 when unreachable. */
+/**
+ * The snapshot this isolate holds right now, without any I/O (null when it holds none or an expired
+ * one): lets a doomed click be refused on the public state before the JWT and ticket (DESIGN §10).
+ */
+export function peekActivity(activityId: string, now = Date.now()): ActivitySnapshot | null {
+  const hit = entries.get(activityId);
+  return hit && hit.expiresAt > now ? hit.snapshot : null;
+}
+
+/**
+ * The activity's snapshot; 404 `not_found` when the origin has not listed it (no origin call, no
+ * ActivityDO) or does not know it, 503 when unreachable.
+ */
 export async function loadActivity(env: Env, activityId: string, traceId: string): Promise<ActivitySnapshot> {
   const now = Date.now();
   const hit = entries.get(activityId);
@@ -36,6 +51,7 @@ export async function loadActivity(env: Env, activityId: string, traceId: string
   if (hit && hit.expiresAt > now) {
     snapshot = hit.snapshot;
   } else {
+    await assertLive(env, activityId, settingsOf(env).liveListTtlMs, now);
     const colo = await readColo(activityId, now);
     snapshot = colo !== undefined ? colo : await readFromDurableObject(env, activityId, traceId);
     remember(activityId, snapshot, now);
@@ -46,7 +62,7 @@ export async function loadActivity(env: Env, activityId: string, traceId: string
 
 async function readFromDurableObject(env: Env, activityId: string, traceId: string): Promise<ActivitySnapshot | null> {
   const read = await activityStub(env, activityId).read(activityId, traceId);
-  if (read.kind === 'unavailable') throw new ContractError('unavailable', read.message);
+  if (read.kind === 'unavailable') throw originFailure(traceId, read.message);
   const snapshot = read.kind === 'found' ? read.snapshot : null;
   await writeColo(activityId, snapshot);
   return snapshot;

@@ -1,44 +1,84 @@
 /**
  * The user's identity: `Authorization: Bearer <JWT HS256>` signed with USER_TOKEN_SECRET, with
  * `sub` = user id (a contract id) and `exp`. Anything else is 401 `unauthenticated`.
+ *
+ * Rules (issue 8.7): only compact JWTs of unpadded base64url (RFC 7515 §2); `iat` / `nbf` / `exp`
+ * with JWT_LEEWAY_SECONDS of clock skew; a lifetime (`exp − iat`, or `exp − now` without `iat`) of
+ * at most JWT_MAX_LIFETIME_SECONDS, so a leaked long-lived token is refused; `iss` / `aud` checked
+ * when JWT_ISSUER / JWT_AUDIENCE are set. Signature and iss/aud by hono/jwt; times here, because
+ * hono/jwt has no leeway.
  */
 import { verify } from 'hono/jwt';
 import { ContractError, isId } from '../contract/index.js';
 import type { EdgeContext } from './context.js';
-import { settingsOf } from './settings.js';
+import { settingsOf, type EdgeSettings } from './settings.js';
 
 /**
  * Isolate-memory cache of tokens already verified (the whole token string, signature included, is
  * the key): a user retrying a doomed click costs a map lookup, not an HMAC. Entries live at most
- * VERIFIED_TOKEN_TTL_MS and never past the token's own `exp`. The secret is fixed per deployment.
+ * VERIFIED_TOKEN_TTL_MS and never past the token's own `exp` (+ leeway). Settings are fixed per deployment.
  */
 const VERIFIED_TOKEN_TTL_MS = 60_000;
 const MAX_VERIFIED_TOKENS = 50_000;
+const MAX_TOKEN_LENGTH = 4096;
 const verifiedTokens = new Map<string, { userId: string; expiresAt: number }>();
+
+/** header.payload.signature, each unpadded base64url: no `=`, no `+` or `/`, no whitespace. */
+const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+function invalid(message = 'the bearer token is not valid'): ContractError {
+  return new ContractError('unauthenticated', message);
+}
 
 export async function requireUser(c: EdgeContext): Promise<string> {
   const header = c.req.header('authorization') ?? '';
   const token = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
-  if (!token || token.length > 4096) throw new ContractError('unauthenticated', 'a bearer token is required');
+  if (!token || token.length > MAX_TOKEN_LENGTH) throw invalid('a bearer token is required');
+  const now = Date.now();
   const known = verifiedTokens.get(token);
-  if (known && known.expiresAt > Date.now()) {
+  if (known && known.expiresAt > now) {
     c.set('userId', known.userId);
     return known.userId;
   }
-  const secret = settingsOf(c.env).userTokenSecret; // outside the try: a missing secret is our 500, not the user's 401
+  const settings = settingsOf(c.env); // outside the try: a missing secret is our 500, not the user's 401
+  const { userId, expiresAt } = await verifyUserToken(token, settings, now);
+  if (verifiedTokens.size >= MAX_VERIFIED_TOKENS) verifiedTokens.clear();
+  verifiedTokens.set(token, { userId, expiresAt: Math.min(expiresAt, now + VERIFIED_TOKEN_TTL_MS) });
+  c.set('userId', userId);
+  return userId;
+}
+
+/** The user id of a valid token, and until when (ms) it is valid; 401 otherwise. */
+export async function verifyUserToken(
+  token: string,
+  s: Pick<EdgeSettings, 'userTokenSecret' | 'jwtLeewaySeconds' | 'jwtMaxLifetimeSeconds' | 'jwtIssuer' | 'jwtAudience'>,
+  nowMs: number,
+): Promise<{ userId: string; expiresAt: number }> {
+  if (!COMPACT_JWT.test(token)) throw invalid();
   let payload: Record<string, unknown>;
   try {
-    payload = await verify(token, secret, 'HS256');
+    payload = await verify(token, s.userTokenSecret, {
+      alg: 'HS256',
+      exp: false,
+      nbf: false,
+      iat: false,
+      ...(s.jwtIssuer ? { iss: s.jwtIssuer } : {}),
+      ...(s.jwtAudience ? { aud: s.jwtAudience } : {}),
+    });
   } catch {
-    throw new ContractError('unauthenticated', 'the bearer token is not valid');
+    throw invalid();
   }
-  if (typeof payload.exp !== 'number') throw new ContractError('unauthenticated', 'the bearer token has no expiry');
-  if (!isId(payload.sub)) throw new ContractError('unauthenticated', 'the bearer token names no valid user');
-  if (verifiedTokens.size >= MAX_VERIFIED_TOKENS) verifiedTokens.clear();
-  verifiedTokens.set(token, {
-    userId: payload.sub,
-    expiresAt: Math.min(payload.exp * 1000, Date.now() + VERIFIED_TOKEN_TTL_MS),
-  });
-  c.set('userId', payload.sub);
-  return payload.sub;
+  const now = nowMs / 1000;
+  const leeway = s.jwtLeewaySeconds;
+  const { exp, nbf, iat, sub } = payload;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) throw invalid('the bearer token has no expiry');
+  if (exp + leeway <= now) throw invalid('the bearer token has expired');
+  if (nbf !== undefined && (typeof nbf !== 'number' || nbf - leeway > now))
+    throw invalid('the bearer token is not valid yet');
+  if (iat !== undefined && (typeof iat !== 'number' || iat - leeway > now))
+    throw invalid('the bearer token is not valid yet');
+  const issuedAt = typeof iat === 'number' ? iat : now;
+  if (exp - issuedAt > s.jwtMaxLifetimeSeconds) throw invalid('the bearer token lives too long');
+  if (!isId(sub)) throw invalid('the bearer token names no valid user');
+  return { userId: sub, expiresAt: (exp + leeway) * 1000 };
 }

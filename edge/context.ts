@@ -2,7 +2,10 @@
 import type { Context } from 'hono';
 
 export interface EdgeVariables {
+  /** Minted by the edge for every request; a client's traceparent is never trusted as the id. */
   traceId: string;
+  /** The request body, read once within its size and time limits (middleware/body-limit.ts). */
+  body: string;
   /** Set once known, for the request log line. */
   userId?: string;
   activityId?: string;

@@ -3,8 +3,27 @@
  * its status (and Retry-After); anything else is logged and becomes a 500 `internal` without internals.
  */
 import type { ErrorHandler, NotFoundHandler } from 'hono';
-import { ContractError, errorBody, randomHex } from '../contract/index.js';
+import { ContractError, errorBody, randomHex, type ErrorCode } from '../contract/index.js';
 import type { EdgeEnv } from './context.js';
+
+/**
+ * Error bodies up to the trace id, built once per (code, message): a doomed click's refusal is a
+ * string concatenation, not an object build and JSON.stringify (issue 13). Messages are fixed
+ * texts, so the map stays small; it is bounded anyway.
+ */
+const prebuilt = new Map<string, string>();
+const MAX_PREBUILT = 256;
+
+function bodyFor(code: ErrorCode, message: string, traceId: string): string {
+  const key = `${code}\n${message}`;
+  let head = prebuilt.get(key);
+  if (head === undefined) {
+    const whole = JSON.stringify(errorBody(code, message, ''));
+    head = whole.slice(0, whole.length - 2); // everything before the empty trace id's closing `"}`
+    if (prebuilt.size < MAX_PREBUILT) prebuilt.set(key, head);
+  }
+  return `${head}${traceId}"}`; // trace ids are hex: nothing to escape
+}
 
 export const onError: ErrorHandler<EdgeEnv> = (err, c) => {
   const traceId = c.get('traceId') ?? randomHex(16);
@@ -12,7 +31,8 @@ export const onError: ErrorHandler<EdgeEnv> = (err, c) => {
     c.set('outcome', err.code);
     if (err.retryAfter !== undefined) c.header('Retry-After', String(err.retryAfter));
     c.header('Cache-Control', 'no-store');
-    return c.json(errorBody(err.code, err.message, traceId), err.status);
+    c.header('Content-Type', 'application/json');
+    return c.body(bodyFor(err.code, err.message, traceId), err.status);
   }
   c.set('outcome', 'internal');
   console.error(

@@ -34,7 +34,7 @@ export function shardOf(userId: string, shards: number): number {
 }
 
 /**
- * Isolate memory of refusals: key → the time its UserGateDO said the next token comes. Until then
+ * Isolate memory of refusals: (scope, user) → the time its UserGateDO said the next token comes. Until then
  * this isolate refuses the key itself — exact, because only the DO hands out tokens and nothing can
  * make that time earlier — so a bot hammering one user costs no DO call. Bounded; expired entries
  * are pruned when it fills.
@@ -48,15 +48,20 @@ function rateLimited(retryAfterMs: number): ContractError {
   });
 }
 
-/** 429 `rate_limited` unless `key` (scoped to one user) still has a token in its UserGateDO shard. */
+/**
+ * 429 `rate_limited` unless this user still has a token for `scope` (e.g. `purchase:<activity>`,
+ * `poll`) in their UserGateDO shard. The bucket and the refusal memory are keyed by scope AND user,
+ * always: nothing one user does can use up or refuse another user's requests.
+ */
 export async function admitUser(
   env: Env,
   shards: number,
   userId: string,
-  key: string,
+  scope: string,
   ratePerSec: number,
   now = Date.now(),
 ): Promise<void> {
+  const key = `${scope}:${userId}`;
   const until = refusedUntil.get(key);
   if (until !== undefined) {
     if (until > now) throw rateLimited(until - now);

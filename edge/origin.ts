@@ -2,6 +2,8 @@
  * Calls from the edge to the origin's internal API (DESIGN §9): signed with EDGE_ORIGIN_SECRET,
  * carrying a W3C traceparent, bounded by ORIGIN_TIMEOUT_MS. An origin that is down, slow, or
  * answers something outside the contract becomes 503 `unavailable` (fail closed) — never a hang.
+ * The client only ever reads a generic message; what went wrong (timeout, status, the origin's own
+ * text) goes to the log with the trace id.
  */
 import { ContractError, isErrorCode, signEdgeRequest, traceparentFor, type ErrorCode } from '../contract/index.js';
 import type { EdgeSettings } from './settings.js';
@@ -26,6 +28,20 @@ const PASS_THROUGH: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'not_ready',
   'unavailable',
 ]);
+
+/** What a client reads when the origin cannot serve it; the reason is in the log. */
+export const UNAVAILABLE_MESSAGE = 'the service is unavailable; try again shortly';
+/** Origin codes whose own message may describe internals (Redis, timeouts): replaced for the client. */
+const GENERIC_MESSAGE: Partial<Record<ErrorCode, string>> = {
+  unavailable: UNAVAILABLE_MESSAGE,
+  not_ready: 'the sale is not ready yet; try again shortly',
+};
+
+/** 503 `unavailable` for the client; `detail` goes to the log line with the trace id. */
+export function originFailure(traceId: string, detail: string, cause?: unknown): ContractError {
+  console.warn(JSON.stringify({ level: 'warn', traceId, msg: 'origin call failed', detail }));
+  return new ContractError('unavailable', UNAVAILABLE_MESSAGE, { cause });
+}
 
 export async function callOrigin<T>(
   settings: Pick<EdgeSettings, 'originUrl' | 'originTimeoutMs' | 'edgeOriginSecret'>,
@@ -60,7 +76,7 @@ export async function callOrigin<T>(
     const why = abort.signal.aborted
       ? `origin did not answer within ${settings.originTimeoutMs} ms`
       : 'origin unreachable';
-    throw new ContractError('unavailable', why, { cause: err });
+    throw originFailure(req.traceId, why, err);
   } finally {
     clearTimeout(timer);
   }
@@ -69,7 +85,7 @@ export async function callOrigin<T>(
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new ContractError('unavailable', `origin answered ${status} without JSON`);
+    throw originFailure(req.traceId, `origin answered ${status} without JSON`);
   }
   if (status >= 200 && status < 300) return { status, body: parsed as T };
 
@@ -77,8 +93,16 @@ export async function callOrigin<T>(
   if (isErrorCode(code) && PASS_THROUGH.has(code)) {
     const message = (parsed as { message?: unknown }).message;
     const seconds = retryAfter && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : undefined;
-    throw new ContractError(code, typeof message === 'string' ? message : code, { retryAfter: seconds });
+    const generic = GENERIC_MESSAGE[code];
+    if (generic && typeof message === 'string') {
+      console.warn(
+        JSON.stringify({ level: 'warn', traceId: req.traceId, msg: 'origin refused', code, detail: message }),
+      );
+    }
+    throw new ContractError(code, generic ?? (typeof message === 'string' ? message.slice(0, 200) : code), {
+      retryAfter: seconds,
+    });
   }
   // 401 here means edge and origin disagree on EDGE_ORIGIN_SECRET: an operator problem, not the user's.
-  throw new ContractError('unavailable', `origin answered ${status}${isErrorCode(code) ? ` ${code}` : ''}`);
+  throw originFailure(req.traceId, `origin answered ${status}${isErrorCode(code) ? ` ${code}` : ''}`);
 }

@@ -35,6 +35,11 @@ export async function setReceipt(
   });
 }
 
+/** Whether the request brings a receipt cookie for the activity at all (unchecked: no crypto). */
+export function hasReceipt(c: Context, activityId: string): boolean {
+  return getCookie(c, receiptCookie(activityId)) !== undefined;
+}
+
 /** The reservation id of a valid receipt this request brings for (activity, user), else null. */
 export async function readReceipt(
   c: Context,

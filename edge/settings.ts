@@ -12,6 +12,23 @@ export const DEFAULT_USER_GATE_SHARDS = 16;
 /** Lifetime of a purchase ticket (TICKET_TTL_SECONDS). */
 export const DEFAULT_TICKET_TTL_SECONDS = 60;
 
+/** Largest public request body (purchase, tickets, …) in bytes (MAX_BODY_BYTES); larger → 413. */
+export const DEFAULT_MAX_BODY_BYTES = 1024;
+/** Largest origin→edge push (`/internal/*`) in bytes (MAX_INTERNAL_BODY_BYTES): the live list of ~10k ids fits. */
+export const DEFAULT_MAX_INTERNAL_BODY_BYTES = 256 * 1024;
+/** A request body must have fully arrived within this long (BODY_READ_TIMEOUT_MS), else 400. */
+export const DEFAULT_BODY_READ_TIMEOUT_MS = 2_000;
+/** How often an ActivityDO refetches its snapshot from the origin, healing a missed push (ACTIVITY_REFRESH_MS). */
+export const DEFAULT_ACTIVITY_REFRESH_MS = 2_000;
+/** How long an isolate trusts its copy of the live-activity list (LIVE_LIST_TTL_MS). */
+export const DEFAULT_LIVE_LIST_TTL_MS = 2_000;
+/** Clock-skew leeway for the JWT's iat / nbf / exp (JWT_LEEWAY_SECONDS). */
+export const DEFAULT_JWT_LEEWAY_SECONDS = 30;
+/** Longest accepted JWT lifetime, exp − iat (or exp − now without iat) (JWT_MAX_LIFETIME_SECONDS). */
+export const DEFAULT_JWT_MAX_LIFETIME_SECONDS = 86_400;
+/** One doomed refusal in this many gets a log line; all are counted (REFUSAL_LOG_SAMPLE). */
+export const DEFAULT_REFUSAL_LOG_SAMPLE = 1_000;
+
 export interface EdgeSettings {
   originUrl: string;
   originTimeoutMs: number;
@@ -20,6 +37,18 @@ export interface EdgeSettings {
   ticketKeys: TicketKey[];
   userTokenSecret: string;
   edgeOriginSecret: string;
+  maxBodyBytes: number;
+  maxInternalBodyBytes: number;
+  bodyReadTimeoutMs: number;
+  activityRefreshMs: number;
+  liveListTtlMs: number;
+  jwtLeewaySeconds: number;
+  jwtMaxLifetimeSeconds: number;
+  /** When set, a JWT must carry exactly this `iss` (JWT_ISSUER). */
+  jwtIssuer?: string;
+  /** When set, a JWT's `aud` must name it (JWT_AUDIENCE). */
+  jwtAudience?: string;
+  refusalLogSample: number;
 }
 
 const cache = new WeakMap<object, EdgeSettings>();
@@ -63,5 +92,27 @@ export function parseSettings(env: Env): EdgeSettings {
     ticketKeys: parseTicketKeys(secret('TICKET_KEYS', env.TICKET_KEYS)),
     userTokenSecret: secret('USER_TOKEN_SECRET', env.USER_TOKEN_SECRET),
     edgeOriginSecret: secret('EDGE_ORIGIN_SECRET', env.EDGE_ORIGIN_SECRET),
+    maxBodyBytes: int('MAX_BODY_BYTES', env.MAX_BODY_BYTES, DEFAULT_MAX_BODY_BYTES, 64, 65_536),
+    maxInternalBodyBytes: int(
+      'MAX_INTERNAL_BODY_BYTES',
+      env.MAX_INTERNAL_BODY_BYTES,
+      DEFAULT_MAX_INTERNAL_BODY_BYTES,
+      1024,
+      4 * 1024 * 1024,
+    ),
+    bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', env.BODY_READ_TIMEOUT_MS, DEFAULT_BODY_READ_TIMEOUT_MS, 50, 30_000),
+    activityRefreshMs: int('ACTIVITY_REFRESH_MS', env.ACTIVITY_REFRESH_MS, DEFAULT_ACTIVITY_REFRESH_MS, 200, 3_000),
+    liveListTtlMs: int('LIVE_LIST_TTL_MS', env.LIVE_LIST_TTL_MS, DEFAULT_LIVE_LIST_TTL_MS, 100, 10_000),
+    jwtLeewaySeconds: int('JWT_LEEWAY_SECONDS', env.JWT_LEEWAY_SECONDS, DEFAULT_JWT_LEEWAY_SECONDS, 0, 300),
+    jwtMaxLifetimeSeconds: int(
+      'JWT_MAX_LIFETIME_SECONDS',
+      env.JWT_MAX_LIFETIME_SECONDS,
+      DEFAULT_JWT_MAX_LIFETIME_SECONDS,
+      60,
+      30 * 86_400,
+    ),
+    jwtIssuer: env.JWT_ISSUER || undefined,
+    jwtAudience: env.JWT_AUDIENCE || undefined,
+    refusalLogSample: int('REFUSAL_LOG_SAMPLE', env.REFUSAL_LOG_SAMPLE, DEFAULT_REFUSAL_LOG_SAMPLE, 1, 1_000_000),
   };
 }

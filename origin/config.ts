@@ -69,8 +69,12 @@ const envSchema = z.object({
   DB_SLOW_TX_MS: int(200, 1),
   /** MySQL pool size shared by HTTP and consumers. */
   MYSQL_POOL_SIZE: int(10, 1),
-  /** Edge pushes time out after this long; a failed push is logged, the edge's own poll catches up. */
+  /** Edge pushes time out after this long; a failed push is logged, the edge's own refresh catches up. */
   EDGE_PUSH_TIMEOUT_MS: int(1000, 50),
+  /** The list of live activities is pushed to the edge at start and this often (edge: unknown ids → 404). */
+  EDGE_LIVE_LIST_PUSH_MS: int(10_000, 100),
+  /** An activity stays on the edge's live list this long after its end (holders still poll and pay). */
+  EDGE_LIVE_AFTER_END_SECONDS: int(86_400, 0),
 
   /** Consumers per activity in this process (each its own Redis connection and consumer name). */
   SETTLE_WORKERS: int(2, 1),

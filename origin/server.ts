@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { OriginConfig } from './config.js';
 import { createOriginContext, type OriginContext } from './context.js';
+import { LiveListJob, createLiveListPush } from './edge-push.js';
 import { createApp, createOpsApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { OutboxWorker } from './lifecycle/outbox-worker.js';
@@ -66,6 +67,23 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
     lifecycle.outbox.start();
     lifecycle.reconciliation.start();
   }
+  // The HTTP role tells the edge which activities exist (DESIGN §10); nothing to tell without an edge.
+  const liveList =
+    config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL
+      ? new LiveListJob(
+          ctx.db,
+          createLiveListPush({
+            edgeUrl: config.EDGE_URL,
+            secret: config.EDGE_ORIGIN_SECRET,
+            timeoutMs: config.EDGE_PUSH_TIMEOUT_MS,
+            log: ctx.log,
+          }),
+          config.EDGE_LIVE_AFTER_END_SECONDS,
+          config.EDGE_LIVE_LIST_PUSH_MS,
+          ctx.log,
+        )
+      : null;
+  liveList?.start();
   ctx.log.info({ url, metricsUrl, role: config.ORIGIN_ROLE }, 'origin started');
 
   let stopped: Promise<void> | null = null;
@@ -86,6 +104,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
               }),
           ),
         );
+        await liveList?.stop();
         await settlement?.stop();
         if (lifecycle)
           await Promise.all([lifecycle.timeouts.stop(), lifecycle.outbox.stop(), lifecycle.reconciliation.stop()]);

@@ -2,6 +2,10 @@
  * ActivityDO (DESIGN §4): one per activity, SQLite storage. Holds the ActivitySnapshot the origin
  * pushes (`PUT /internal/activities/:id`) and the edge's own sold-out flag. With no snapshot it
  * fetches one from the origin's `GET /internal/activities/:id` — once, shared by concurrent callers.
+ *
+ * Pushes are best effort, so the object heals a missed one by itself (DESIGN §10): while the sale
+ * is not over, an alarm refetches the snapshot every ACTIVITY_REFRESH_MS. With the isolate and colo
+ * cache TTLs on top, a lost pause / unpause / sold-out / refill is in force everywhere within ~3 s.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { ContractError, activitySnapshotSchema, randomHex, type ActivitySnapshot } from '../../contract/index.js';
@@ -12,6 +16,11 @@ import { settingsOf } from '../settings.js';
 const NOT_FOUND_TTL_MS = 1_000;
 const SNAPSHOT_KEY = 'snapshot';
 
+/** Stopped for good, or past its end: no state change can matter any more. */
+function saleIsOver(s: ActivitySnapshot, now: number): boolean {
+  return s.state === 'stopped' || now >= Date.parse(s.config.endsAt);
+}
+
 /** RPC answers are plain data: a thrown ContractError would lose its class crossing the stub. */
 export type ActivityRead =
   { kind: 'found'; snapshot: ActivitySnapshot } | { kind: 'not_found' } | { kind: 'unavailable'; message: string };
@@ -20,6 +29,8 @@ export class ActivityDO extends DurableObject<Env> {
   private snapshot: ActivitySnapshot | null = null;
   private notFoundUntil = 0;
   private loading: Promise<ActivityRead> | null = null;
+  /** Bumped by every save, so a refresh that raced a push does not overwrite the newer push. */
+  private saves = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -56,10 +67,41 @@ export class ActivityDO extends DurableObject<Env> {
     if (this.snapshot && !this.snapshot.soldOut) await this.save({ ...this.snapshot, soldOut: true });
   }
 
+  /** The refresh: the origin's current snapshot replaces ours; then the next one, until the sale is over. */
+  override async alarm(): Promise<void> {
+    const current = this.snapshot;
+    if (!current || saleIsOver(current, Date.now())) return;
+    const savesBefore = this.saves;
+    try {
+      const answer = await callOrigin<unknown>(settingsOf(this.env), {
+        method: 'GET',
+        path: `/internal/activities/${current.config.activityId}`,
+        traceId: randomHex(16),
+      });
+      const parsed = activitySnapshotSchema.safeParse(answer.body);
+      if (parsed.success && parsed.data.config.activityId === current.config.activityId && this.saves === savesBefore) {
+        await this.save(parsed.data);
+        return; // save() scheduled the next refresh
+      }
+    } catch (err) {
+      // The origin forgot the activity: nothing left to heal. Anything else: try again next time.
+      if (err instanceof ContractError && err.code === 'not_found') return;
+    }
+    await this.scheduleRefresh();
+  }
+
   private async save(snapshot: ActivitySnapshot): Promise<void> {
     await this.ctx.storage.put(SNAPSHOT_KEY, snapshot);
     this.snapshot = snapshot;
     this.notFoundUntil = 0;
+    this.saves++;
+    await this.scheduleRefresh();
+  }
+
+  private async scheduleRefresh(): Promise<void> {
+    if (!this.snapshot || saleIsOver(this.snapshot, Date.now())) return;
+    if ((await this.ctx.storage.getAlarm()) !== null) return;
+    await this.ctx.storage.setAlarm(Date.now() + settingsOf(this.env).activityRefreshMs);
   }
 
   private async fetchFromOrigin(activityId: string, traceId: string): Promise<ActivityRead> {

@@ -1,31 +1,73 @@
 /**
- * Trace context and the per-request log line: accepts an incoming W3C `traceparent` (or starts a
- * trace), exposes the trace id to handlers, and logs one JSON object per request with trace id,
- * user, activity and outcome.
+ * Trace context and the request log. The edge mints its own trace id for every request (a client's
+ * `traceparent` is attacker-controlled: it is logged beside ours as `clientTraceparent`, never used
+ * as the id), exposes it to handlers, and logs one JSON line per request with trace id, user,
+ * activity and outcome — except for doomed refusals (sold out, too early, ended, paused, rate
+ * limited, busy, unknown activity) and cheap attack refusals (bad ticket, no valid JWT, oversized
+ * body): at a sale's peak they are 99 % of the traffic, and a flood of them must not flood the logs,
+ * so they are only counted, and one in `sample` is logged with the counts since the last such line
+ * (issue 13).
  */
 import type { MiddlewareHandler } from 'hono';
-import { traceIdFrom } from '../../contract/index.js';
 import type { EdgeEnv } from '../context.js';
 
-export function requestLog(options: { log?: (line: string) => void } = {}): MiddlewareHandler<EdgeEnv> {
+/** Outcomes that are the sale working as designed, counted instead of logged one by one. */
+export const DOOMED_OUTCOMES: ReadonlySet<string> = new Set([
+  'sold_out',
+  'too_early',
+  'ended',
+  'paused',
+  'rate_limited',
+  'busy',
+  'not_found',
+  'bad_ticket',
+  'unauthenticated',
+  'payload_too_large',
+]);
+
+const MAX_TRACEPARENT_LOGGED = 128;
+
+/** This isolate's count of doomed refusals since the last sampled line, by outcome. */
+const refusals = new Map<string, number>();
+let refusalsSeen = 0;
+
+export function newTraceId(): string {
+  return crypto.randomUUID().replaceAll('-', '');
+}
+
+export function requestLog(
+  options: { log?: (line: string) => void; sample?: (env: Env) => number } = {},
+): MiddlewareHandler<EdgeEnv> {
   const log = options.log ?? ((line: string) => console.log(line));
+  const sample = options.sample ?? (() => 1);
   return async function requestLog(c, next) {
     const started = Date.now();
-    const traceId = traceIdFrom(c.req.header('traceparent'));
+    const traceId = newTraceId();
     c.set('traceId', traceId);
     await next();
     c.header('x-trace-id', traceId);
+    const outcome = c.get('outcome') ?? (c.res.status < 400 ? 'ok' : String(c.res.status));
+    let counts: Record<string, number> | undefined;
+    if (DOOMED_OUTCOMES.has(outcome)) {
+      refusals.set(outcome, (refusals.get(outcome) ?? 0) + 1);
+      if (++refusalsSeen % sample(c.env) !== 0) return;
+      counts = Object.fromEntries(refusals);
+      refusals.clear();
+    }
+    const clientTraceparent = c.req.header('traceparent')?.slice(0, MAX_TRACEPARENT_LOGGED);
     log(
       JSON.stringify({
         at: new Date(started).toISOString(),
         traceId,
+        clientTraceparent,
         method: c.req.method,
         path: c.req.path,
         status: c.res.status,
-        outcome: c.get('outcome') ?? (c.res.status < 400 ? 'ok' : String(c.res.status)),
+        outcome,
         userId: c.get('userId'),
         activityId: c.get('activityId'),
         ms: Date.now() - started,
+        refusalsSinceLastSample: counts,
       }),
     );
   };

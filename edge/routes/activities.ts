@@ -4,7 +4,7 @@
  */
 import { Hono } from 'hono';
 import { ContractError, isId, publicActivity, type ReservationBody } from '../../contract/index.js';
-import { loadActivity } from '../activity-cache.js';
+import { loadActivity, peekActivity } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
 import { admitUser, assertOpen } from '../gates.js';
@@ -32,11 +32,17 @@ export const activityRoutes = new Hono<EdgeEnv>()
 
   .post('/:id/tickets', async (c) => {
     const activityId = activityIdParam(c);
+    // The public state first when this isolate holds the snapshot: no JWT work for a doomed click (§10).
+    let now = Date.now();
+    const cached = peekActivity(activityId, now);
+    if (cached) assertOpen(cached, now);
     const userId = await requireUser(c);
     const snapshot = await loadActivity(c.env, activityId, c.get('traceId'));
-    const now = Date.now();
+    now = Date.now();
     assertOpen(snapshot, now);
     const settings = settingsOf(c.env);
+    // Issuance is behind the user's gate too: a burst of tickets is 429 + Retry-After.
+    await admitUser(c.env, settings.userGateShards, userId, `ticket:${activityId}`, snapshot.config.userRatePerSec);
     const expiresAt = now + settings.ticketTtlSeconds * 1000;
     const ticket = await issueTicket(settings.ticketKeys, { activityId, userId, expiresAt });
     c.header('Cache-Control', 'no-store');
@@ -53,13 +59,7 @@ export const activityRoutes = new Hono<EdgeEnv>()
     const snapshot = await loadActivity(c.env, activityId, traceId);
     const settings = settingsOf(c.env);
     // Its own bucket, so looking up a reservation never eats the purchase allowance.
-    await admitUser(
-      c.env,
-      settings.userGateShards,
-      userId,
-      `lookup:${activityId}:${userId}`,
-      snapshot.config.userRatePerSec,
-    );
+    await admitUser(c.env, settings.userGateShards, userId, `lookup:${activityId}`, snapshot.config.userRatePerSec);
     const answer = await callOrigin<ReservationBody>(settings, {
       method: 'GET',
       path: `/internal/activities/${activityId}/reservation?userId=${userId}`,

@@ -1,26 +1,39 @@
 /**
- * Edge internal API, called by the origin (DESIGN §9): `PUT /internal/activities/:id` with a full
- * ActivitySnapshot, signed like edge→origin calls. Upserts the ActivityDO, the colo cache and this
- * isolate's cache.
+ * Edge internal API, called by the origin (DESIGN §9, §10), signed like edge→origin calls:
+ * - `PUT /internal/activities/:id` with a full ActivitySnapshot: upserts the ActivityDO, the colo
+ *   cache and this isolate's cache, and puts the id on the live list;
+ * - `PUT /internal/activities` `{"activityIds": [...]}`: the origin's full list of live activities
+ *   (replaces the stored one); ids not on it are answered 404 without an origin call.
+ * The body limit (413) runs before the signature check (app.ts).
  */
 import { Hono } from 'hono';
+import { z } from 'zod';
 import {
   ContractError,
   EDGE_SIGNATURE_HEADER,
   EDGE_TIMESTAMP_HEADER,
   activitySnapshotSchema,
+  isId,
   verifyEdgeRequest,
 } from '../../contract/index.js';
 import { activityStub, rememberActivity } from '../activity-cache.js';
-import type { EdgeEnv } from '../context.js';
+import type { EdgeContext, EdgeEnv } from '../context.js';
+import { addLive, replaceLive } from '../live-activities.js';
 import { settingsOf } from '../settings.js';
 import { activityIdParam } from './activities.js';
 
-const MAX_SNAPSHOT_BYTES = 16 * 1024;
+/** Largest live list accepted; the body limit (MAX_INTERNAL_BODY_BYTES) bounds it first. */
+const MAX_LIVE_ACTIVITIES = 10_000;
+const liveListSchema = z
+  .object({
+    activityIds: z.array(z.string().refine(isId, 'activityIds must be contract ids')).max(MAX_LIVE_ACTIVITIES),
+  })
+  .strict();
 
-export const internalRoutes = new Hono<EdgeEnv>().put('/activities/:id', async (c) => {
+/** The origin's signature over the body the body limit read; 401 otherwise. */
+async function signedBody(c: EdgeContext): Promise<unknown> {
   const url = new URL(c.req.url);
-  const body = await c.req.text();
+  const body = c.get('body');
   const failure = await verifyEdgeRequest(settingsOf(c.env).edgeOriginSecret, {
     method: c.req.method,
     pathWithQuery: url.pathname + url.search,
@@ -28,22 +41,32 @@ export const internalRoutes = new Hono<EdgeEnv>().put('/activities/:id', async (
     timestamp: c.req.header(EDGE_TIMESTAMP_HEADER),
     signature: c.req.header(EDGE_SIGNATURE_HEADER),
   });
+  // The reason (missing / stale / bad_signature) is the caller's own business, and tells an
+  // operator about clock skew or a secret mismatch; it reveals nothing of ours.
   if (failure) throw new ContractError('unauthenticated', `origin signature ${failure.replace('_', ' ')}`);
-
-  const activityId = activityIdParam(c);
-  if (body.length > MAX_SNAPSHOT_BYTES) throw new ContractError('bad_request', 'snapshot too large');
-  let json: unknown;
   try {
-    json = JSON.parse(body);
+    return JSON.parse(body);
   } catch {
     throw new ContractError('bad_request', 'body must be JSON');
   }
-  const parsed = activitySnapshotSchema.safeParse(json);
-  if (!parsed.success) throw new ContractError('bad_request', parsed.error.issues[0]?.message ?? 'invalid snapshot');
-  if (parsed.data.config.activityId !== activityId) {
-    throw new ContractError('bad_request', 'config.activityId does not match the path');
-  }
-  const stored = await activityStub(c.env, activityId).upsert(parsed.data);
-  await rememberActivity(activityId, stored);
-  return c.json({ activityId, version: stored.config.version, state: stored.state, soldOut: stored.soldOut });
-});
+}
+
+export const internalRoutes = new Hono<EdgeEnv>()
+  .put('/activities', async (c) => {
+    const parsed = liveListSchema.safeParse(await signedBody(c));
+    if (!parsed.success) throw new ContractError('bad_request', parsed.error.issues[0]?.message ?? 'invalid list');
+    const count = await replaceLive(c.env, parsed.data.activityIds);
+    return c.json({ live: count });
+  })
+  .put('/activities/:id', async (c) => {
+    const json = await signedBody(c);
+    const activityId = activityIdParam(c);
+    const parsed = activitySnapshotSchema.safeParse(json);
+    if (!parsed.success) throw new ContractError('bad_request', parsed.error.issues[0]?.message ?? 'invalid snapshot');
+    if (parsed.data.config.activityId !== activityId) {
+      throw new ContractError('bad_request', 'config.activityId does not match the path');
+    }
+    const stored = await activityStub(c.env, activityId).upsert(parsed.data);
+    await Promise.all([rememberActivity(activityId, stored), addLive(c.env, activityId)]);
+    return c.json({ activityId, version: stored.config.version, state: stored.state, soldOut: stored.soldOut });
+  });

@@ -1,17 +1,21 @@
 /**
  * `GET /api/reservations/:reservationId` (DESIGN §3): the owner polls; the origin answers. Polls are
- * rate-limited per user and reservation (POLL_RATE_PER_SEC, 429 + Retry-After), so 100k holders
- * polling through a settlement backlog cannot turn into 100k status reads a second at the origin.
+ * rate-limited per user — over all reservation ids, so made-up ids cannot multiply a user's origin
+ * calls (POLL_RATE_PER_SEC, 429 + Retry-After) — and a reservation of an activity the edge was not
+ * told about is 404 without an origin call. So 100k holders polling through a settlement backlog
+ * cannot turn into more than 100k status reads a second at the origin, and one bot into no more
+ * than one.
  */
 import { Hono } from 'hono';
 import { ContractError, activityOfReservation, type ReservationBody } from '../../contract/index.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
 import { admitUser } from '../gates.js';
+import { assertLive } from '../live-activities.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
 
-/** Status polls one user may make per second for one reservation. */
+/** Status polls one user may make per second, all reservations together. */
 export const POLL_RATE_PER_SEC = 1;
 
 export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', async (c) => {
@@ -21,7 +25,8 @@ export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', asyn
   c.set('activityId', activityId);
   const userId = await requireUser(c);
   const settings = settingsOf(c.env);
-  await admitUser(c.env, settings.userGateShards, userId, `poll:${reservationId}`, POLL_RATE_PER_SEC);
+  await assertLive(c.env, activityId, settings.liveListTtlMs);
+  await admitUser(c.env, settings.userGateShards, userId, 'poll', POLL_RATE_PER_SEC);
   const answer = await callOrigin<ReservationBody>(settings, {
     method: 'GET',
     path: `/internal/reservations/${reservationId}?userId=${userId}`,

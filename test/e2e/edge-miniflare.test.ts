@@ -2,6 +2,7 @@
  * The edge under a directly started Miniflare (test/helpers/edge.ts) against the Node stand-in
  * origin: a real socket end to end, including the origin going away mid-run.
  */
+import { connect } from 'node:net';
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
@@ -57,6 +58,15 @@ beforeAll(async () => {
   origin = await startStandInOrigin({ secret: TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET });
   origin.setActivity(activityId, { snapshot: snapshot() });
   edge = await startEdge({ originUrl: origin.url });
+  // The origin's list of live activities (DESIGN §10): ids not on it are 404 without an origin call.
+  const body = JSON.stringify({ activityIds: [activityId] });
+  const headers = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
+    method: 'PUT',
+    pathWithQuery: '/internal/activities',
+    body,
+  });
+  const listed = await fetch(`${edge.url}/internal/activities`, { method: 'PUT', headers, body });
+  expect(listed.status).toBe(200);
 });
 
 afterAll(async () => {
@@ -106,6 +116,45 @@ describe('edge under Miniflare (startEdge)', () => {
       body: reopen,
     });
     expect((await fetch(`${edge.url}${path}`, { method: 'PUT', headers: h2, body: reopen })).status).toBe(200);
+  });
+
+  it('a Content-Length larger than what is sent is 400 after BODY_READ_TIMEOUT_MS, never a hang', async () => {
+    const { hostname, port } = new URL(edge.url);
+    const before = origin.calls(activityId);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname);
+      let text = '';
+      socket.setTimeout(15_000, () => {
+        socket.destroy();
+        reject(new Error('the edge held the request open'));
+      });
+      socket.on('data', (chunk) => {
+        text += chunk.toString('utf8');
+        if (text.includes('"traceId"')) {
+          socket.destroy();
+          resolve(text);
+        }
+      });
+      socket.on('error', reject);
+      // Declares 500 bytes, sends 10, then waits without closing.
+      socket.write(
+        `POST /api/activities/${activityId}/purchase?t=x HTTP/1.1\r\nHost: ${hostname}\r\n` +
+          `Content-Type: application/json\r\nIdempotency-Key: k\r\nContent-Length: 500\r\n\r\n{"quantity`,
+      );
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"error":"bad_request"');
+    expect(origin.calls(activityId).reserve).toBe(before.reserve);
+  });
+
+  it('a declared Content-Length over the limit is 413 at once, the body never read', async () => {
+    const res = await fetch(`${edge.url}/api/activities/${activityId}/purchase?t=x`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'k' },
+      body: JSON.stringify({ quantity: 1, pad: 'x'.repeat(10_000) }),
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: string }).error).toBe('payload_too_large');
   });
 
   it('with the origin stopped, a purchase is 503 unavailable in well under a second', async () => {

@@ -53,18 +53,23 @@ it('a purchase carries one trace id through edge log, origin log, Stream event a
       headers: { authorization: auth },
     })
   ).json()) as any;
-  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  // The client's traceparent is logged beside the edge's own trace id, never used as it.
+  const clientTraceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const clientTraceparent = `00-${clientTraceId}-00f067aa0ba902b7-01`;
   const res = await fetch(`${edge.url}${ticket.purchaseUrl}`, {
     method: 'POST',
     headers: {
       authorization: auth,
       'idempotency-key': 'trace-1',
       'content-type': 'application/json',
-      traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      traceparent: clientTraceparent,
     },
     body: '{"quantity":1}',
   });
   expect(res.status).toBe(202);
+  const traceId = res.headers.get('x-trace-id')!;
+  expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+  expect(traceId).not.toBe(clientTraceId);
   const { reservationId } = (await res.json()) as any;
 
   await waitFor(
@@ -77,7 +82,8 @@ it('a purchase carries one trace id through edge log, origin log, Stream event a
   );
 
   const edgeLine = edgeLines.find((l) => l.traceId === traceId);
-  expect(edgeLine).toMatchObject({ userId, activityId, status: 202, outcome: 'queued' });
+  expect(edgeLine).toMatchObject({ userId, activityId, status: 202, outcome: 'queued', clientTraceparent });
+  expect(originLines.some((l) => l.traceId === clientTraceId)).toBe(false);
   const reserveLine = originLines.find((l) => l.traceId === traceId && l.msg === 'reserve');
   expect(reserveLine).toMatchObject({ activityId, userId, reservationId });
   const [event] = (await origin.redis.xrange(activityKeys(activityId, skuId).events, '-', '+')) as [string, string[]][];

@@ -91,9 +91,15 @@ async function upcomingSale(stock: number) {
   return { activityId, startsAt };
 }
 
-/** A fresh browser profile (own localStorage) whose clock is `skewMs` off; page errors are collected. */
-async function openPage(opts: { skewMs?: number } = {}): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 640, height: 520 } });
+/**
+ * A fresh browser profile (own localStorage) whose clock is `skewMs` off; page errors are collected.
+ * The behaviour tests wait on string conditions (evaluated, so they need `bypassCSP`); the security
+ * test opens the page under its real CSP (`strictCsp`) and waits on selectors only.
+ */
+async function openPage(
+  opts: { skewMs?: number; strictCsp?: boolean } = {},
+): Promise<{ page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 640, height: 520 }, bypassCSP: !opts.strictCsp });
   contexts.push(context);
   if (opts.skewMs) {
     await context.addInitScript((skew: number) => {
@@ -235,5 +241,65 @@ it('a click whose answer was lost: clicking again shows the same order, never a 
   ])) as any;
   expect(rows.map((r: any) => [String(r.user_id), r.order_no])).toEqual([[buyer, orderNo]]);
   await shot(page, '8-clicked-again');
+  expect(errors).toEqual([]);
+});
+
+it('the token in ?token= never leaves the page: no request carries it in its URL or Referer; the page runs under its strict CSP', async () => {
+  const { activityId } = await origin.sale({ stock: 5 });
+  const token = await tokenFor('8300001');
+  const { page, errors } = await openPage({ strictCsp: true });
+  const violations: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  // Every request the page makes after its own navigation (which is the one that carries ?token=).
+  const seen: { url: string; referer: string; authorization: string }[] = [];
+  page.on('request', (req) => {
+    if (req.isNavigationRequest()) return;
+    seen.push({ url: req.url(), referer: '', authorization: '' });
+    const entry = seen[seen.length - 1]!;
+    void req.allHeaders().then((h) => {
+      entry.referer = h.referer ?? '';
+      entry.authorization = h.authorization ?? '';
+    });
+  });
+  const res = await page.goto(`${edge.url}/a/${activityId}?token=${token}`);
+  expect(res!.headers()['referrer-policy']).toBe('no-referrer');
+  expect(res!.headers()['x-content-type-options']).toBe('nosniff');
+  expect(res!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+  // The page works under the CSP: it loaded the sale and looked up the buyer's own reservation.
+  await page.waitForSelector('#state[data-state="open"]');
+  await page.waitForSelector('#buy:not([disabled])');
+  await page.click('#buy');
+  await page.waitForSelector('#status[data-kind="queued"], #status[data-kind="ordered"]', { timeout: 15_000 });
+  await page.waitForTimeout(200); // let the header promises above settle
+  expect(new URL(page.url()).searchParams.has('token')).toBe(false);
+
+  const paths = seen.map((r) => new URL(r.url).pathname);
+  expect(paths).toEqual(expect.arrayContaining(['/assets/sale.v2.css', `/api/activities/${activityId}/tickets`]));
+  for (const r of seen) {
+    expect(r.url).not.toContain(token);
+    expect(r.referer).not.toContain(token);
+    expect(r.referer).toBe(''); // no-referrer: nothing at all
+  }
+  // The token is used where it belongs: the Authorization header of API calls.
+  expect(seen.some((r) => r.authorization === `Bearer ${token}`)).toBe(true);
+  expect(violations).toEqual([]);
+  expect(errors).toEqual([]);
+});
+
+it('a malformed ?activity= never reaches a fetch path', async () => {
+  const { page, errors } = await openPage({ strictCsp: true });
+  const apiPaths: string[] = [];
+  page.on('request', (req) => {
+    const path = new URL(req.url()).pathname;
+    if (path.startsWith('/api/') || path.startsWith('/internal/')) apiPaths.push(path);
+  });
+  for (const bad of ['../../internal/activities', '1/tickets', '12%2F..%2Fx', '-1', '0x10', 'abc']) {
+    await page.goto(`${edge.url}/?activity=${encodeURIComponent(bad)}`);
+    await page.waitForSelector('#status[data-kind="load_error"]');
+    expect(await text(page, '#status')).toBe('No such sale.');
+  }
+  expect(apiPaths).toEqual([]);
   expect(errors).toEqual([]);
 });

@@ -14,6 +14,7 @@ import {
   setOrigin,
   sleep,
   snapshotOf,
+  addToLiveList,
   ticket,
 } from './support.js';
 
@@ -30,9 +31,10 @@ describe('GET /api/activities/:id', () => {
     expect(Math.abs(Date.parse(body.serverTime as string) - Date.now())).toBeLessThan(2_000);
   });
 
-  it('an activity unknown to the edge is fetched once from the origin, then served from the DO', async () => {
+  it('a listed activity the edge holds no snapshot of is fetched once from the origin, then served from the DO', async () => {
     const activityId = newActivityId();
     await setOrigin(activityId, { snapshot: snapshotOf(activityId, { state: 'paused' }) });
+    await addToLiveList(activityId);
     const first = await SELF.fetch(`${BASE}/api/activities/${activityId}`);
     expect(first.status).toBe(200);
     expect(((await first.json()) as Json).state).toBe('paused');
@@ -180,6 +182,7 @@ describe('reservations', () => {
     const stranger = await SELF.fetch(`${BASE}${pollUrl}`, { headers: { authorization: await bearer(newUserId()) } });
     expect(stranger.status).toBe(403);
     expect(((await stranger.json()) as Json).error).toBe('forbidden');
+    await sleep(1_100); // polls are limited per user (1/s), whichever reservation
     const unknown = await SELF.fetch(`${BASE}/api/reservations/${activityId}-${'0'.repeat(32)}`, {
       headers: { authorization: await bearer(user) },
     });

@@ -9,6 +9,7 @@ import {
   openActivity,
   purchase,
   purchaseUrlFor,
+  addToLiveList,
   setOrigin,
   snapshotOf,
 } from './support.js';
@@ -70,6 +71,7 @@ describe('origin down or slow: fail closed, fast', () => {
   it('an activity the edge cannot load because the origin is down is 503 unavailable', async () => {
     const activityId = newActivityId();
     await setOrigin(activityId, { snapshot: { ...snapshotOf(activityId), state: 'bogus' } as never });
+    await addToLiveList(activityId);
     const res = await SELF.fetch(`${BASE}/api/activities/${activityId}`);
     expect(res.status).toBe(503);
     expect(((await res.json()) as Json).error).toBe('unavailable');

@@ -72,7 +72,7 @@ describe('POST {purchaseUrl}', () => {
     const cases: Array<Record<string, string>> = [
       {},
       { authorization: 'Bearer nope' },
-      { authorization: await bearer(user, { expSeconds: -10 }) },
+      { authorization: await bearer(user, { expSeconds: -31 }) }, // past the 30 s leeway
       { authorization: await bearer(user, { secret: 'some-other-secret-0000000' }) },
       { authorization: await bearer('007') },
       { authorization: await bearer('18446744073709551616') },
@@ -304,15 +304,19 @@ describe('POST {purchaseUrl}', () => {
     expect((await originCalls(activityId)).reserve).toBe(calls);
   });
 
-  it('carries the incoming trace id to the origin and back', async () => {
+  it("mints its own trace id, carries it to the origin and back, and never trusts the client's traceparent", async () => {
     const activityId = await openActivity();
     const user = newUserId();
-    const traceId = 'abcdef0123456789abcdef0123456789';
+    const clientTraceId = 'abcdef0123456789abcdef0123456789';
     const res = await purchase(await purchaseUrlFor(activityId, user), user, {
-      headers: { traceparent: `00-${traceId}-0123456789abcdef-01` },
+      headers: { traceparent: `00-${clientTraceId}-0123456789abcdef-01` },
     });
     expect(res.status).toBe(202);
-    expect(res.headers.get('x-trace-id')).toBe(traceId);
-    expect((await originCalls(activityId)).traceparents.some((t) => t.includes(traceId))).toBe(true);
+    const traceId = res.headers.get('x-trace-id');
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(traceId).not.toBe(clientTraceId);
+    const { traceparents } = await originCalls(activityId);
+    expect(traceparents.some((t) => t.includes(traceId!))).toBe(true);
+    expect(traceparents.some((t) => t.includes(clientTraceId))).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 /** Helpers for the workerd edge tests: tokens, snapshots, pushes, and steering the stand-in origin. */
-import { SELF } from 'cloudflare:test';
+import { SELF, env } from 'cloudflare:test';
 import { sign } from 'hono/jwt';
 import { inject } from 'vitest';
 import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
@@ -66,6 +66,28 @@ export async function push(
     headers: { ...headers, 'content-type': 'application/json' },
     body,
   });
+}
+
+/** The origin's `PUT /internal/activities`: the full list of live activity ids (DESIGN §10). */
+export async function pushLiveList(
+  activityIds: string[],
+  secret: string = TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET,
+): Promise<Response> {
+  const path = '/internal/activities';
+  const body = JSON.stringify({ activityIds });
+  const headers = await signEdgeRequest(secret, { method: 'PUT', pathWithQuery: path, body });
+  return SELF.fetch(`${BASE}${path}`, {
+    method: 'PUT',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body,
+  });
+}
+
+/** Puts ids on the live list without dropping the ones other tests rely on (the list is one per edge). */
+export async function addToLiveList(...activityIds: string[]): Promise<void> {
+  const stub = env.LIVE_ACTIVITIES.get(env.LIVE_ACTIVITIES.idFromName('live-activities'));
+  const res = await pushLiveList([...(await stub.list()), ...activityIds]);
+  if (res.status !== 200) throw new Error(`live list push: ${res.status} ${await res.text()}`);
 }
 
 export async function setOrigin(activityId: string, behaviour: ActivityBehaviour): Promise<void> {

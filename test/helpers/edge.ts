@@ -92,6 +92,7 @@ export async function startEdge(opts: StartEdgeOptions): Promise<RunningEdge> {
           ACTIVITY: { className: 'ActivityDO', useSQLite: true },
           USER_GATE: { className: 'UserGateDO', useSQLite: true },
           ADMISSION: { className: 'AdmissionDO', useSQLite: true },
+          LIVE_ACTIVITIES: { className: 'LiveActivitiesDO', useSQLite: true },
         },
         serviceBindings: { ASSETS: 'flash-sale-assets' },
       },

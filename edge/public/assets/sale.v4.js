@@ -3,17 +3,29 @@
 (() => {
   'use strict';
   const $ = (id) => document.getElementById(id);
+  // Every value read from the address, storage or an answer is checked before it goes into a fetch
+  // path or header: ids are contract ids (DESIGN §9), URLs must be this API's own paths.
+  const ID = /^[1-9][0-9]{0,19}$/;
+  const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+  const RESERVATION_ID = /^[1-9][0-9]{0,19}-[0-9a-f]{32}$/;
+  const PURCHASE_URL = /^\/api\/activities\/([1-9][0-9]{0,19})\/purchase\?t=[A-Za-z0-9._-]{1,256}$/;
+  const POLL_URL = /^\/api\/reservations\/([1-9][0-9]{0,19}-[0-9a-f]{32})$/;
+
   const params = new URLSearchParams(location.search);
-  const pathId = /^\/a\/(\d+)/.exec(location.pathname);
-  const activityId = (pathId && pathId[1]) || params.get('activity') || '1';
-  if (params.get('token')) {
-    // Keep the login for reloads, and the token out of the address bar and history.
-    localStorage.setItem('saleToken', params.get('token'));
+  const pathId = /^\/a\/([^/]+)$/.exec(location.pathname);
+  const requested = (pathId && pathId[1]) || params.get('activity') || '1';
+  const activityId = ID.test(requested) ? requested : null;
+  // The page is served with Referrer-Policy: no-referrer, so the token in the address never reaches
+  // a subresource or the API in a Referer; here it leaves the address bar and history as well.
+  if (params.has('token')) {
+    const fromUrl = params.get('token') || '';
+    if (JWT.test(fromUrl) && fromUrl.length <= 4096) localStorage.setItem('saleToken', fromUrl);
     params.delete('token');
     const rest = params.toString();
     history.replaceState(null, '', location.pathname + (rest ? '?' + rest : ''));
   }
-  const token = localStorage.getItem('saleToken') || '';
+  const stored = localStorage.getItem('saleToken') || '';
+  const token = JWT.test(stored) ? stored : '';
 
   let activity = null;
   let clockOffset = 0; // server time minus client time, so the countdown ignores a wrong client clock
@@ -51,6 +63,10 @@
   }
 
   async function loadActivity() {
+    if (!activityId) {
+      setStatus('No such sale.', 'load_error');
+      return false;
+    }
     const sent = Date.now();
     // Public and the same for everyone: no Authorization, so shared caches may keep it. no-store here
     // only keeps this browser from reusing an older answer whose serverTime would skew the clock.
@@ -104,6 +120,8 @@
   }
 
   async function poll(pollUrl) {
+    const m = POLL_URL.exec(pollUrl || '');
+    if (!m || m[1].split('-')[0] !== activityId) return setStatus('Something went wrong; try again.', 'try_later');
     held = true;
     render();
     for (let i = 0; i < 120; i++) {
@@ -130,7 +148,7 @@
     if (!token) return false;
     for (let attempt = 0; attempt < 3; attempt++) {
       const res = await api('GET', '/api/activities/' + activityId + '/reservation');
-      if (res.status === 200 && res.body.reservationId) {
+      if (res.status === 200 && RESERVATION_ID.test(res.body.reservationId || '')) {
         await poll('/api/reservations/' + res.body.reservationId);
         return true;
       }
@@ -178,7 +196,10 @@
           await sleep((ticket.retryAfter || 1) * 1000);
           continue;
         }
-        const res = await api('POST', ticket.body.purchaseUrl, { quantity: 1 }, { 'idempotency-key': pendingKey });
+        const purchaseUrl = PURCHASE_URL.exec(ticket.body.purchaseUrl || '');
+        if (!purchaseUrl || purchaseUrl[1] !== activityId)
+          return setStatus('Something went wrong; try again.', 'try_later');
+        const res = await api('POST', purchaseUrl[0], { quantity: 1 }, { 'idempotency-key': pendingKey });
         if (res.status === 202 || res.status === 200) {
           pendingKey = null;
           setStatus('You are in the queue…', 'queued');
@@ -200,6 +221,7 @@
 
   $('buy').addEventListener('click', buy);
   (async () => {
+    if (!activityId) return loadActivity(); // says 'No such sale.'; nothing to retry
     while (!(await loadActivity())) await sleep(2000);
     render();
     setInterval(render, 250);

@@ -1,0 +1,381 @@
+/**
+ * Issue 8 at the edge (and issue 13's check order): bounded bodies, the live-activity list, user-keyed
+ * poll limits, gated ticket issuance, self-healing ActivityDOs, JWT rules, lowercase-hex signatures,
+ * generic origin errors, page headers, and the public state answered before the JWT.
+ */
+import { SELF, env, listDurableObjectIds } from 'cloudflare:test';
+import { sign } from 'hono/jwt';
+import { describe, expect, it } from 'vitest';
+import { hmacHex, verifyHmacHex } from '../../contract/index.js';
+import { ACTIVITY_CACHE_TTL_MS } from '../../edge/activity-cache.js';
+import { verifyUserToken } from '../../edge/auth.js';
+import { parseSettings } from '../../edge/settings.js';
+import { issueTicket, parseTicketKeys, verifyTicket } from '../../edge/ticket.js';
+import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
+import {
+  BASE,
+  bearer,
+  newActivityId,
+  newUserId,
+  openActivity,
+  originCalls,
+  purchase,
+  purchaseUrlFor,
+  push,
+  pushLiveList,
+  setOrigin,
+  sleep,
+  snapshotOf,
+  ticket,
+} from './support.js';
+
+type Json = Record<string, unknown>;
+
+/** A body that arrives in chunks (no Content-Length: Transfer-Encoding chunked on the wire). */
+function chunked(totalBytes: number, chunkBytes = 4096): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= totalBytes) return controller.close();
+      const n = Math.min(chunkBytes, totalBytes - sent);
+      sent += n;
+      controller.enqueue(new Uint8Array(n).fill(0x20));
+    },
+  });
+}
+
+async function expectError(res: Response, status: number, code: string): Promise<Json> {
+  const body = (await res.json()) as Json;
+  expect({ status: res.status, error: body.error }).toEqual({ status, error: code });
+  return body;
+}
+
+describe('8.2 body limits: 413 payload_too_large before any signature, JWT or ticket work', () => {
+  it('a purchase over 1 KiB is 413, declared or chunked, without a valid JWT or ticket', async () => {
+    const activityId = await openActivity();
+    const url = `${BASE}/api/activities/${activityId}/purchase?t=forged`;
+    // No Authorization at all: the body limit answers before the 401 would.
+    const declared = await SELF.fetch(url, {
+      method: 'POST',
+      headers: { 'idempotency-key': 'k', 'content-type': 'application/json' },
+      body: JSON.stringify({ quantity: 1, pad: 'x'.repeat(2_000) }),
+    });
+    await expectError(declared, 413, 'payload_too_large');
+    const streamed = await SELF.fetch(url, {
+      method: 'POST',
+      headers: { 'idempotency-key': 'k' },
+      body: chunked(64 * 1024 * 1024), // 64 MB offered; refused after the first KiB or so
+      duplex: 'half',
+    } as RequestInit);
+    await expectError(streamed, 413, 'payload_too_large');
+    expect((await originCalls(activityId)).total).toBe(0);
+  });
+
+  it('tickets, reservation lookups and unsigned internal pushes are bounded the same way', async () => {
+    const activityId = await openActivity();
+    const ticketRes = await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, {
+      method: 'POST',
+      body: chunked(100_000),
+      duplex: 'half',
+    } as RequestInit);
+    await expectError(ticketRes, 413, 'payload_too_large');
+    // Unsigned and oversized: 413, not 401 — the signature is never computed over a huge body.
+    const pushRes = await SELF.fetch(`${BASE}/internal/activities/${activityId}`, {
+      method: 'PUT',
+      body: chunked(1024 * 1024),
+      duplex: 'half',
+    } as RequestInit);
+    await expectError(pushRes, 413, 'payload_too_large');
+    const listRes = await SELF.fetch(`${BASE}/internal/activities`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(300 * 1024),
+    });
+    await expectError(listRes, 413, 'payload_too_large');
+  });
+
+  it('a body within the limit still works, chunked too', async () => {
+    const activityId = await openActivity();
+    const user = newUserId();
+    const url = await purchaseUrlFor(activityId, user);
+    const body = new TextEncoder().encode('{"quantity":1}');
+    const res = await SELF.fetch(`${BASE}${url}`, {
+      method: 'POST',
+      headers: { authorization: await bearer(user), 'idempotency-key': 'chunked-ok' },
+      body: new ReadableStream({
+        start(c) {
+          c.enqueue(body.slice(0, 5));
+          c.enqueue(body.slice(5));
+          c.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(202);
+  });
+});
+
+describe('8.3 the origin is not reachable one call per request', () => {
+  it('an activity id the edge was not told about is 404 with no origin call and no ActivityDO', async () => {
+    const activityId = newActivityId();
+    // The origin would even know it: the edge must not ask.
+    await setOrigin(activityId, { snapshot: snapshotOf(activityId) });
+    const before = (await listDurableObjectIds(env.ACTIVITY)).length;
+    for (let i = 0; i < 5; i++) {
+      await expectError(await SELF.fetch(`${BASE}/api/activities/${activityId}`), 404, 'not_found');
+      await expectError(await ticket(activityId, newUserId()), 404, 'not_found');
+    }
+    expect((await originCalls(activityId)).total).toBe(0);
+    const ids = await listDurableObjectIds(env.ACTIVITY);
+    expect(ids.length).toBe(before);
+    expect(ids.some((id) => id.equals(env.ACTIVITY.idFromName(activityId)))).toBe(false);
+  });
+
+  it('30 polls of made-up reservation ids by one user make at most 2 origin calls', async () => {
+    const activityId = await openActivity();
+    const user = newUserId();
+    const auth = await bearer(user);
+    const statuses: number[] = [];
+    const started = Date.now();
+    for (let i = 0; i < 30; i++) {
+      const madeUp = `${activityId}-${i.toString(16).padStart(32, '0')}`;
+      const res = await SELF.fetch(`${BASE}/api/reservations/${madeUp}`, { headers: { authorization: auth } });
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+    const elapsedMs = Date.now() - started;
+    const calls = (await originCalls(activityId)).reservation;
+    expect(calls).toBeGreaterThanOrEqual(1);
+    // The user's poll bucket (1/s, burst 1): the first poll, then at most one per second the loop took
+    // (on this machine 30 polls take well under 2 s, so 1-2 calls; on main every poll was a call).
+    expect(calls).toBeLessThanOrEqual(1 + Math.floor(elapsedMs / 1000));
+    expect(statuses.filter((s) => s === 429).length).toBe(30 - calls);
+  });
+
+  it("one user's refused polls never refuse another user's first poll of the same reservation", async () => {
+    const activityId = await openActivity();
+    const owner = newUserId();
+    const url = await purchaseUrlFor(activityId, owner);
+    const { pollUrl } = (await (await purchase(url, owner)).json()) as { pollUrl: string };
+    const bot = newUserId();
+    const botAuth = await bearer(bot);
+    for (let i = 0; i < 5; i++)
+      await (await SELF.fetch(`${BASE}${pollUrl}`, { headers: { authorization: botAuth } })).arrayBuffer();
+    const own = await SELF.fetch(`${BASE}${pollUrl}`, { headers: { authorization: await bearer(owner) } });
+    expect(own.status).toBe(200);
+  });
+
+  it("the origin's live list is signed, and an activity dropped from it is 404 once the caches expire", async () => {
+    const activityId = await openActivity();
+    expect((await SELF.fetch(`${BASE}/api/activities/${activityId}`)).status).toBe(200);
+    const unsigned = await SELF.fetch(`${BASE}/internal/activities`, {
+      method: 'PUT',
+      body: JSON.stringify({ activityIds: [] }),
+    });
+    await expectError(unsigned, 401, 'unauthenticated');
+    const directory = env.LIVE_ACTIVITIES.get(env.LIVE_ACTIVITIES.idFromName('live-activities'));
+    const rest = (await directory.list()).filter((id) => id !== activityId);
+    expect((await pushLiveList(rest)).status).toBe(200);
+    await sleep(ACTIVITY_CACHE_TTL_MS + 50);
+    await expectError(await SELF.fetch(`${BASE}/api/activities/${activityId}`), 404, 'not_found');
+  });
+
+  it('a reservation id of an activity the edge was not told about is 404 without an origin call', async () => {
+    const activityId = newActivityId();
+    const res = await SELF.fetch(`${BASE}/api/reservations/${activityId}-${'a'.repeat(32)}`, {
+      headers: { authorization: await bearer(newUserId()) },
+    });
+    await expectError(res, 404, 'not_found');
+    expect((await originCalls(activityId)).total).toBe(0);
+  });
+});
+
+describe('8.4 ticket issuance is behind the user gate', () => {
+  it('a burst of tickets by one user: the first is issued, the rest are 429 with Retry-After', async () => {
+    const activityId = await openActivity();
+    const user = newUserId();
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => ticket(activityId, user)));
+    const elapsedMs = Date.now() - started;
+    const issued = answers.filter((r) => r.status === 200).length;
+    // userRatePerSec 1, burst 1: one ticket, then at most one more per second the burst took.
+    expect(issued).toBeGreaterThanOrEqual(1);
+    expect(issued).toBeLessThanOrEqual(1 + Math.floor(elapsedMs / 1000));
+    for (const res of answers.filter((r) => r.status !== 200)) {
+      await expectError(res, 429, 'rate_limited');
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    expect(answers.length - issued).toBeGreaterThanOrEqual(1);
+    // Another user is not affected.
+    expect((await ticket(activityId, newUserId())).status).toBe(200);
+  });
+});
+
+describe('8.5 an ActivityDO heals a missed push within 5 s', () => {
+  async function stateWithin(activityId: string, want: number, ms: number): Promise<number> {
+    const until = Date.now() + ms;
+    let status = 0;
+    while (Date.now() < until) {
+      const res = await ticket(activityId, newUserId());
+      status = res.status;
+      await res.arrayBuffer();
+      if (status === want) return Date.now();
+      await sleep(200);
+    }
+    return Number.NaN;
+  }
+
+  it('a pause the edge never received is in force within 5 s (the DO refetches from the origin)', async () => {
+    const activityId = await openActivity();
+    expect((await ticket(activityId, newUserId())).status).toBe(200);
+    // The origin pauses, but its push is lost: only GET /internal/activities/:id knows.
+    await setOrigin(activityId, { snapshot: snapshotOf(activityId, { state: 'paused', version: 2 }) });
+    const started = Date.now();
+    const seenAt = await stateWithin(activityId, 503, 5_000);
+    expect(seenAt - started).toBeLessThanOrEqual(5_000);
+  });
+
+  it('a missed unpause or refill does not leave a stale paused or sold-out state', async () => {
+    const paused = await openActivity({ state: 'paused' });
+    const soldOut = await openActivity({ soldOut: true });
+    await setOrigin(paused, { snapshot: snapshotOf(paused, { version: 2 }) });
+    await setOrigin(soldOut, { snapshot: snapshotOf(soldOut, { version: 2 }) });
+    const started = Date.now();
+    expect((await stateWithin(paused, 200, 5_000)) - started).toBeLessThanOrEqual(5_000);
+    expect((await stateWithin(soldOut, 200, 5_000)) - started).toBeLessThanOrEqual(5_000);
+  });
+});
+
+describe('8.7 JWT, signatures, messages', () => {
+  const secret = TEST_EDGE_SECRETS.USER_TOKEN_SECRET;
+  const rules = { userTokenSecret: secret, jwtLeewaySeconds: 30, jwtMaxLifetimeSeconds: 86_400 };
+  const nowS = () => Math.floor(Date.now() / 1000);
+  const accepts = (token: string, over: Partial<Parameters<typeof verifyUserToken>[1]> = {}) =>
+    verifyUserToken(token, { ...rules, ...over }, Date.now()).then(
+      () => true,
+      () => false,
+    );
+
+  it('allows 30 s of clock skew on exp, nbf and iat, and no more', async () => {
+    expect(await accepts(await sign({ sub: '42', exp: nowS() - 20 }, secret))).toBe(true);
+    expect(await accepts(await sign({ sub: '42', exp: nowS() - 40 }, secret))).toBe(false);
+    expect(await accepts(await sign({ sub: '42', exp: nowS() + 600, nbf: nowS() + 20 }, secret))).toBe(true);
+    expect(await accepts(await sign({ sub: '42', exp: nowS() + 600, nbf: nowS() + 40 }, secret))).toBe(false);
+    expect(await accepts(await sign({ sub: '42', exp: nowS() + 600, iat: nowS() + 20 }, secret))).toBe(true);
+    expect(await accepts(await sign({ sub: '42', exp: nowS() + 600, iat: nowS() + 40 }, secret))).toBe(false);
+  });
+
+  it('caps the lifetime (24 h by default), with or without iat', async () => {
+    expect(await accepts(await sign({ sub: '42', iat: nowS(), exp: nowS() + 86_000 }, secret))).toBe(true);
+    expect(await accepts(await sign({ sub: '42', iat: nowS(), exp: nowS() + 90_000 }, secret))).toBe(false);
+    expect(await accepts(await sign({ sub: '42', exp: nowS() + 90_000 }, secret))).toBe(false);
+    expect(parseSettings({ ...env, JWT_MAX_LIFETIME_SECONDS: '' } as Env).jwtMaxLifetimeSeconds).toBe(86_400);
+  });
+
+  it('checks iss and aud only when configured', async () => {
+    const token = await sign({ sub: '42', exp: nowS() + 600, iss: 'shop', aud: ['sale', 'other'] }, secret);
+    expect(await accepts(token)).toBe(true);
+    expect(await accepts(token, { jwtIssuer: 'shop', jwtAudience: 'sale' })).toBe(true);
+    expect(await accepts(token, { jwtIssuer: 'evil' })).toBe(false);
+    expect(await accepts(token, { jwtAudience: 'nope' })).toBe(false);
+    expect(await accepts(await sign({ sub: '42', exp: nowS() + 600 }, secret), { jwtIssuer: 'shop' })).toBe(false);
+  });
+
+  it('accepts only unpadded base64url', async () => {
+    const token = await sign({ sub: '42', exp: nowS() + 600 }, secret);
+    expect(await accepts(token)).toBe(true);
+    const [h, p, s] = token.split('.') as [string, string, string];
+    const pad = (x: string) => x + '='.repeat((4 - (x.length % 4)) % 4 || 4);
+    expect(await accepts(`${h}.${p}.${pad(s)}`)).toBe(false);
+    expect(await accepts(`${pad(h)}.${p}.${s}`)).toBe(false);
+    expect(await accepts(`${h}.${p}.${s.replaceAll('-', '+').replaceAll('_', '/')}`)).toBe(
+      s.includes('-') || s.includes('_') ? false : true,
+    );
+    // Through the edge as well: 401.
+    const activityId = await openActivity();
+    const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h}.${p}.${s}==` },
+    });
+    await expectError(res, 401, 'unauthenticated');
+  });
+
+  it('signatures are lowercase hex only: tickets, receipts and edge↔origin alike', async () => {
+    const mac = await hmacHex('some-secret-0123456789', 'message');
+    expect(await verifyHmacHex('some-secret-0123456789', 'message', mac)).toBe(true);
+    expect(await verifyHmacHex('some-secret-0123456789', 'message', mac.toUpperCase())).toBe(false);
+    const keys = parseTicketKeys('k1:0123456789abcdef0123');
+    const now = Date.now();
+    const t = await issueTicket(keys, { activityId: '10', userId: '42', expiresAt: now + 60_000 });
+    const sig = t.slice(t.lastIndexOf('.') + 1);
+    const upper = t.slice(0, t.length - sig.length) + sig.toUpperCase();
+    await expect(verifyTicket(keys, upper, { activityId: '10', userId: '42', now })).rejects.toMatchObject({
+      code: 'bad_ticket',
+    });
+  });
+
+  it('a slow or failing origin is a generic message to the client; the detail stays in the log', async () => {
+    const activityId = await openActivity();
+    const user = newUserId();
+    await setOrigin(activityId, { snapshot: snapshotOf(activityId), reserve: { delayMs: 1_500 } });
+    const res = await purchase(await purchaseUrlFor(activityId, user), user);
+    const body = await expectError(res, 503, 'unavailable');
+    expect(body.message).toBe('the service is unavailable; try again shortly');
+    expect(String(body.message)).not.toMatch(/origin|ms|timeout|401/i);
+  });
+});
+
+describe('8.6 the sale page headers', () => {
+  it('page and assets carry a strict CSP, frame-ancestors none, no-referrer and nosniff', async () => {
+    for (const path of ['/', '/a/123', '/assets/sale.v4.js', '/assets/sale.v2.css']) {
+      const res = await SELF.fetch(`${BASE}${path}`);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+  });
+});
+
+describe('issue 13: the public state answers before the JWT and ticket', () => {
+  it('a cached sold-out, paused, ended or upcoming activity refuses a click that carries no JWT at all', async () => {
+    const past = new Date(Date.now() - 1_000).toISOString();
+    const future = new Date(Date.now() + 60_000).toISOString();
+    for (const [over, status, code] of [
+      [{ soldOut: true }, 409, 'sold_out'],
+      [{ state: 'paused' as const }, 503, 'paused'],
+      [{ endsAt: past, startsAt: new Date(Date.now() - 60_000).toISOString() }, 410, 'ended'],
+      [{ startsAt: future }, 425, 'too_early'],
+    ] as const) {
+      const activityId = await openActivity(over); // the push leaves the snapshot in this isolate's memory
+      const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/purchase?t=x`, {
+        method: 'POST',
+        headers: { 'idempotency-key': 'k' },
+        body: '{"quantity":1}',
+      });
+      await expectError(res, status, code);
+      await expectError(
+        await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST' }),
+        status,
+        code,
+      );
+    }
+  });
+
+  it('an open activity still needs the JWT (401) and refusals about the user come after it', async () => {
+    const activityId = await openActivity();
+    const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST' });
+    await expectError(res, 401, 'unauthenticated');
+  });
+
+  it('a pushed snapshot reaches the isolate at once (so the check above is from memory)', async () => {
+    const activityId = await openActivity();
+    expect((await push(snapshotOf(activityId, { soldOut: true, version: 2 }))).status).toBe(200);
+    const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST' });
+    await expectError(res, 409, 'sold_out');
+  });
+});
