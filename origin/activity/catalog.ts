@@ -20,7 +20,9 @@ export class ActivityCatalog {
     if (hit) return hit;
     const missUntil = this.unknown.get(activityId);
     if (missUntil && missUntil > Date.now()) throw notFound(activityId);
-    const [rows] = (await this.db.execute('SELECT sku_id, stock_buckets FROM seckill_activity WHERE id = ?', [activityId])) as any;
+    const [rows] = (await this.db.execute('SELECT sku_id, stock_buckets FROM seckill_activity WHERE id = ?', [
+      activityId,
+    ])) as any;
     if (!rows[0]) {
       if (this.unknown.size > 10_000) this.unknown.clear();
       this.unknown.set(activityId, Date.now() + UNKNOWN_TTL_MS);

@@ -136,7 +136,8 @@ export async function returnStranded(
   const returned: StrandedBorrow[] = [];
   const lentFor = new Map<string, { donor: number; quantity: number }>();
   for (const [donor, entries] of lent.entries())
-    for (const [rid, value] of Object.entries(entries)) lentFor.set(rid, { donor, quantity: Number(value.split('|')[0]) });
+    for (const [rid, value] of Object.entries(entries))
+      lentFor.set(rid, { donor, quantity: Number(value.split('|')[0]) });
 
   for (const [home, entries] of borrowing.entries()) {
     for (const [rid, state] of Object.entries(entries)) {
@@ -144,10 +145,12 @@ export async function returnStranded(
       const gaveUp = await abandon(full, sale, home, rid, markedBefore);
       if (gaveUp !== AbandonCode.ABANDONED && gaveUp !== AbandonCode.ALREADY) continue;
       const loan = lentFor.get(rid);
-      if (loan && code(await deps.scripts['give-back'](
-        [deps.keys(sale, loan.donor).stock, deps.keys(sale, loan.donor).lent],
-        [rid],
-      )) === GiveBackCode.RETURNED) {
+      if (
+        loan &&
+        code(
+          await deps.scripts['give-back']([deps.keys(sale, loan.donor).stock, deps.keys(sale, loan.donor).lent], [rid]),
+        ) === GiveBackCode.RETURNED
+      ) {
         returned.push({ reservationId: rid, home, donor: loan.donor, quantity: loan.quantity });
       } else if (gaveUp === AbandonCode.ABANDONED) {
         const quantity = Number(state.split('|')[3] ?? 0);

@@ -153,7 +153,8 @@ export class SaleLedgerReader {
 
   async reservationsAfter(events: string, bound: string): Promise<Set<string>> {
     const later = new Set<string>();
-    for await (const [, fields] of this.entries(events, `(${bound}`, '+')) later.add(fieldsOf(fields).reservationId ?? '');
+    for await (const [, fields] of this.entries(events, `(${bound}`, '+'))
+      later.add(fieldsOf(fields).reservationId ?? '');
     return later;
   }
 }

@@ -13,7 +13,14 @@ import { newReservationId } from '../../contract/ids.js';
 import type { Logger } from '../logger.js';
 import { borrow, returnStranded, type StrandedBorrow } from './borrow.js';
 import { homeBucket, refillBucket, splitStock } from './buckets.js';
-import { CircuitBreaker, createRedis, redisReady, type BreakerOptions, type RedisClient, type RedisTarget } from './client.js';
+import {
+  CircuitBreaker,
+  createRedis,
+  redisReady,
+  type BreakerOptions,
+  type RedisClient,
+  type RedisTarget,
+} from './client.js';
 import { SaleEventReader } from './event-reader.js';
 import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, SOLD_OUT_CHANNEL, activityKeys, type ActivityKeys } from './keys.js';
 import type { ReservationEvent } from './reservation-event.js';
@@ -61,13 +68,9 @@ export type WarmupResult =
   | { kind: 'already'; stock: number; holders: number }
   | { kind: 'has_history' };
 export type ReleaseResult =
-  | { kind: 'released'; restocked: number }
-  | { kind: 'already'; restocked: number }
-  | { kind: 'not_warmed' };
+  { kind: 'released'; restocked: number } | { kind: 'already'; restocked: number } | { kind: 'not_warmed' };
 export type RefillResult =
-  | { kind: 'refilled'; stock: number }
-  | { kind: 'already'; stock: number }
-  | { kind: 'not_warmed' };
+  { kind: 'refilled'; stock: number } | { kind: 'already'; stock: number } | { kind: 'not_warmed' };
 export type RequeueResult =
   | { kind: 'requeued'; stock: number }
   | { kind: 'already' }
@@ -76,9 +79,7 @@ export type RequeueResult =
   | { kind: 'holds_other' }
   | { kind: 'sold_out' };
 export type RecoverResult =
-  | { kind: 'recovered'; stock: number; holders: number }
-  | { kind: 'warm' }
-  | { kind: 'no_stream' };
+  { kind: 'recovered'; stock: number; holders: number } | { kind: 'warm' } | { kind: 'no_stream' };
 
 export interface RecoverInput {
   stock: number;
@@ -141,7 +142,13 @@ export class StockStore {
     requestRedis.on('error', (err) => opts.log.debug({ err: err.message }, 'redis error'));
     redis.on('error', (err) => opts.log.debug({ err: err.message }, 'redis ops error'));
     const lua = readScripts();
-    const store = new StockStore(opts, requestRedis, defineScripts(requestRedis, lua), redis, defineScripts(redis, lua));
+    const store = new StockStore(
+      opts,
+      requestRedis,
+      defineScripts(requestRedis, lua),
+      redis,
+      defineScripts(redis, lua),
+    );
     try {
       await Promise.all([redisReady(requestRedis), redisReady(redis)]);
     } catch (err) {
@@ -240,7 +247,9 @@ export class StockStore {
 
   /** Units left over all buckets, on the request client. */
   private async requestStock(sale: Sale): Promise<number> {
-    const values = await this.breaker.run(() => Promise.all(this.allKeys(sale).map((k) => this.requestRedis.get(k.stock))));
+    const values = await this.breaker.run(() =>
+      Promise.all(this.allKeys(sale).map((k) => this.requestRedis.get(k.stock))),
+    );
     return values.reduce((s, v) => s + Number(v ?? 0), 0);
   }
 
@@ -320,7 +329,8 @@ export class StockStore {
 
   /** Writes the switch the scripts read — only on warmed buckets (no half-activities). */
   async setState(sale: Sale, state: ActivitySwitch): Promise<void> {
-    for (const k of this.allKeys(sale)) if (await this.redis.exists(k.stock)) await this.redis.hset(k.config, 'state', state);
+    for (const k of this.allKeys(sale))
+      if (await this.redis.exists(k.stock)) await this.redis.hset(k.config, 'state', state);
   }
 
   /**
@@ -340,7 +350,10 @@ export class StockStore {
       cap -= stocks.reduce((s, v) => s + Number(v ?? 0), 0);
       cap = Math.max(cap, 0);
     }
-    const reply = await this.scripts.release([k.stock, k.holders, k.released], [r.reservationId, r.userId, r.quantity, cap]);
+    const reply = await this.scripts.release(
+      [k.stock, k.holders, k.released],
+      [r.reservationId, r.userId, r.quantity, cap],
+    );
     const code = num(reply[0]);
     if (code === ReleaseCode.NOT_WARMED) return { kind: 'not_warmed' };
     if (code === ReleaseCode.RELEASED) return { kind: 'released', restocked: num(reply[1]) };
@@ -438,7 +451,8 @@ export class StockStore {
 
   /** After a sale: every key expires after `seconds`, and settlement forgets the sale. */
   async expire(sale: Sale, seconds: number): Promise<void> {
-    for (const k of this.allKeys(sale)) await Promise.all(Object.values(k).map((key) => this.redis.expire(key, seconds)));
+    for (const k of this.allKeys(sale))
+      await Promise.all(Object.values(k).map((key) => this.redis.expire(key, seconds)));
     await this.redis.hdel(ACTIVITY_REGISTRY_KEY, sale.activityId);
   }
 

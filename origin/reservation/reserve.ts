@@ -15,7 +15,17 @@ export interface ReserveResult {
 }
 
 type Outcome =
-  'ok' | 'exists' | 'sold_out' | 'insufficient_stock' | 'busy' | 'not_ready' | 'paused' | 'ended' | 'limit_exceeded' | 'not_found' | 'unavailable';
+  | 'ok'
+  | 'exists'
+  | 'sold_out'
+  | 'insufficient_stock'
+  | 'busy'
+  | 'not_ready'
+  | 'paused'
+  | 'ended'
+  | 'limit_exceeded'
+  | 'not_found'
+  | 'unavailable';
 
 export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
   const started = performance.now();

@@ -68,14 +68,22 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
       const server = spawn(
         'redis-server',
         [
-          '--port', String(port),
-          '--bind', '127.0.0.1',
-          '--cluster-enabled', 'yes',
-          '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout', '5000',
-          '--dir', dir,
-          '--save', '',
-          '--appendonly', 'no',
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          join(dir, `nodes-${port}.conf`),
+          '--cluster-node-timeout',
+          '5000',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
         ],
         { stdio: 'ignore' },
       );
@@ -89,8 +97,12 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
       }
     }
     await run('redis-cli', [
-      '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`),
-      '--cluster-replicas', '0', '--cluster-yes',
+      '--cluster',
+      'create',
+      ...ports.map((p) => `127.0.0.1:${p}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
     ]);
     for (const port of ports) {
       for (let i = 0; ; i++) {
@@ -108,7 +120,11 @@ export async function startLocalCluster(masters = 3): Promise<LocalCluster> {
     nodes: ports.map((p) => `127.0.0.1:${p}`).join(','),
     async masterOf(key) {
       const slot = Number((await cli(ports[0]!, 'CLUSTER', 'KEYSLOT', key)).trim());
-      const slots = JSON.parse(await cli(ports[0]!, '--json', 'CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+      const slots = JSON.parse(await cli(ports[0]!, '--json', 'CLUSTER', 'SLOTS')) as [
+        number,
+        number,
+        [string, number],
+      ][];
       for (const range of slots) if (slot >= range[0] && slot <= range[1]) return Number(range[2][1]);
       throw new Error(`no master found for slot ${slot}`);
     },

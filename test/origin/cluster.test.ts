@@ -92,7 +92,8 @@ const userBase = () => 5_000_000_000 + randomInt(0, 1_000_000) * 10_000;
 /** `n` user ids whose home bucket (FNV-1a mod B) is `bucket`. */
 function usersHomedAt(bucket: number, buckets: number, n: number): string[] {
   const users: string[] = [];
-  for (let id = userBase(); users.length < n; id++) if (homeBucket(String(id), buckets) === bucket) users.push(String(id));
+  for (let id = userBase(); users.length < n; id++)
+    if (homeBucket(String(id), buckets) === bucket) users.push(String(id));
   return users;
 }
 
@@ -100,7 +101,9 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
   it('4,000 users × 2 concurrent calls, stock 1,000: exactly 1,000 sold, one order per user, repeats the same', async () => {
     const { activityId, skuId } = await t.sale({ stock: 1000, stockBuckets: 8 });
     const masters = new Set(
-      await Promise.all(Array.from({ length: 8 }, (_, b) => cluster.masterOf(activityKeys(activityId, skuId, b, 8).stock))),
+      await Promise.all(
+        Array.from({ length: 8 }, (_, b) => cluster.masterOf(activityKeys(activityId, skuId, b, 8).stock)),
+      ),
     );
     expect(masters.size).toBeGreaterThanOrEqual(2);
 
@@ -117,7 +120,9 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
 
     const tally: Record<string, number> = {};
     for (const calls of answers.values())
-      for (const c of calls) tally[`${c.status} ${c.body.error ?? c.body.status}`] = (tally[`${c.status} ${c.body.error ?? c.body.status}`] ?? 0) + 1;
+      for (const c of calls)
+        tally[`${c.status} ${c.body.error ?? c.body.status}`] =
+          (tally[`${c.status} ${c.body.error ?? c.body.status}`] ?? 0) + 1;
     const winners = [...answers].filter(([, calls]) => calls.some((c) => c.status === 202));
     expect(tally['202 queued']).toBe(1000);
     expect(winners.length).toBe(1000);
@@ -127,21 +132,30 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
       expect(ids.size).toBe(1);
       expect(calls.filter((c) => c.status === 202)).toHaveLength(1);
     }
-    for (const calls of answers.values())
-      for (const c of calls) expect([200, 202, 409]).toContain(c.status);
+    for (const calls of answers.values()) for (const c of calls) expect([200, 202, 409]).toContain(c.status);
 
-    await waitFor(() => orders(activityId), (n) => n >= 1000, 120_000);
+    await waitFor(
+      () => orders(activityId),
+      (n) => n >= 1000,
+      120_000,
+    );
     expect(await orders(activityId)).toBe(1000);
     expect(
       await scalar(t.db.pool, 'SELECT COUNT(DISTINCT user_id) FROM seckill_order WHERE activity_id = ?', [activityId]),
     ).toBe(1000);
-    const [rows] = (await t.db.pool.query('SELECT user_id FROM seckill_order WHERE activity_id = ?', [activityId])) as any;
+    const [rows] = (await t.db.pool.query('SELECT user_id FROM seckill_order WHERE activity_id = ?', [
+      activityId,
+    ])) as any;
     expect(new Set(rows.map((r: any) => String(r.user_id)))).toEqual(new Set(winners.map(([u]) => u)));
 
     // Sold out is seen by both HTTP processes (flag or stock), and reconciliation sums the buckets exactly.
     for (const o of httpOrigins)
       expect((await signed(o.url, 'GET', `/internal/activities/${activityId}`)).body.soldOut).toBe(true);
-    await waitFor(() => reconciliation(activityId), (rec) => rec.ok === true, 30_000);
+    await waitFor(
+      () => reconciliation(activityId),
+      (rec) => rec.ok === true,
+      30_000,
+    );
   }, 300_000);
 
   it('skewed users (all homed in one bucket) buy every bucket’s units by borrowing, and no more', async () => {
@@ -159,9 +173,16 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
       lent += await redis.hlen(keys.lent);
     }
     expect(lent).toBe(70); // 10 from home, 70 borrowed from the other seven buckets
-    await waitFor(() => orders(activityId), (n) => n >= 80);
+    await waitFor(
+      () => orders(activityId),
+      (n) => n >= 80,
+    );
     expect(await orders(activityId)).toBe(80);
-    await waitFor(() => reconciliation(activityId), (rec) => rec.ok === true, 30_000);
+    await waitFor(
+      () => reconciliation(activityId),
+      (rec) => rec.ok === true,
+      30_000,
+    );
   }, 120_000);
 
   it('a process SIGKILLed between take and confirm: reconciliation names the units in transit, recover returns them', async () => {
@@ -192,14 +213,22 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
 
-    await waitFor(() => orders(activityId), (n) => n >= 2);
+    await waitFor(
+      () => orders(activityId),
+      (n) => n >= 2,
+    );
     const before = await reconciliation(activityId);
     expect(before.ok).toBe(false);
     expect(before.checks.filter((c: any) => !c.ok)).toEqual([
       { name: 'redis.no_units_in_transit_between_buckets', expected: 0, actual: 1, ok: false },
     ]);
     expect(before.inTransit).toEqual([
-      expect.objectContaining({ quantity: 1, home: 3, state: 'p', reservationId: expect.stringMatching(`^${activityId}-`) }),
+      expect.objectContaining({
+        quantity: 1,
+        home: 3,
+        state: 'p',
+        reservationId: expect.stringMatching(`^${activityId}-`),
+      }),
     ]);
 
     await new Promise((resolve) => setTimeout(resolve, 150)); // past BORROW_STALE_MS
@@ -218,8 +247,15 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
       sold++;
     }
     expect(sold).toBe(16);
-    await waitFor(() => orders(activityId), (n) => n >= 16);
+    await waitFor(
+      () => orders(activityId),
+      (n) => n >= 16,
+    );
     expect(await orders(activityId)).toBe(16);
-    await waitFor(() => reconciliation(activityId), (rec) => rec.ok === true, 30_000);
+    await waitFor(
+      () => reconciliation(activityId),
+      (rec) => rec.ok === true,
+      30_000,
+    );
   }, 120_000);
 });

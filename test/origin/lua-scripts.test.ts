@@ -257,7 +257,14 @@ describe('lua/recover-6.lua', () => {
     await reserve('7', 1, 'res-7');
     await redis.del(keys.stock, keys.holders, keys.config);
     await redis.hset(keys.released, 'stale', 1);
-    const reply = await recoverWith(6, [['7', 'res-7'], ['8', 'res-8']], [['res-x', 1]]);
+    const reply = await recoverWith(
+      6,
+      [
+        ['7', 'res-7'],
+        ['8', 'res-8'],
+      ],
+      [['res-x', 1]],
+    );
     expect(reply).toEqual([RecoverCode.RECOVERED, 6, 2]);
     expect(await redis.get(keys.stock)).toBe('6');
     expect(await redis.hgetall(keys.holders)).toEqual({ '7': 'res-7', '8': 'res-8' });
@@ -325,7 +332,10 @@ describe('borrowing between buckets: reserve-5 BORROW/PENDING, take-3, confirm-3
     scripts.warmup([donor.stock, donor.holders, donor.events, donor.config], [stock, 'open', 1, CONSUMER_GROUP]);
   const take = (rid: string, q = 1) => scripts.take([donor.stock, donor.lent, donor.config], [rid, q, 0]);
   const confirm = (userId: string, rid: string, q = 1) =>
-    scripts.confirm([keys.holders, keys.events, keys.borrowing], [userId, rid, q, 1, 'req-b', 'c'.repeat(32), 1700000000002]);
+    scripts.confirm(
+      [keys.holders, keys.events, keys.borrowing],
+      [userId, rid, q, 1, 'req-b', 'c'.repeat(32), 1700000000002],
+    );
   const abandon = (rid: string, before = 0) => scripts.abandon([keys.holders, keys.borrowing], [rid, before]);
   const giveBack = (rid: string) => scripts['give-back']([donor.stock, donor.lent], [rid]);
 
