@@ -1,6 +1,6 @@
 /**
  * Recover after Redis lost a sale's data (DESIGN §5): rebuilds stock, holders, `released` and
- * `refilled` from what can be proven, atomically (lua/recover-6.lua), then the sale may sell again.
+ * `refilled` from what can be proven, atomically (lua/recover-8.lua), then the sale may sell again.
  *
  * The rule. The Stream (with its consumer group) must have survived: it is the only record of
  * reservations granted but not yet settled — without it the state cannot be proven and recover
@@ -73,7 +73,14 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
   const sale = saleOf(record);
-  if (await ctx.stock.isWarm(sale)) {
+  const warm = await ctx.stock.warmBuckets(sale);
+  if (warm > 0 && warm < sale.buckets)
+    throw refuse(
+      `${warm} of ${sale.buckets} stock buckets still hold stock (one cluster master lost its share): the lost ` +
+        'share cannot be proven while the others sell. Pause the sale, let settlement finish, then delete the ' +
+        "remaining buckets' stock keys and recover the whole sale.",
+    );
+  if (warm === sale.buckets) {
     // A warm bucketed sale may still hold units in transit between buckets (a process died mid-borrow).
     const returned = sale.buckets > 1 ? await ctx.stock.returnStranded(sale, ctx.config.BORROW_STALE_MS) : [];
     if (returned.length === 0)

@@ -316,8 +316,13 @@ export class StockStore {
 
   /** True when every bucket's stock key exists (warmed and not lost). */
   async isWarm(sale: Sale): Promise<boolean> {
+    return (await this.warmBuckets(sale)) === sale.buckets;
+  }
+
+  /** How many of the sale's buckets hold a stock key (a cluster master may lose its share alone). */
+  async warmBuckets(sale: Sale): Promise<number> {
     const exists = await Promise.all(this.allKeys(sale).map((k) => this.redis.exists(k.stock)));
-    return exists.every((n) => n === 1);
+    return exists.filter((n) => n === 1).length;
   }
 
   /** Units left in Redis over all buckets, or null when no bucket is warm. */
@@ -399,10 +404,12 @@ export class StockStore {
   }
 
   /**
-   * lua/recover-6.lua on every bucket: rewrites the sale's Redis state from proven figures. Each
+   * lua/recover-8.lua on every bucket: rewrites the sale's Redis state from proven figures. Each
    * bucket is all or nothing; the stock is split evenly, holders go to their home bucket.
    */
   async recover(sale: Sale, input: RecoverInput): Promise<RecoverResult> {
+    // The stock is proven for the whole sale only: a bucket still selling would be counted twice.
+    if ((await this.warmBuckets(sale)) > 0) return { kind: 'warm' };
     const shares = splitStock(input.stock, sale.buckets);
     const per = Array.from({ length: sale.buckets }, () => ({
       holders: new Map<string, string>(),
@@ -416,7 +423,7 @@ export class StockStore {
     let holders = 0;
     for (const [b, k] of this.allKeys(sale).entries()) {
       const reply = await this.scripts.recover(
-        [k.stock, k.holders, k.events, k.config, k.released, k.refilled],
+        [k.stock, k.holders, k.events, k.config, k.released, k.refilled, k.borrowing, k.lent],
         [
           shares[b]!,
           input.state,

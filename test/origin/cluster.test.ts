@@ -258,4 +258,64 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
       30_000,
     );
   }, 120_000);
+
+  it('a bucketed sale lost from Redis: a partial loss is refused, a full one recovered per bucket, the sale ends exact', async () => {
+    const { activityId, skuId } = await t.sale({ stock: 24, stockBuckets: 8 });
+    const buyers = usersHomedAt(2, 8, 10); // 3 from their home bucket, 7 borrowed
+    const granted = new Map<string, string>();
+    for (const userId of buyers) {
+      const r = await reserve(t.url, activityId, userId, `loss-${userId}`);
+      expect(r.status).toBe(202);
+      granted.set(userId, r.body.reservationId);
+    }
+    await waitFor(
+      () => orders(activityId),
+      (n) => n >= 10,
+    );
+    const bucketKeys = Array.from({ length: 8 }, (_, b) => activityKeys(activityId, skuId, b, 8));
+
+    await redis.del(bucketKeys[0]!.stock); // one master lost its share
+    const partial = await t.admin('POST', `/admin/activities/${activityId}/recover`);
+    expect(partial.status).toBe(409);
+    expect(((await partial.json()) as any).message).toMatch(/7 of 8 stock buckets still hold stock/);
+
+    for (const k of bucketKeys)
+      // everything but the Streams (and their groups) is gone
+      for (const key of [k.stock, k.holders, k.config, k.released, k.refilled, k.borrowing, k.lent])
+        await redis.del(key);
+    expect((await t.admin('POST', `/admin/activities/${activityId}/warmup`)).status).toBe(409);
+    const recovered = await t.admin('POST', `/admin/activities/${activityId}/recover`);
+    expect(recovered.status).toBe(200);
+    expect(await recovered.json()).toMatchObject({ stock: 14, holders: 10 });
+    await waitFor(
+      () => reconciliation(activityId),
+      (rec) => rec.ok === true,
+      30_000,
+    );
+
+    // Holders are back in their home buckets: a repeat gets the same reservation; the rest sells exactly.
+    for (const [userId, reservationId] of granted)
+      expect(await reserve(t.url, activityId, userId, `again-${userId}`)).toMatchObject({
+        status: 200,
+        body: { reservationId },
+      });
+    let sold = 10;
+    for (let id = userBase(); ; id++) {
+      const r = await reserve(t.url, activityId, String(id), `fill-${id}`);
+      if (r.status === 409) break;
+      expect(r.status).toBe(202);
+      sold++;
+    }
+    expect(sold).toBe(24);
+    await waitFor(
+      () => orders(activityId),
+      (n) => n >= 24,
+    );
+    expect(await orders(activityId)).toBe(24);
+    await waitFor(
+      () => reconciliation(activityId),
+      (rec) => rec.ok === true,
+      30_000,
+    );
+  }, 120_000);
 });

@@ -47,7 +47,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       abandon: '9fcc049bc033941dd7bd9b6678c26b5c808e99c7',
       confirm: '355114bb010867c19164ed4d4191b2abe2ca6794',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
-      recover: '594bd2f3ee7765c8908103a17f7b40367dbec098',
+      recover: 'a948e1b10329bc41ba33c6cc51af19f070427d10',
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: '951294367e051c6ad42b5b704ec99cfb33068ba5',
@@ -210,7 +210,16 @@ describe('lua/warmup-4.lua', () => {
 
 const refill = (reservationId: string, quantity: number) =>
   scripts.refill([keys.stock, keys.refilled], [reservationId, quantity]);
-const allKeys = () => [keys.stock, keys.holders, keys.events, keys.config, keys.released, keys.refilled];
+const allKeys = () => [
+  keys.stock,
+  keys.holders,
+  keys.events,
+  keys.config,
+  keys.released,
+  keys.refilled,
+  keys.borrowing,
+  keys.lent,
+];
 const recoverWith = (stock: number, holders: [string, string][] = [], released: [string, number][] = []) =>
   scripts.recover(allKeys(), [
     stock,
@@ -251,12 +260,14 @@ describe('lua/refill-2.lua', () => {
   });
 });
 
-describe('lua/recover-6.lua', () => {
-  it('RECOVERED: rewrites stock, holders, released, refilled and config in one step', async () => {
+describe('lua/recover-8.lua', () => {
+  it('RECOVERED: rewrites stock, holders, released, refilled and config in one step; clears borrows', async () => {
     await warm(10);
     await reserve('7', 1, 'res-7');
     await redis.del(keys.stock, keys.holders, keys.config);
     await redis.hset(keys.released, 'stale', 1);
+    await redis.hset(keys.borrowing, 'res-lost', 'p|1|9|1');
+    await redis.hset(keys.lent, 'res-lost', '1|0');
     const reply = await recoverWith(
       6,
       [
@@ -267,6 +278,7 @@ describe('lua/recover-6.lua', () => {
     );
     expect(reply).toEqual([RecoverCode.RECOVERED, 6, 2]);
     expect(await redis.get(keys.stock)).toBe('6');
+    expect(await redis.exists(keys.borrowing, keys.lent)).toBe(0); // in transit = unsettled: in the proven stock
     expect(await redis.hgetall(keys.holders)).toEqual({ '7': 'res-7', '8': 'res-8' });
     expect(await redis.hgetall(keys.released)).toEqual({ 'res-x': '1' });
     expect(await redis.hgetall(keys.refilled)).toEqual({ 'res-refilled': '2' });
