@@ -318,4 +318,49 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
       30_000,
     );
   }, 120_000);
+
+  it('timed-out orders of a bucketed sale refill their bucket once; the sale is back on sale and sells them again', async () => {
+    const { activityId } = await t.sale({ stock: 8, stockBuckets: 8 });
+    const first = Array.from({ length: 9 }, (_, i) => String(userBase() + i));
+    const answers = [];
+    for (const userId of first) answers.push((await reserve(t.url, activityId, userId, `t-${userId}`)).status);
+    expect(answers).toEqual([...Array(8).fill(202), 409]);
+    await waitFor(
+      () => orders(activityId),
+      (n) => n >= 8,
+    );
+    expect(t.origin.ctx.soldOut.has(activityId)).toBe(true);
+
+    await t.db.pool.query(
+      `UPDATE seckill_order SET expire_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ? AND user_id IN (?, ?, ?)`,
+      [activityId, first[0], first[1], first[2]],
+    );
+    const sale = await t.origin.ctx.catalog.resolve(activityId);
+    await waitFor(
+      () => t.origin.ctx.stock.stock(sale),
+      (n) => n === 3,
+      30_000,
+    );
+    await waitFor(
+      async () => t.origin.ctx.soldOut.has(activityId),
+      (on) => on === false,
+    );
+
+    const again = [];
+    for (let id = userBase(); again.length < 4; id++)
+      again.push((await reserve(t.url, activityId, String(id), `r-${id}`)).status);
+    expect(again).toEqual([202, 202, 202, 409]);
+    await waitFor(
+      () => orders(activityId),
+      (n) => n >= 11,
+    );
+    expect(
+      await scalar(t.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 2', [activityId]),
+    ).toBe(3);
+    await waitFor(
+      () => reconciliation(activityId),
+      (rec) => rec.ok === true,
+      30_000,
+    );
+  }, 120_000);
 });
