@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { ROOT } from './lib/stack.js';
 
-const ALL = ['reserve', 'settle', 'edge-doomed'];
+const ALL = ['reserve', 'settle', 'edge-doomed', 'cluster'];
 const chosen = process.argv.slice(2).filter((a) => ALL.includes(a));
 let failed = 0;
 for (const name of chosen.length ? chosen : ALL) {

@@ -87,7 +87,7 @@ export async function benchSettle() {
       await Promise.all(
         Array.from({ length: Math.min(1000, N - i) }, (_, j) =>
           scripts.reserve(
-            [keys.stock, keys.holders, keys.events, keys.config],
+            [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing],
             [
               String(base + i + j),
               1,
@@ -95,6 +95,7 @@ export async function benchSettle() {
               `b${i + j}`,
               '',
               Date.now(),
+              0, // one bucket: no borrowing
             ],
           ),
         ),

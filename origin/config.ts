@@ -39,6 +39,15 @@ const envSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
     .default('redis://127.0.0.1:6379'),
+  /** `host:port,host:port,…` of Redis Cluster masters: when set, the origin uses the cluster, not REDIS_URL. */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(/^[^\s,:]+:\d{1,5}(,[^\s,:]+:\d{1,5})*$/, 'must be host:port[,host:port…]')
+    .optional(),
+  /** Borrowing stock from other buckets: a request waits at most this long for its own borrow in flight. */
+  BORROW_WAIT_MS: int(500, 10),
+  /** A borrow left half-done this long (its process died) counts as stranded: recover gives its units back. */
+  BORROW_STALE_MS: int(10_000, 100),
   MYSQL_URL: z
     .string()
     .regex(/^mysql:\/\//, 'must be a mysql:// URL')

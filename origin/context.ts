@@ -4,7 +4,7 @@
  */
 import type { ActivitySnapshot } from '../contract/activity.js';
 import { ActivityCatalog } from './activity/catalog.js';
-import { findActivity } from './activity/store.js';
+import { findActivity, saleOf } from './activity/store.js';
 import type { OriginConfig } from './config.js';
 import { createPool, observeTransactions, type Db } from './db/pool.js';
 import { createEdgePush, type EdgePush } from './edge-push.js';
@@ -38,7 +38,7 @@ export async function createOriginContext(
   const metrics = createMetrics();
   const db = createPool(config.MYSQL_URL, config.MYSQL_POOL_SIZE);
   const stock = await StockStore.connect({
-    redisUrl: config.REDIS_URL,
+    redis: { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES?.split(',') },
     requestTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     opsTimeoutMs: config.REDIS_OPS_TIMEOUT_MS,
     breaker: {
@@ -50,6 +50,7 @@ export async function createOriginContext(
       },
     },
     log,
+    borrowWaitMs: config.BORROW_WAIT_MS,
   });
   await db.query('SELECT 1');
 
@@ -93,9 +94,10 @@ export async function createOriginContext(
       const record = await findActivity(db, activityId);
       if (!record) return null;
       const { config: c, state } = record;
+      const sale = saleOf(record);
       let soldOut = ctx.soldOut.has(activityId);
       if (!soldOut) {
-        const left = await stock.stock({ activityId, skuId: c.skuId }).catch(() => null);
+        const left = await stock.stock(sale).catch(() => null);
         soldOut = left !== null && left <= 0;
       }
       return { config: c, state, soldOut };

@@ -4,36 +4,39 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { Db } from '../db/pool.js';
+import type { Sale } from '../redis/stock-store.js';
 
 /** How long "no such activity" is remembered before MySQL is asked again. */
 const UNKNOWN_TTL_MS = 1_000;
 
 export class ActivityCatalog {
-  private readonly known = new Map<string, { activityId: string; skuId: string }>();
+  private readonly known = new Map<string, Sale>();
   private readonly unknown = new Map<string, number>();
 
   constructor(private readonly db: Db) {}
 
-  async resolve(activityId: string): Promise<{ activityId: string; skuId: string }> {
+  async resolve(activityId: string): Promise<Sale> {
     const hit = this.known.get(activityId);
     if (hit) return hit;
     const missUntil = this.unknown.get(activityId);
     if (missUntil && missUntil > Date.now()) throw notFound(activityId);
-    const [rows] = (await this.db.execute('SELECT sku_id FROM seckill_activity WHERE id = ?', [activityId])) as any;
+    const [rows] = (await this.db.execute('SELECT sku_id, stock_buckets FROM seckill_activity WHERE id = ?', [
+      activityId,
+    ])) as any;
     if (!rows[0]) {
       if (this.unknown.size > 10_000) this.unknown.clear();
       this.unknown.set(activityId, Date.now() + UNKNOWN_TTL_MS);
       throw notFound(activityId);
     }
     const skuId = String(rows[0].sku_id);
-    const entry = { activityId, skuId };
+    const entry = { activityId, skuId, buckets: Number(rows[0].stock_buckets ?? 1) };
     this.known.set(activityId, entry);
     return entry;
   }
 
-  remember(activityId: string, skuId: string): void {
-    this.unknown.delete(activityId);
-    this.known.set(activityId, { activityId, skuId });
+  remember(sale: Sale): void {
+    this.unknown.delete(sale.activityId);
+    this.known.set(sale.activityId, sale);
   }
 }
 

@@ -6,7 +6,7 @@ import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import { hasSaleHistory } from '../lifecycle/recover.js';
-import { insertActivity, requireActivity, updateState, type CreateActivity } from './store.js';
+import { insertActivity, requireActivity, saleOf, updateState, type CreateActivity } from './store.js';
 
 async function pushSnapshot(ctx: OriginContext, activityId: string): Promise<void> {
   const snapshot = await ctx.snapshot(activityId);
@@ -15,7 +15,7 @@ async function pushSnapshot(ctx: OriginContext, activityId: string): Promise<voi
 
 export async function createActivity(ctx: OriginContext, input: CreateActivity) {
   await insertActivity(ctx.db, input);
-  ctx.catalog.remember(input.activityId, input.skuId);
+  ctx.catalog.remember({ activityId: input.activityId, skuId: input.skuId, buckets: input.stockBuckets });
   ctx.log.info({ activityId: input.activityId, stock: input.stock }, 'activity created');
   await pushSnapshot(ctx, input.activityId);
   return ctx.snapshot(input.activityId);
@@ -34,7 +34,7 @@ export interface WarmupResult {
 export async function warmup(ctx: OriginContext, activityId: string): Promise<WarmupResult> {
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
-  const sale = { activityId, skuId };
+  const sale = saleOf(record);
   // The Stream may be gone with the rest (FLUSHALL): MySQL's history still forbids a fresh load.
   if (!(await ctx.stock.isWarm(sale)) && (await hasSaleHistory(ctx.db, activityId)))
     throw new ContractError(
@@ -62,7 +62,7 @@ export async function warmup(ctx: OriginContext, activityId: string): Promise<Wa
 export async function setState(ctx: OriginContext, activityId: string, state: ActivitySwitch) {
   await updateState(ctx.db, activityId, state);
   const record = await requireActivity(ctx.db, activityId);
-  await ctx.stock.setState({ activityId, skuId: record.config.skuId }, state);
+  await ctx.stock.setState(saleOf(record), state);
   ctx.log.info({ activityId, state }, 'activity state changed');
   await pushSnapshot(ctx, activityId);
   return ctx.snapshot(activityId);

@@ -4,6 +4,8 @@ import { ACTIVITY_STATES, MAX_QUANTITY, type ActivityConfig, type ActivitySwitch
 import { ContractError } from '../../contract/errors.js';
 import { isId } from '../../contract/ids.js';
 import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
+import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
+import type { Sale } from '../redis/stock-store.js';
 
 const id = (name: string) =>
   z.string({ error: `${name} is required` }).refine(isId, `${name} must be a decimal positive 64-bit integer`);
@@ -22,6 +24,8 @@ export const createActivitySchema = z
     admissionRatePerSec: z.number().int().min(1).max(1_000_000).default(5_000),
     admissionShards: z.number().int().min(1).max(64).default(4),
     state: z.enum(['open', 'paused']).default('open'),
+    /** Redis buckets the stock is split over (DESIGN §10); more buckets spread a hot sale over cluster shards. */
+    stockBuckets: z.number().int().min(1).max(MAX_STOCK_BUCKETS).default(1),
   })
   .strict()
   .refine((a) => Date.parse(a.endsAt) > Date.parse(a.startsAt), {
@@ -37,6 +41,12 @@ export interface ActivityRecord {
   state: ActivitySwitch;
   initialStock: number;
   available: number;
+  stockBuckets: number;
+}
+
+/** The sale's stock as the StockStore names it. */
+export function saleOf(record: ActivityRecord): Sale {
+  return { activityId: record.config.activityId, skuId: record.config.skuId, buckets: record.stockBuckets };
 }
 
 export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
@@ -44,8 +54,8 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
     await inTransaction(db, async (tx) => {
       await tx.execute(
         `INSERT INTO seckill_activity (id, sku_id, title, starts_at, ends_at, state, max_per_user, payment_timeout_seconds,
-           user_rate_per_sec, admission_rate_per_sec, admission_shards)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           user_rate_per_sec, admission_rate_per_sec, admission_shards, stock_buckets)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           a.activityId,
           a.skuId,
@@ -58,6 +68,7 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
           a.userRatePerSec,
           a.admissionRatePerSec,
           a.admissionShards,
+          a.stockBuckets,
         ],
       );
       await tx.execute(
@@ -96,6 +107,7 @@ export async function findActivity(db: Db, activityId: string): Promise<Activity
     state: r.state,
     initialStock: Number(r.initial_stock),
     available: Number(r.available),
+    stockBuckets: Number(r.stock_buckets ?? 1),
   };
 }
 

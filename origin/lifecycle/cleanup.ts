@@ -7,7 +7,7 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import { setState } from '../activity/operations.js';
-import { requireActivity } from '../activity/store.js';
+import { requireActivity, saleOf } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
 import { reconcile } from '../reconcile/reconcile.js';
 
@@ -15,7 +15,7 @@ export async function cleanup(ctx: OriginContext, activityId: string) {
   const record = await requireActivity(ctx.db, activityId);
   const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
   if (!ended) throw new ContractError('conflict', 'the sale has not ended: stop it or wait for its end first');
-  const sale = { activityId, skuId: record.config.skuId };
+  const sale = saleOf(record);
 
   const info = await ctx.stock.groupInfo(sale);
   if (info && (info.pending > 0 || info.lag > 0))

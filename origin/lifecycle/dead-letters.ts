@@ -76,7 +76,8 @@ async function load(ctx: OriginContext, reservationId: string) {
     traceId: payload.traceId ?? '',
     ts: payload.ts ?? 0,
   };
-  const target = { activityId: String(row.activity_id), skuId: String(row.sku_id), paymentTimeoutSeconds: 0 };
+  const sale = await ctx.catalog.resolve(String(row.activity_id));
+  const target = { ...sale, paymentTimeoutSeconds: 0 };
   return { row, event, target };
 }
 

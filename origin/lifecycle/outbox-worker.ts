@@ -62,11 +62,9 @@ export class OutboxWorker extends PeriodicJob {
   }
 
   /** Applies one claimed row to Redis. */
-  refill(row: OutboxRow): Promise<RefillResult> {
-    return this.ctx.stock.refill(
-      { activityId: String(row.activity_id), skuId: String(row.sku_id) },
-      { reservationId: row.reservation_id, quantity: Number(row.quantity) },
-    );
+  async refill(row: OutboxRow): Promise<RefillResult> {
+    const sale = await this.ctx.catalog.resolve(String(row.activity_id));
+    return this.ctx.stock.refill(sale, { reservationId: row.reservation_id, quantity: Number(row.quantity) });
   }
 
   async markDone(row: OutboxRow): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * Recover after Redis lost a sale's data (DESIGN §5): rebuilds stock, holders, `released` and
- * `refilled` from what can be proven, atomically (lua/recover-6.lua), then the sale may sell again.
+ * `refilled` from what can be proven, atomically (lua/recover-8.lua), then the sale may sell again.
  *
  * The rule. The Stream (with its consumer group) must have survived: it is the only record of
  * reservations granted but not yet settled — without it the state cannot be proven and recover
@@ -19,7 +19,8 @@
  * A negative stock (MySQL owes more than it has) is refused too.
  */
 import { ContractError } from '../../contract/errors.js';
-import { requireActivity } from '../activity/store.js';
+import { requireActivity, saleOf } from '../activity/store.js';
+import type { StrandedBorrow } from '../redis/borrow.js';
 import type { OriginContext } from '../context.js';
 import { inTransaction, type Db } from '../db/pool.js';
 
@@ -30,6 +31,30 @@ export interface RecoverResult {
   unsettled: number;
   pendingRefills: number;
   state: string;
+  /** Stock buckets, warm sale: units of borrows a dead process left half-done, given back to their bucket. */
+  returnedFromTransit?: number;
+}
+
+async function returnedInTransit(
+  ctx: OriginContext,
+  record: Awaited<ReturnType<typeof requireActivity>>,
+  returned: StrandedBorrow[],
+): Promise<RecoverResult> {
+  const { activityId } = record.config;
+  const stock = (await ctx.stock.stock(saleOf(record))) ?? 0;
+  const result: RecoverResult = {
+    activityId,
+    stock,
+    holders: 0,
+    unsettled: 0,
+    pendingRefills: 0,
+    state: record.state,
+    returnedFromTransit: returned.reduce((s, r) => s + (r.donor === null ? 0 : r.quantity), 0),
+  };
+  ctx.metrics.orderTransitions.inc({ transition: 'recover' });
+  ctx.log.warn({ ...result, returned }, 'units in transit between buckets returned');
+  if (stock > 0) ctx.soldOut.set(activityId, false);
+  return result;
 }
 
 /** True when MySQL shows the sale sold something: warm-up must then not load a fresh stock. */
@@ -47,9 +72,21 @@ const refuse = (message: string) => new ContractError('conflict', message);
 export async function recover(ctx: OriginContext, activityId: string): Promise<RecoverResult> {
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
-  const sale = { activityId, skuId };
-  if (await ctx.stock.isWarm(sale))
-    throw refuse('Redis still holds this sale (its stock key exists): there is nothing to recover');
+  const sale = saleOf(record);
+  const warm = await ctx.stock.warmBuckets(sale);
+  if (warm > 0 && warm < sale.buckets)
+    throw refuse(
+      `${warm} of ${sale.buckets} stock buckets still hold stock (one cluster master lost its share): the lost ` +
+        'share cannot be proven while the others sell. Pause the sale, let settlement finish, then delete the ' +
+        "remaining buckets' stock keys and recover the whole sale.",
+    );
+  if (warm === sale.buckets) {
+    // A warm bucketed sale may still hold units in transit between buckets (a process died mid-borrow).
+    const returned = sale.buckets > 1 ? await ctx.stock.returnStranded(sale, ctx.config.BORROW_STALE_MS) : [];
+    if (returned.length === 0)
+      throw refuse('Redis still holds this sale (its stock key exists): there is nothing to recover');
+    return returnedInTransit(ctx, record, returned);
+  }
 
   const stream = await ctx.stock.streamReservations(sale);
   if (!stream)
@@ -84,14 +121,14 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
   const deadOf = new Map<string, { quantity: number; restocked: number }>(
     db.dead.map((d: any) => [d.reservation_id, { quantity: Number(d.quantity), restocked: Number(d.restocked) }]),
   );
-  const released = new Map<string, number>();
+  const released = new Map<string, { units: number; userId: string }>();
   let unsettledUnits = 0;
   let unsettled = 0;
   for (const [reservationId, { event, open }] of stream) {
     if (orderOf.has(reservationId)) continue;
     const dead = deadOf.get(reservationId);
     if (dead) {
-      if (!open) released.set(reservationId, dead.restocked);
+      if (!open) released.set(reservationId, { units: dead.restocked, userId: event.userId });
       continue;
     }
     if (open) {
@@ -99,7 +136,7 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
       unsettledUnits += event.quantity;
       if (!holders.has(event.userId)) holders.set(event.userId, reservationId);
     } else {
-      released.set(reservationId, event.quantity);
+      released.set(reservationId, { units: event.quantity, userId: event.userId });
     }
   }
   const deadNotRestocked = db.dead.reduce((s: number, d: any) => s + Number(d.quantity) - Number(d.restocked), 0);

@@ -2,11 +2,17 @@
  * Redis connections and the circuit breaker in front of them. The request path fails fast: no
  * offline queue, a short command timeout, and an open breaker answers 503 without touching Redis.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { ContractError } from '../../contract/errors.js';
 
-/** A connection to Redis (one server today). */
-export type RedisClient = Redis;
+/** A connection to one Redis server or to a Redis Cluster (same commands; scripts stay on one slot). */
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is: REDIS_CLUSTER_NODES (host:port list) when set, else REDIS_URL. */
+export interface RedisTarget {
+  url: string;
+  clusterNodes?: string[];
+}
 
 export interface RedisOptions {
   commandTimeoutMs: number;
@@ -15,18 +21,34 @@ export interface RedisOptions {
   name: string;
 }
 
-export function createRedis(url: string, opts: RedisOptions): Redis {
-  return new Redis(url, {
+export function createRedis(target: RedisTarget, opts: RedisOptions): RedisClient {
+  const options = {
     connectionName: opts.name,
     commandTimeout: opts.commandTimeoutMs,
     enableOfflineQueue: opts.queueWhileOffline,
     maxRetriesPerRequest: opts.queueWhileOffline ? 20 : 0,
     // Reconnect quickly but not in a hot loop; capped at 1 s.
-    retryStrategy: (times) => Math.min(50 * times, 1_000),
+    retryStrategy: (times: number) => Math.min(50 * times, 1_000),
     lazyConnect: false,
-    // Commands issued in the same tick go out in one write: fewer syscalls under a burst.
-    enableAutoPipelining: true,
-  });
+  };
+  if (target.clusterNodes?.length) {
+    return new Cluster(
+      target.clusterNodes.map((node) => {
+        const [host, port] = node.split(':');
+        return { host: host!, port: Number(port) };
+      }),
+      {
+        redisOptions: options,
+        enableOfflineQueue: opts.queueWhileOffline,
+        maxRedirections: 16,
+        clusterRetryStrategy: (times: number) => Math.min(50 * times, 1_000),
+        // Commands issued in the same tick go out in one write per node: fewer syscalls under a burst.
+        enableAutoPipelining: true,
+      },
+    );
+  }
+  // Commands issued in the same tick go out in one write: fewer syscalls under a burst.
+  return new Redis(target.url, { ...options, enableAutoPipelining: true });
 }
 
 /** Resolves once the client is ready, or rejects after `timeoutMs`. */

@@ -23,14 +23,25 @@ export interface StreamReservation {
 /** Redis at one instant (one MULTI), then the Stream up to the bound read then. */
 export interface LedgerSnapshot {
   stock: number;
-  /** The Stream's last id at the instant; only entries up to it count as issued. */
-  bound: string | null;
+  /** Per bucket, the Stream's last id at the instant; only entries up to it count as issued. */
+  bounds: (string | null)[];
   /** reservationId → units, for entries up to the bound. */
   units: Map<string, number>;
   /** Entries up to the bound still pending, or not delivered at the instant. */
   open: { id: string; reservationId: string; quantity: number }[];
   released: Record<string, string>;
   refilled: Record<string, string>;
+  /** Units taken from a donor bucket for a borrow that is not confirmed: out of stock, in no Stream. */
+  inTransit: InTransit[];
+}
+
+export interface InTransit {
+  reservationId: string;
+  quantity: number;
+  donor: number;
+  home: number;
+  /** The borrow at home: p (pending, maybe in flight), a (given up), or missing. */
+  state: string;
 }
 
 const PAGE = 1_000;
@@ -115,17 +126,35 @@ export class SaleLedgerReader {
     const pending = group && bound ? await this.pendingIds(keys.events, bound, Number(group.pending)) : new Set();
     return {
       stock: Number(stock),
-      bound,
+      bounds: [bound],
       units,
       open: entries.filter((e) => pending.has(e.id) || compareStreamIds(e.id, lastDelivered) > 0),
       released: (released as Record<string, string> | null) ?? {},
       refilled: (refilled as Record<string, string> | null) ?? {},
+      inTransit: [],
     };
+  }
+
+  /** Lent entries of every bucket whose borrow is not confirmed at its home bucket. */
+  async inTransit(buckets: ActivityKeys[]): Promise<InTransit[]> {
+    const lent = await Promise.all(buckets.map((k) => this.redis.hgetall(k.lent)));
+    const borrowing = await Promise.all(buckets.map((k) => this.redis.hgetall(k.borrowing)));
+    const out: InTransit[] = [];
+    for (const [donor, entries] of lent.entries()) {
+      for (const [reservationId, value] of Object.entries(entries)) {
+        const [quantity, home] = value.split('|').map(Number);
+        const state = borrowing[home!]?.[reservationId] ?? '';
+        if (state.startsWith('c')) continue;
+        out.push({ reservationId, quantity: quantity!, donor, home: home!, state: state.slice(0, 1) || 'missing' });
+      }
+    }
+    return out;
   }
 
   async reservationsAfter(events: string, bound: string): Promise<Set<string>> {
     const later = new Set<string>();
-    for await (const [, fields] of this.entries(events, `(${bound}`, '+')) later.add(fieldsOf(fields).reservationId ?? '');
+    for await (const [, fields] of this.entries(events, `(${bound}`, '+'))
+      later.add(fieldsOf(fields).reservationId ?? '');
     return later;
   }
 }

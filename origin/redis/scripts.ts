@@ -7,14 +7,16 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 
 export const LUA_DIR = fileURLToPath(new URL('../../lua/', import.meta.url));
 
-/** lua/reserve-4.lua */
+/** lua/reserve-5.lua */
 export const ReserveCode = {
   OK: 1,
   EXISTS: 2,
+  BORROW: 3,
+  PENDING: 4,
   NOT_WARMED: -1,
   PAUSED: -2,
   ENDED: -3,
@@ -32,7 +34,7 @@ export const WarmupCode = { LOADED: 1, ALREADY: 0, HAS_HISTORY: -1 } as const;
 /** lua/refill-2.lua */
 export const RefillCode = { REFILLED: 1, ALREADY: 2, NOT_WARMED: -1 } as const;
 
-/** lua/recover-6.lua */
+/** lua/recover-8.lua */
 export const RecoverCode = { RECOVERED: 1, WARM: -1, NO_STREAM: -2 } as const;
 
 /** lua/requeue-4.lua */
@@ -44,6 +46,18 @@ export const RequeueCode = {
   HOLDS_OTHER: -3,
   SOLD_OUT: -4,
 } as const;
+
+/** lua/take-3.lua (a borrow's donor step) */
+export const TakeCode = { TAKEN: 1, ALREADY: 2, NOT_WARMED: -1, CLOSED: -2, SHORT: -4 } as const;
+
+/** lua/confirm-3.lua (a borrow's last step, at home) */
+export const ConfirmCode = { CONFIRMED: 1, ALREADY: 2, ABANDONED: -1 } as const;
+
+/** lua/abandon-2.lua (a borrow given up, at home) */
+export const AbandonCode = { ABANDONED: 1, ALREADY: 2, CONFIRMED: -1, TOO_FRESH: -2, UNKNOWN: -3 } as const;
+
+/** lua/give-back-2.lua (a given-up borrow's units back to the donor) */
+export const GiveBackCode = { RETURNED: 1, NOTHING: 2, NOT_WARMED: -1 } as const;
 
 export interface LuaScript {
   name: string;
@@ -77,25 +91,33 @@ export function readScripts(dir = LUA_DIR): Map<string, LuaScript> {
       sha: createHash('sha1').update(source).digest('hex'),
     });
   }
-  for (const needed of ['reserve', 'release', 'warmup', 'refill', 'recover', 'requeue']) {
+  for (const needed of SCRIPT_NAMES) {
     if (!scripts.has(needed)) throw new Error(`lua script "${needed}" missing from ${dir}`);
   }
   return scripts;
 }
 
 type Reply = (string | number)[];
+type ScriptCall = (keys: string[], args: (string | number)[]) => Promise<Reply>;
 
-export interface ScriptCommands {
-  reserve(keys: string[], args: (string | number)[]): Promise<Reply>;
-  release(keys: string[], args: (string | number)[]): Promise<Reply>;
-  warmup(keys: string[], args: (string | number)[]): Promise<Reply>;
-  refill(keys: string[], args: (string | number)[]): Promise<Reply>;
-  recover(keys: string[], args: (string | number)[]): Promise<Reply>;
-  requeue(keys: string[], args: (string | number)[]): Promise<Reply>;
-}
+const SCRIPT_NAMES = [
+  'reserve',
+  'release',
+  'warmup',
+  'refill',
+  'recover',
+  'requeue',
+  'take',
+  'confirm',
+  'abandon',
+  'give-back',
+] as const;
+type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+export type ScriptCommands = Record<ScriptName, ScriptCall>;
 
 /** Registers the scripts on a client as EVALSHA commands (ioredis falls back to EVAL on NOSCRIPT). */
-export function defineScripts(redis: Redis, scripts = readScripts()): ScriptCommands {
+export function defineScripts(redis: RedisClient, scripts = readScripts()): ScriptCommands {
   for (const s of scripts.values())
     redis.defineCommand(`sk_${s.name.replace(/-/g, '_')}`, { numberOfKeys: s.keys, lua: s.source });
   const call = (name: string) => (keys: string[], args: (string | number)[]) =>
@@ -103,12 +125,5 @@ export function defineScripts(redis: Redis, scripts = readScripts()): ScriptComm
       ...keys,
       ...args,
     );
-  return {
-    reserve: call('reserve'),
-    release: call('release'),
-    warmup: call('warmup'),
-    refill: call('refill'),
-    recover: call('recover'),
-    requeue: call('requeue'),
-  };
+  return Object.fromEntries(SCRIPT_NAMES.map((name) => [name, call(name.replace(/-/g, '_'))])) as ScriptCommands;
 }

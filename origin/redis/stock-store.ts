@@ -3,14 +3,28 @@
  * script as a typed method with a decoded result (no caller lays out KEYS or reads `reply[0]`), and
  * keeps the request path on its own fail-fast client behind the circuit breaker. Admin, jobs and
  * settlement use a patient client that queues while reconnecting.
+ *
+ * A sale's stock may be split into buckets (DESIGN §10), each on its own hash tag; callers never see
+ * them: a user's decision runs on the user's home bucket (borrow.ts when it cannot serve), and every
+ * operator figure is summed over the buckets here.
  */
-import { newReservationId } from '../../contract/ids.js';
 import type { ActivitySwitch } from '../../contract/activity.js';
+import { newReservationId } from '../../contract/ids.js';
 import type { Logger } from '../logger.js';
-import { CircuitBreaker, createRedis, redisReady, type BreakerOptions, type RedisClient } from './client.js';
+import { borrow, returnStranded, type StrandedBorrow } from './borrow.js';
+import { homeBucket, refillBucket, splitStock } from './buckets.js';
+import {
+  CircuitBreaker,
+  createRedis,
+  redisReady,
+  type BreakerOptions,
+  type RedisClient,
+  type RedisTarget,
+} from './client.js';
 import { SaleEventReader } from './event-reader.js';
 import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, SOLD_OUT_CHANNEL, activityKeys, type ActivityKeys } from './keys.js';
 import type { ReservationEvent } from './reservation-event.js';
+import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
 import {
   RecoverCode,
   RefillCode,
@@ -22,12 +36,12 @@ import {
   readScripts,
   type ScriptCommands,
 } from './scripts.js';
-import { SaleLedgerReader, type GroupInfo, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
 
-/** One activity's SKU: what every key is built from. */
+/** One activity's SKU and how many stock buckets it has (1 = the single-key layout). */
 export interface Sale {
   activityId: string;
   skuId: string;
+  buckets: number;
 }
 
 export interface ReserveInput extends Sale {
@@ -45,21 +59,18 @@ export type ReserveResult =
   | { kind: 'limit_exceeded' }
   | { kind: 'paused' }
   | { kind: 'ended' }
-  | { kind: 'not_warmed' };
+  | { kind: 'not_warmed' }
+  /** The user's own borrow from another bucket is still in flight (or units moved under it): try again. */
+  | { kind: 'busy' };
 
 export type WarmupResult =
   | { kind: 'loaded'; stock: number; holders: number }
   | { kind: 'already'; stock: number; holders: number }
   | { kind: 'has_history' };
-
 export type ReleaseResult =
-  | { kind: 'released'; restocked: number }
-  | { kind: 'already'; restocked: number }
-  | { kind: 'not_warmed' };
+  { kind: 'released'; restocked: number } | { kind: 'already'; restocked: number } | { kind: 'not_warmed' };
 export type RefillResult =
-  | { kind: 'refilled'; stock: number }
-  | { kind: 'already'; stock: number }
-  | { kind: 'not_warmed' };
+  { kind: 'refilled'; stock: number } | { kind: 'already'; stock: number } | { kind: 'not_warmed' };
 export type RequeueResult =
   | { kind: 'requeued'; stock: number }
   | { kind: 'already' }
@@ -68,31 +79,37 @@ export type RequeueResult =
   | { kind: 'holds_other' }
   | { kind: 'sold_out' };
 export type RecoverResult =
-  | { kind: 'recovered'; stock: number; holders: number }
-  | { kind: 'warm' }
-  | { kind: 'no_stream' };
+  { kind: 'recovered'; stock: number; holders: number } | { kind: 'warm' } | { kind: 'no_stream' };
 
 export interface RecoverInput {
   stock: number;
   state: ActivitySwitch;
   maxPerUser: number;
+  /** userId → reservationId */
   holders: Map<string, string>;
-  released: Map<string, number>;
+  /** reservationId → units given back, and whose reservation it was */
+  released: Map<string, { units: number; userId: string }>;
+  /** reservationId → units refilled */
   refilled: Map<string, number>;
 }
 
 export interface StockStoreOptions {
-  redisUrl: string;
+  redis: RedisTarget;
   /** Request path command timeout (REDIS_COMMAND_TIMEOUT_MS). */
   requestTimeoutMs: number;
   /** Admin, jobs, settlement side work (REDIS_OPS_TIMEOUT_MS). */
   opsTimeoutMs: number;
   breaker: BreakerOptions;
   log: Logger;
+  /** How long a request waits for the same user's borrow in flight (BORROW_WAIT_MS). */
+  borrowWaitMs?: number;
+  /** Test seam for the crash test only: runs between a borrow's take and its confirm. */
+  afterBorrowTake?: () => Promise<void>;
 }
 
-type Reply = (string | number)[];
 const num = (v: string | number | undefined) => Number(v ?? 0);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const PENDING_MARK = '~';
 
 export class StockStore {
   private readonly breaker: CircuitBreaker;
@@ -112,12 +129,12 @@ export class StockStore {
   }
 
   static async connect(opts: StockStoreOptions): Promise<StockStore> {
-    const requestRedis = createRedis(opts.redisUrl, {
+    const requestRedis = createRedis(opts.redis, {
       commandTimeoutMs: opts.requestTimeoutMs,
       queueWhileOffline: false,
       name: 'origin-request',
     });
-    const redis = createRedis(opts.redisUrl, {
+    const redis = createRedis(opts.redis, {
       commandTimeoutMs: opts.opsTimeoutMs,
       queueWhileOffline: true,
       name: 'origin-ops',
@@ -125,7 +142,13 @@ export class StockStore {
     requestRedis.on('error', (err) => opts.log.debug({ err: err.message }, 'redis error'));
     redis.on('error', (err) => opts.log.debug({ err: err.message }, 'redis ops error'));
     const lua = readScripts();
-    const store = new StockStore(opts, requestRedis, defineScripts(requestRedis, lua), redis, defineScripts(redis, lua));
+    const store = new StockStore(
+      opts,
+      requestRedis,
+      defineScripts(requestRedis, lua),
+      redis,
+      defineScripts(redis, lua),
+    );
     try {
       await Promise.all([redisReady(requestRedis), redisReady(redis)]);
     } catch (err) {
@@ -136,28 +159,122 @@ export class StockStore {
     return store;
   }
 
-  keys(sale: Sale): ActivityKeys {
-    return activityKeys(sale.activityId, sale.skuId);
+  /** The keys of one bucket of the sale. */
+  keys(sale: Sale, bucket = 0): ActivityKeys {
+    return activityKeys(sale.activityId, sale.skuId, bucket, sale.buckets);
+  }
+
+  private allKeys(sale: Sale): ActivityKeys[] {
+    return Array.from({ length: sale.buckets }, (_, b) => this.keys(sale, b));
   }
 
   // ── Request path: short timeout, no offline queue, behind the breaker ──────────────────────────
 
-  /** lua/reserve-4.lua: the one atomic decision. */
+  /**
+   * The one atomic decision, on the user's home bucket (lua/reserve-5.lua). When that bucket cannot
+   * serve and the sale has other buckets, the user is marked pending there and borrow.ts takes the
+   * units from at most two other buckets, then confirms at home.
+   */
   async reserve(input: ReserveInput): Promise<ReserveResult> {
-    const k = this.keys(input);
-    const reservationId = newReservationId(input.activityId);
-    const reply = await this.breaker.run(() =>
-      this.requestScripts.reserve(
-        [k.stock, k.holders, k.events, k.config],
-        [input.userId, input.quantity, reservationId, input.requestId, input.traceId, Date.now()],
-      ),
-    );
-    return decodeReserve(reply);
+    const deadline = Date.now() + (this.opts.borrowWaitMs ?? 500);
+    for (;;) {
+      const result = await this.reserveOnce(input);
+      if (result !== 'pending') return result;
+      // The same user's borrow is in flight (a concurrent click): wait for its outcome.
+      if (Date.now() >= deadline) return { kind: 'busy' };
+      await sleep(10);
+    }
   }
 
-  /** The user's reservation in this sale, if Redis holds one (request path). */
-  holderOf(sale: Sale, userId: string): Promise<string | null> {
-    return this.breaker.run(() => this.requestRedis.hget(this.keys(sale).holders, userId));
+  private async reserveOnce(input: ReserveInput): Promise<ReserveResult | 'pending'> {
+    const home = homeBucket(input.userId, input.buckets);
+    const k = this.keys(input, home);
+    const reply = await this.breaker.run(() =>
+      this.requestScripts.reserve(
+        [k.stock, k.holders, k.events, k.config, k.borrowing],
+        [
+          input.userId,
+          input.quantity,
+          newReservationId(input.activityId),
+          input.requestId,
+          input.traceId,
+          Date.now(),
+          input.buckets > 1 ? 1 : 0,
+        ],
+      ),
+    );
+    const code = num(reply[0]);
+    switch (code) {
+      case ReserveCode.OK: {
+        const remaining = num(reply[2]);
+        // With buckets, this bucket being empty says nothing of the others.
+        const left = remaining === 0 && input.buckets > 1 ? await this.requestStock(input) : remaining;
+        return { kind: 'reserved', reservationId: String(reply[1]), remaining: left };
+      }
+      case ReserveCode.EXISTS:
+        return { kind: 'repeat', reservationId: String(reply[1]) };
+      case ReserveCode.PENDING:
+        return 'pending';
+      case ReserveCode.BORROW:
+        return borrow(this.borrowDeps(), input, home, String(reply[1]), num(reply[2]));
+      case ReserveCode.SOLD_OUT:
+        return { kind: 'sold_out' };
+      case ReserveCode.INSUFFICIENT_STOCK:
+        return { kind: 'insufficient_stock' };
+      case ReserveCode.LIMIT_EXCEEDED:
+        return { kind: 'limit_exceeded' };
+      case ReserveCode.PAUSED:
+        return { kind: 'paused' };
+      case ReserveCode.ENDED:
+        return { kind: 'ended' };
+      case ReserveCode.NOT_WARMED:
+        return { kind: 'not_warmed' };
+      default:
+        throw unknownCode('reserve', code);
+    }
+  }
+
+  private borrowDeps() {
+    return {
+      run: <T>(work: () => Promise<T>) => this.breaker.run(work),
+      scripts: this.requestScripts,
+      redis: this.requestRedis,
+      keys: (sale: Sale, b: number) => this.keys(sale, b),
+      log: this.opts.log,
+      afterTake: this.opts.afterBorrowTake,
+    };
+  }
+
+  /** Units left over all buckets, on the request client. */
+  private async requestStock(sale: Sale): Promise<number> {
+    const values = await this.breaker.run(() =>
+      Promise.all(this.allKeys(sale).map((k) => this.requestRedis.get(k.stock))),
+    );
+    return values.reduce((s, v) => s + Number(v ?? 0), 0);
+  }
+
+  /** The user's reservation in this sale, if Redis holds one (request path). A borrow in flight is not one yet. */
+  async holderOf(sale: Sale, userId: string): Promise<string | null> {
+    const held = await this.breaker.run(() =>
+      this.requestRedis.hget(this.keys(sale, homeBucket(userId, sale.buckets)).holders, userId),
+    );
+    return held && !held.startsWith(PENDING_MARK) ? held : null;
+  }
+
+  /**
+   * The sold-out path (the flag skips the script, never the holder lookup): the user's reservation as
+   * a repeat, else sold out. A borrow of this user still in flight is waited for, as in reserve.
+   */
+  async repeatOf(sale: Sale, userId: string): Promise<ReserveResult> {
+    const deadline = Date.now() + (this.opts.borrowWaitMs ?? 500);
+    const holders = this.keys(sale, homeBucket(userId, sale.buckets)).holders;
+    for (;;) {
+      const held = await this.breaker.run(() => this.requestRedis.hget(holders, userId));
+      if (!held) return { kind: 'sold_out' };
+      if (!held.startsWith(PENDING_MARK)) return { kind: 'repeat', reservationId: held };
+      if (Date.now() >= deadline) return { kind: 'busy' };
+      await sleep(10);
+    }
   }
 
   /** Health: one PING on the request client (no breaker: health must see Redis itself). */
@@ -167,46 +284,80 @@ export class StockStore {
 
   // ── Operator and job work: patient client ──────────────────────────────────────────────────────
 
-  /** lua/warmup-4.lua: loads stock and switches; never resets a sale in progress. */
+  /** lua/warmup-4.lua on every bucket, the stock split evenly; never resets a sale in progress. */
   async warmup(sale: Sale, load: { stock: number; state: ActivitySwitch; maxPerUser: number }): Promise<WarmupResult> {
-    const k = this.keys(sale);
-    const reply = await this.scripts.warmup(
-      [k.stock, k.holders, k.events, k.config],
-      [load.stock, load.state, load.maxPerUser, CONSUMER_GROUP],
+    const shares = splitStock(load.stock, sale.buckets);
+    const replies = await Promise.all(
+      this.allKeys(sale).map((k, b) =>
+        this.scripts.warmup(
+          [k.stock, k.holders, k.events, k.config],
+          [shares[b]!, load.state, load.maxPerUser, CONSUMER_GROUP],
+        ),
+      ),
     );
-    const code = num(reply[0]);
-    if (code === WarmupCode.HAS_HISTORY) return { kind: 'has_history' };
-    if (code !== WarmupCode.LOADED && code !== WarmupCode.ALREADY) throw unknownCode('warmup', code);
-    await this.redis.hset(ACTIVITY_REGISTRY_KEY, sale.activityId, sale.skuId);
-    const figures = { stock: num(reply[1]), holders: num(reply[2]) };
-    return code === WarmupCode.LOADED ? { kind: 'loaded', ...figures } : { kind: 'already', ...figures };
+    let loaded = false;
+    const figures = { stock: 0, holders: 0 };
+    for (const reply of replies) {
+      const code = num(reply[0]);
+      if (code === WarmupCode.HAS_HISTORY) return { kind: 'has_history' };
+      if (code !== WarmupCode.LOADED && code !== WarmupCode.ALREADY) throw unknownCode('warmup', code);
+      loaded ||= code === WarmupCode.LOADED;
+      figures.stock += num(reply[1]);
+      figures.holders += num(reply[2]);
+    }
+    await this.register(sale);
+    return loaded ? { kind: 'loaded', ...figures } : { kind: 'already', ...figures };
   }
 
-  /** True when the sale's stock key exists (warmed and not lost). */
+  private register(sale: Sale): Promise<number> {
+    const value = sale.buckets === 1 ? sale.skuId : `${sale.skuId}:${sale.buckets}`;
+    return this.redis.hset(ACTIVITY_REGISTRY_KEY, sale.activityId, value);
+  }
+
+  /** True when every bucket's stock key exists (warmed and not lost). */
   async isWarm(sale: Sale): Promise<boolean> {
-    return (await this.redis.exists(this.keys(sale).stock)) === 1;
+    return (await this.warmBuckets(sale)) === sale.buckets;
   }
 
-  /** Units left in Redis, or null when the sale is not warm. */
+  /** How many of the sale's buckets hold a stock key (a cluster master may lose its share alone). */
+  async warmBuckets(sale: Sale): Promise<number> {
+    const exists = await Promise.all(this.allKeys(sale).map((k) => this.redis.exists(k.stock)));
+    return exists.filter((n) => n === 1).length;
+  }
+
+  /** Units left in Redis over all buckets, or null when no bucket is warm. */
   async stock(sale: Sale): Promise<number | null> {
-    const v = await this.redis.get(this.keys(sale).stock);
-    return v === null ? null : Number(v);
+    const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
+    if (values.every((v) => v === null)) return null;
+    return values.reduce((s, v) => s + Number(v ?? 0), 0);
   }
 
-  /** Writes the switch the reserve script reads — only for a warmed sale (no half-activities). */
+  /** Writes the switch the scripts read — only on warmed buckets (no half-activities). */
   async setState(sale: Sale, state: ActivitySwitch): Promise<void> {
-    if (await this.isWarm(sale)) await this.redis.hset(this.keys(sale).config, 'state', state);
+    for (const k of this.allKeys(sale))
+      if (await this.redis.exists(k.stock)) await this.redis.hset(k.config, 'state', state);
   }
 
-  /** lua/release-3.lua: compensation; `cap` = MySQL available (-1: give nothing back). */
+  /**
+   * lua/release-3.lua on the user's home bucket: compensation. `cap` = MySQL available (-1: give
+   * nothing back); with buckets the other buckets' stock counts against it.
+   */
   async release(
     sale: Sale,
     r: { reservationId: string; userId: string; quantity: number; cap: number },
   ): Promise<ReleaseResult> {
-    const k = this.keys(sale);
+    const home = homeBucket(r.userId, sale.buckets);
+    const k = this.keys(sale, home);
+    let cap = r.cap;
+    if (cap >= 0 && sale.buckets > 1) {
+      const others = this.allKeys(sale).filter((_, b) => b !== home);
+      const stocks = await Promise.all(others.map((o) => this.redis.get(o.stock)));
+      cap -= stocks.reduce((s, v) => s + Number(v ?? 0), 0);
+      cap = Math.max(cap, 0);
+    }
     const reply = await this.scripts.release(
       [k.stock, k.holders, k.released],
-      [r.reservationId, r.userId, r.quantity, r.cap],
+      [r.reservationId, r.userId, r.quantity, cap],
     );
     const code = num(reply[0]);
     if (code === ReleaseCode.NOT_WARMED) return { kind: 'not_warmed' };
@@ -215,9 +366,9 @@ export class StockStore {
     throw unknownCode('release', code);
   }
 
-  /** lua/refill-2.lua: a timed-out order's units back on sale, once per reservation. */
+  /** lua/refill-2.lua: a timed-out order's units back on sale, once per reservation (one fixed bucket per reservation). */
   async refill(sale: Sale, r: { reservationId: string; quantity: number }): Promise<RefillResult> {
-    const k = this.keys(sale);
+    const k = this.keys(sale, refillBucket(r.reservationId, sale.buckets));
     const reply = await this.scripts.refill([k.stock, k.refilled], [r.reservationId, r.quantity]);
     const code = num(reply[0]);
     if (code === RefillCode.NOT_WARMED) return { kind: 'not_warmed' };
@@ -226,9 +377,9 @@ export class StockStore {
     throw unknownCode('refill', code);
   }
 
-  /** lua/requeue-4.lua: an admin's retry of a dead-lettered reservation. */
+  /** lua/requeue-4.lua on the user's home bucket: an admin's retry of a dead-lettered reservation. */
   async requeue(sale: Sale, e: ReservationEvent): Promise<RequeueResult> {
-    const k = this.keys(sale);
+    const k = this.keys(sale, homeBucket(e.userId, sale.buckets));
     const reply = await this.scripts.requeue(
       [k.stock, k.holders, k.events, k.released],
       [e.reservationId, e.userId, e.quantity, e.requestId, e.traceId, Date.now()],
@@ -252,76 +403,136 @@ export class StockStore {
     }
   }
 
-  /** lua/recover-6.lua: rewrites the sale's Redis state from proven figures, all or nothing. */
+  /**
+   * lua/recover-8.lua on every bucket: rewrites the sale's Redis state from proven figures. Each
+   * bucket is all or nothing; the stock is split evenly, holders go to their home bucket.
+   */
   async recover(sale: Sale, input: RecoverInput): Promise<RecoverResult> {
-    const k = this.keys(sale);
+    // The stock is proven for the whole sale only: a bucket still selling would be counted twice.
+    if ((await this.warmBuckets(sale)) > 0) return { kind: 'warm' };
+    const shares = splitStock(input.stock, sale.buckets);
+    const per = Array.from({ length: sale.buckets }, () => ({
+      holders: new Map<string, string>(),
+      released: new Map<string, number>(),
+      refilled: new Map<string, number>(),
+    }));
+    for (const [userId, rid] of input.holders) per[homeBucket(userId, sale.buckets)]!.holders.set(userId, rid);
+    for (const [rid, r] of input.released) per[homeBucket(r.userId, sale.buckets)]!.released.set(rid, r.units);
+    for (const [rid, units] of input.refilled) per[refillBucket(rid, sale.buckets)]!.refilled.set(rid, units);
     const pairs = (m: Map<string, string | number>) => [m.size, ...[...m].flat()];
-    const reply = await this.scripts.recover(
-      [k.stock, k.holders, k.events, k.config, k.released, k.refilled],
-      [
-        input.stock,
-        input.state,
-        input.maxPerUser,
-        CONSUMER_GROUP,
-        ...pairs(input.holders),
-        ...pairs(input.released),
-        ...pairs(input.refilled),
-      ],
+    let holders = 0;
+    for (const [b, k] of this.allKeys(sale).entries()) {
+      const reply = await this.scripts.recover(
+        [k.stock, k.holders, k.events, k.config, k.released, k.refilled, k.borrowing, k.lent],
+        [
+          shares[b]!,
+          input.state,
+          input.maxPerUser,
+          CONSUMER_GROUP,
+          ...pairs(per[b]!.holders),
+          ...pairs(per[b]!.released),
+          ...pairs(per[b]!.refilled),
+        ],
+      );
+      const code = num(reply[0]);
+      if (code === RecoverCode.WARM) return { kind: 'warm' };
+      if (code === RecoverCode.NO_STREAM) return { kind: 'no_stream' };
+      if (code !== RecoverCode.RECOVERED) throw unknownCode('recover', code);
+      holders += num(reply[2]);
+    }
+    await this.register(sale);
+    return { kind: 'recovered', stock: input.stock, holders };
+  }
+
+  /**
+   * Borrows left half-done (marked pending, or units lent, then the process died) older than
+   * `staleMs`: given up at home and their units returned to the donor. Returns what was returned.
+   */
+  returnStranded(sale: Sale, staleMs: number): Promise<StrandedBorrow[]> {
+    return returnStranded(
+      { scripts: this.scripts, redis: this.redis, keys: (s: Sale, b: number) => this.keys(s, b), log: this.opts.log },
+      sale,
+      Date.now() - staleMs,
     );
-    const code = num(reply[0]);
-    if (code === RecoverCode.WARM) return { kind: 'warm' };
-    if (code === RecoverCode.NO_STREAM) return { kind: 'no_stream' };
-    if (code !== RecoverCode.RECOVERED) throw unknownCode('recover', code);
-    await this.redis.hset(ACTIVITY_REGISTRY_KEY, sale.activityId, sale.skuId);
-    return { kind: 'recovered', stock: num(reply[1]), holders: num(reply[2]) };
   }
 
   /** After a sale: every key expires after `seconds`, and settlement forgets the sale. */
   async expire(sale: Sale, seconds: number): Promise<void> {
-    const k = this.keys(sale);
-    const all = [k.stock, k.holders, k.events, k.config, k.released, k.refilled];
-    await Promise.all(all.map((key) => this.redis.expire(key, seconds)));
+    for (const k of this.allKeys(sale))
+      await Promise.all(Object.values(k).map((key) => this.redis.expire(key, seconds)));
     await this.redis.hdel(ACTIVITY_REGISTRY_KEY, sale.activityId);
   }
 
   /** Warmed sales (the registry written by warm-up and recover): what consumers and jobs look after. */
   async warmedSales(): Promise<Sale[]> {
     const registry = await this.redis.hgetall(ACTIVITY_REGISTRY_KEY);
-    return Object.entries(registry).map(([activityId, skuId]) => ({ activityId, skuId }));
-  }
-
-  // ── The Stream: ledger reads (reconcile, recover, gauges) and consumers (settlement) ───────────
-
-  groupInfo(sale: Sale): Promise<GroupInfo | null> {
-    return this.ledger.groupInfo(this.keys(sale).events);
-  }
-
-  /** Reconciliation's Redis snapshot: stock, the Stream up to its last id, released, refilled. */
-  ledgerSnapshot(sale: Sale): Promise<LedgerSnapshot | null> {
-    return this.ledger.snapshot(this.keys(sale));
-  }
-
-  /** Reservation ids appended after `bound` (granted after a ledger snapshot). */
-  reservationsAfter(sale: Sale, bound: string): Promise<Set<string>> {
-    return this.ledger.reservationsAfter(this.keys(sale).events, bound);
-  }
-
-  /** Every reservation of the Stream and whether it is still open (pending or undelivered); null without Stream or group. */
-  streamReservations(sale: Sale): Promise<Map<string, StreamReservation> | null> {
-    return this.ledger.reservations(this.keys(sale).events);
-  }
-
-  /** A consumer of the sale's Stream on a connection of its own (XREADGROUP BLOCK holds it). */
-  openEventReader(sale: Sale, consumer: string, blockMs: number): SaleEventReader {
-    const redis = createRedis(this.opts.redisUrl, {
-      commandTimeoutMs: blockMs + 5_000,
-      queueWhileOffline: true,
-      name: 'origin-settle',
+    return Object.entries(registry).map(([activityId, value]) => {
+      const [skuId, buckets] = value.split(':');
+      return { activityId, skuId: skuId!, buckets: Number(buckets ?? 1) };
     });
-    redis.on('error', (err) => this.opts.log.debug({ err: err.message }, 'settlement redis error'));
-    const reader = new SaleEventReader(redis, this.keys(sale).events, consumer, () => this.readers.delete(reader));
-    this.readers.add(reader);
-    return reader;
+  }
+
+  // ── The Streams: ledger reads (reconcile, recover, gauges) and consumers (settlement) ──────────
+
+  /** The consumer groups of every bucket, summed. */
+  async groupInfo(sale: Sale): Promise<{ pending: number; lag: number } | null> {
+    const infos = await Promise.all(this.allKeys(sale).map((k) => this.ledger.groupInfo(k.events)));
+    if (infos.every((i) => i === null)) return null;
+    return infos.reduce((s, i) => ({ pending: s.pending + (i?.pending ?? 0), lag: s.lag + (i?.lag ?? 0) }), {
+      pending: 0,
+      lag: 0,
+    });
+  }
+
+  /** Reconciliation's Redis snapshot, every bucket summed, with the units in transit between buckets. */
+  async ledgerSnapshot(sale: Sale): Promise<LedgerSnapshot | null> {
+    const parts = await Promise.all(this.allKeys(sale).map((k) => this.ledger.snapshot(k)));
+    if (parts.some((p) => p === null)) return null;
+    const all = parts as LedgerSnapshot[];
+    return {
+      stock: all.reduce((s, p) => s + p.stock, 0),
+      bounds: all.flatMap((p) => p.bounds),
+      units: new Map(all.flatMap((p) => [...p.units])),
+      open: all.flatMap((p) => p.open),
+      released: Object.assign({}, ...all.map((p) => p.released)),
+      refilled: Object.assign({}, ...all.map((p) => p.refilled)),
+      inTransit: sale.buckets > 1 ? await this.ledger.inTransit(this.allKeys(sale)) : [],
+    };
+  }
+
+  /** Reservation ids appended after the snapshot's bounds (one per bucket; granted after it). */
+  async reservationsAfter(sale: Sale, bounds: (string | null)[]): Promise<Set<string>> {
+    const later = new Set<string>();
+    for (const [b, k] of this.allKeys(sale).entries()) {
+      for (const id of await this.ledger.reservationsAfter(k.events, bounds[b] ?? '0-0')) later.add(id);
+    }
+    return later;
+  }
+
+  /** Every reservation of every bucket's Stream and whether it is still open; null when a Stream or group is gone. */
+  async streamReservations(sale: Sale): Promise<Map<string, StreamReservation> | null> {
+    const merged = new Map<string, StreamReservation>();
+    for (const k of this.allKeys(sale)) {
+      const part = await this.ledger.reservations(k.events);
+      if (!part) return null;
+      for (const [rid, r] of part) merged.set(rid, r);
+    }
+    return merged;
+  }
+
+  /** One consumer per bucket Stream, each on a connection of its own (XREADGROUP BLOCK holds it). */
+  openEventReaders(sale: Sale, consumer: string, blockMs: number): SaleEventReader[] {
+    return this.allKeys(sale).map((k) => {
+      const redis = createRedis(this.opts.redis, {
+        commandTimeoutMs: blockMs + 5_000,
+        queueWhileOffline: true,
+        name: 'origin-settle',
+      });
+      redis.on('error', (err) => this.opts.log.debug({ err: err.message }, 'settlement redis error'));
+      const reader = new SaleEventReader(redis, k.events, consumer, () => this.readers.delete(reader));
+      this.readers.add(reader);
+      return reader;
+    });
   }
 
   // ── Sold-out transitions between origin processes (pub/sub) ────────────────────────────────────
@@ -331,7 +542,7 @@ export class StockStore {
   }
 
   async onSoldOut(listener: (activityId: string, soldOut: boolean) => void): Promise<void> {
-    this.subscriber ??= createRedis(this.opts.redisUrl, {
+    this.subscriber ??= createRedis(this.opts.redis, {
       commandTimeoutMs: 5_000,
       queueWhileOffline: true,
       name: 'origin-soldout-sub',
@@ -352,30 +563,6 @@ export class StockStore {
       this.subscriber?.quit(),
       ...[...this.readers].map((r) => r.close()),
     ]);
-  }
-}
-
-function decodeReserve(reply: Reply): ReserveResult {
-  const code = num(reply[0]);
-  switch (code) {
-    case ReserveCode.OK:
-      return { kind: 'reserved', reservationId: String(reply[1]), remaining: num(reply[2]) };
-    case ReserveCode.EXISTS:
-      return { kind: 'repeat', reservationId: String(reply[1]) };
-    case ReserveCode.SOLD_OUT:
-      return { kind: 'sold_out' };
-    case ReserveCode.INSUFFICIENT_STOCK:
-      return { kind: 'insufficient_stock' };
-    case ReserveCode.LIMIT_EXCEEDED:
-      return { kind: 'limit_exceeded' };
-    case ReserveCode.PAUSED:
-      return { kind: 'paused' };
-    case ReserveCode.ENDED:
-      return { kind: 'ended' };
-    case ReserveCode.NOT_WARMED:
-      return { kind: 'not_warmed' };
-    default:
-      throw unknownCode('reserve', code);
   }
 }
 

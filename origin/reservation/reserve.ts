@@ -1,5 +1,5 @@
 /**
- * The reserve decision: the store's reserve (one EVALSHA of lua/reserve-4.lua), its outcome
+ * The reserve decision: the store's reserve (one EVALSHA of lua/reserve-5.lua), its outcome
  * translated to the contract.
  * The in-process sold-out flag skips the script but never the holder lookup, so a holder's repeat
  * still gets its reservation.
@@ -15,7 +15,17 @@ export interface ReserveResult {
 }
 
 type Outcome =
-  'ok' | 'exists' | 'sold_out' | 'insufficient_stock' | 'not_ready' | 'paused' | 'ended' | 'limit_exceeded' | 'not_found' | 'unavailable';
+  | 'ok'
+  | 'exists'
+  | 'sold_out'
+  | 'insufficient_stock'
+  | 'busy'
+  | 'not_ready'
+  | 'paused'
+  | 'ended'
+  | 'limit_exceeded'
+  | 'not_found'
+  | 'unavailable';
 
 export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
   const started = performance.now();
@@ -39,19 +49,15 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
     throw new ContractError('unavailable', 'activity lookup failed, try again shortly', { retryAfter: 1, cause: err });
   });
 
-  if (ctx.soldOut.has(req.activityId)) {
-    const held = await ctx.stock.holderOf(sale, req.userId);
-    if (held) return { created: false, reservationId: held };
-    throw new ContractError('sold_out', 'sold out');
-  }
-
-  const result = await ctx.stock.reserve({
-    ...sale,
-    userId: req.userId,
-    quantity: req.quantity,
-    requestId: req.requestId,
-    traceId,
-  });
+  const result = ctx.soldOut.has(req.activityId)
+    ? await ctx.stock.repeatOf(sale, req.userId)
+    : await ctx.stock.reserve({
+        ...sale,
+        userId: req.userId,
+        quantity: req.quantity,
+        requestId: req.requestId,
+        traceId,
+      });
   switch (result.kind) {
     case 'reserved':
       if (result.remaining === 0) ctx.soldOut.set(req.activityId, true);
@@ -72,5 +78,8 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
       throw new ContractError('ended', 'the sale has ended');
     case 'not_warmed':
       throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
+    case 'busy':
+      // Stock buckets: this user's own borrow from another bucket is still in flight.
+      throw new ContractError('busy', 'your purchase is still being decided, try again in a moment', { retryAfter: 1 });
   }
 }

@@ -5,7 +5,7 @@
  * the locking read below and the one in settle.ts make one of the two transactions wait.
  */
 import { inTransaction, type Db } from '../db/pool.js';
-import type { StockStore } from '../redis/stock-store.js';
+import type { Sale, StockStore } from '../redis/stock-store.js';
 import type { ReservationEvent } from './event.js';
 import type { SettleTarget } from './settle.js';
 
@@ -51,7 +51,7 @@ export async function recordDeadLetter(
 export async function compensate(
   db: Db,
   store: StockStore,
-  target: SettleTarget,
+  target: SettleTarget & Sale,
   e: ReservationEvent,
 ): Promise<number | null> {
   const [rows] = (await db.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', [
@@ -71,7 +71,7 @@ export async function compensate(
 export async function deadLetter(
   db: Db,
   store: StockStore,
-  target: SettleTarget,
+  target: SettleTarget & Sale,
   e: ReservationEvent,
   deliveries: number,
   reason: string,

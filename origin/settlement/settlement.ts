@@ -36,37 +36,41 @@ export class Settlement {
   }
 
   async discover(): Promise<void> {
-    for (const { activityId, skuId } of await this.ctx.stock.warmedSales()) {
+    for (const sale of await this.ctx.stock.warmedSales()) {
+      const { activityId } = sale;
       if (this.stopping || this.settlers.has(activityId)) continue;
       const record = await findActivity(this.ctx.db, activityId);
       if (!record) continue;
       const c = this.ctx.config;
-      const target = { activityId, skuId, paymentTimeoutSeconds: record.config.paymentTimeoutSeconds };
+      const target = { ...sale, paymentTimeoutSeconds: record.config.paymentTimeoutSeconds };
       const workers: StreamSettler[] = [];
+      // SETTLE_WORKERS consumers on each bucket's Stream.
       for (let i = 0; i < c.SETTLE_WORKERS; i++) {
-        const settler = new StreamSettler(
-          {
-            db: this.ctx.db,
-            reader: this.ctx.stock.openEventReader(target, `${this.instance}:${i}`, c.SETTLE_BLOCK_MS),
-            store: this.ctx.stock,
-            log: this.ctx.log,
-            metrics: this.ctx.metrics,
-            lastFailure: this.lastFailure,
-          },
-          target,
-          {
-            batchSize: c.SETTLE_BATCH_SIZE,
-            blockMs: c.SETTLE_BLOCK_MS,
-            claimIdleMs: c.SETTLE_CLAIM_IDLE_MS,
-            maxDeliveries: c.SETTLE_MAX_DELIVERIES,
-            retryBackoffMs: c.SETTLE_RETRY_BACKOFF_MS,
-          },
-        );
-        settler.start();
-        workers.push(settler);
+        for (const reader of this.ctx.stock.openEventReaders(sale, `${this.instance}:${i}`, c.SETTLE_BLOCK_MS)) {
+          const settler = new StreamSettler(
+            {
+              db: this.ctx.db,
+              reader,
+              store: this.ctx.stock,
+              log: this.ctx.log,
+              metrics: this.ctx.metrics,
+              lastFailure: this.lastFailure,
+            },
+            target,
+            {
+              batchSize: c.SETTLE_BATCH_SIZE,
+              blockMs: c.SETTLE_BLOCK_MS,
+              claimIdleMs: c.SETTLE_CLAIM_IDLE_MS,
+              maxDeliveries: c.SETTLE_MAX_DELIVERIES,
+              retryBackoffMs: c.SETTLE_RETRY_BACKOFF_MS,
+            },
+          );
+          settler.start();
+          workers.push(settler);
+        }
       }
       this.settlers.set(activityId, workers);
-      this.ctx.log.info({ activityId, workers: workers.length }, 'settling activity');
+      this.ctx.log.info({ activityId, workers: workers.length, buckets: sale.buckets }, 'settling activity');
     }
   }
 

@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Db } from '../db/pool.js';
 import type { SaleEventReader, StreamEntry } from '../redis/event-reader.js';
-import type { StockStore } from '../redis/stock-store.js';
+import type { Sale, StockStore } from '../redis/stock-store.js';
 import { compensate, deadLetter } from './dead-letter.js';
 import type { ReservationEvent } from './event.js';
 import { settleBatch, settleReservation, type SettleOutcome, type SettleTarget } from './settle.js';
@@ -41,7 +41,7 @@ export class StreamSettler {
 
   constructor(
     private readonly deps: SettlerDeps,
-    private readonly target: SettleTarget,
+    private readonly target: SettleTarget & Sale,
     private readonly settings: SettlerSettings,
   ) {}
 

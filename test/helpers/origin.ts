@@ -35,6 +35,7 @@ export interface TestOrigin {
     stock?: number;
     maxPerUser?: number;
     paymentTimeoutSeconds?: number;
+    stockBuckets?: number;
   }): Promise<{ activityId: string; skuId: string }>;
   stop(): Promise<void>;
 }
@@ -132,6 +133,7 @@ export async function startTestOrigin(
         endsAt: new Date(now + 3_600_000).toISOString(),
         maxPerUser: opts.maxPerUser ?? 1,
         paymentTimeoutSeconds: opts.paymentTimeoutSeconds ?? 900,
+        ...(opts.stockBuckets ? { stockBuckets: opts.stockBuckets } : {}),
       });
       if (created.status !== 201) throw new Error(`create activity: ${created.status} ${await created.text()}`);
       const warmed = await admin('POST', `/admin/activities/${activityId}/warmup`);
@@ -142,7 +144,7 @@ export async function startTestOrigin(
     async stop() {
       await origin.stop();
       for (const a of activities) {
-        const keys = await redis.keys(`sk:{${a.activityId}:${a.skuId}}:*`);
+        const keys = await redis.keys(`sk:{${a.activityId}:${a.skuId}[:}]*`); // every bucket too
         if (keys.length) await redis.del(...keys);
         await redis.hdel(ACTIVITY_REGISTRY_KEY, a.activityId);
       }

@@ -11,6 +11,10 @@ import {
   RequeueCode,
   ReserveCode,
   WarmupCode,
+  TakeCode,
+  ConfirmCode,
+  AbandonCode,
+  GiveBackCode,
 } from '../../origin/redis/scripts.js';
 import { REDIS_URL } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';
@@ -21,10 +25,10 @@ let keys: ActivityKeys;
 
 const warm = (stock: number, state = 'open', maxPerUser = 1) =>
   scripts.warmup([keys.stock, keys.holders, keys.events, keys.config], [stock, state, maxPerUser, CONSUMER_GROUP]);
-const reserve = (userId: string, quantity = 1, reservationId = `r-${userId}-${uniqueId()}`) =>
+const reserve = (userId: string, quantity = 1, reservationId = `r-${userId}-${uniqueId()}`, borrow = 0) =>
   scripts.reserve(
-    [keys.stock, keys.holders, keys.events, keys.config],
-    [userId, quantity, reservationId, 'req-1', 'a'.repeat(32), 1700000000000],
+    [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing],
+    [userId, quantity, reservationId, 'req-1', 'a'.repeat(32), 1700000000000, borrow],
   );
 const release = (reservationId: string, userId: string, quantity: number, cap: number) =>
   scripts.release([keys.stock, keys.holders, keys.released], [reservationId, userId, quantity, cap]);
@@ -40,11 +44,15 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
   it('matches the reviewed versions', () => {
     const shas = Object.fromEntries([...readScripts().values()].map((s) => [s.name, s.sha]));
     expect(shas).toEqual({
-      recover: '594bd2f3ee7765c8908103a17f7b40367dbec098',
+      abandon: '9fcc049bc033941dd7bd9b6678c26b5c808e99c7',
+      confirm: '355114bb010867c19164ed4d4191b2abe2ca6794',
+      'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
+      recover: 'a948e1b10329bc41ba33c6cc51af19f070427d10',
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: '951294367e051c6ad42b5b704ec99cfb33068ba5',
-      reserve: '0b399a4b4175489ec3e7fcaa55f184f19f318731',
+      reserve: 'dd8ef87c3722bfdb6499b9ff486f57a63a41c1c8',
+      take: '527e431a4347c252fe28f3ce5ba3a65cb01c6808',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
   });
@@ -53,7 +61,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
 describe('includes', () => {
   it('the reservation event is written once (lua/includes) and expanded into every script that appends it', () => {
     const scripts = readScripts();
-    for (const name of ['reserve', 'requeue']) {
+    for (const name of ['reserve', 'requeue', 'confirm']) {
       const source = scripts.get(name)!.source;
       expect(source).not.toMatch(/^--- @include/m);
       expect(source.match(/local function addReservationEvent/g)).toHaveLength(1);
@@ -62,7 +70,7 @@ describe('includes', () => {
   });
 });
 
-describe('lua/reserve-4.lua', () => {
+describe('lua/reserve-5.lua', () => {
   it('OK: decrements stock, records the holder and appends one event with every field', async () => {
     await warm(5);
     const reply = await reserve('7', 1, 'res-1');
@@ -202,7 +210,16 @@ describe('lua/warmup-4.lua', () => {
 
 const refill = (reservationId: string, quantity: number) =>
   scripts.refill([keys.stock, keys.refilled], [reservationId, quantity]);
-const allKeys = () => [keys.stock, keys.holders, keys.events, keys.config, keys.released, keys.refilled];
+const allKeys = () => [
+  keys.stock,
+  keys.holders,
+  keys.events,
+  keys.config,
+  keys.released,
+  keys.refilled,
+  keys.borrowing,
+  keys.lent,
+];
 const recoverWith = (stock: number, holders: [string, string][] = [], released: [string, number][] = []) =>
   scripts.recover(allKeys(), [
     stock,
@@ -243,15 +260,25 @@ describe('lua/refill-2.lua', () => {
   });
 });
 
-describe('lua/recover-6.lua', () => {
-  it('RECOVERED: rewrites stock, holders, released, refilled and config in one step', async () => {
+describe('lua/recover-8.lua', () => {
+  it('RECOVERED: rewrites stock, holders, released, refilled and config in one step; clears borrows', async () => {
     await warm(10);
     await reserve('7', 1, 'res-7');
     await redis.del(keys.stock, keys.holders, keys.config);
     await redis.hset(keys.released, 'stale', 1);
-    const reply = await recoverWith(6, [['7', 'res-7'], ['8', 'res-8']], [['res-x', 1]]);
+    await redis.hset(keys.borrowing, 'res-lost', 'p|1|9|1');
+    await redis.hset(keys.lent, 'res-lost', '1|0');
+    const reply = await recoverWith(
+      6,
+      [
+        ['7', 'res-7'],
+        ['8', 'res-8'],
+      ],
+      [['res-x', 1]],
+    );
     expect(reply).toEqual([RecoverCode.RECOVERED, 6, 2]);
     expect(await redis.get(keys.stock)).toBe('6');
+    expect(await redis.exists(keys.borrowing, keys.lent)).toBe(0); // in transit = unsettled: in the proven stock
     expect(await redis.hgetall(keys.holders)).toEqual({ '7': 'res-7', '8': 'res-8' });
     expect(await redis.hgetall(keys.released)).toEqual({ 'res-x': '1' });
     expect(await redis.hgetall(keys.refilled)).toEqual({ 'res-refilled': '2' });
@@ -305,5 +332,75 @@ describe('lua/requeue-4.lua', () => {
     expect(await requeue('res-1', '7')).toEqual([RequeueCode.SOLD_OUT]);
     expect(await redis.get(keys.stock)).toBe('0');
     expect(await redis.xlen(keys.events)).toBe(2);
+  });
+});
+
+describe('borrowing between buckets: reserve-5 BORROW/PENDING, take-3, confirm-3, abandon-2, give-back-2', () => {
+  let donor: ActivityKeys;
+  beforeEach(() => {
+    donor = activityKeys(uniqueId(), uniqueId());
+  });
+  const warmDonor = (stock: number) =>
+    scripts.warmup([donor.stock, donor.holders, donor.events, donor.config], [stock, 'open', 1, CONSUMER_GROUP]);
+  const take = (rid: string, q = 1) => scripts.take([donor.stock, donor.lent, donor.config], [rid, q, 0]);
+  const confirm = (userId: string, rid: string, q = 1) =>
+    scripts.confirm(
+      [keys.holders, keys.events, keys.borrowing],
+      [userId, rid, q, 1, 'req-b', 'c'.repeat(32), 1700000000002],
+    );
+  const abandon = (rid: string, before = 0) => scripts.abandon([keys.holders, keys.borrowing], [rid, before]);
+  const giveBack = (rid: string) => scripts['give-back']([donor.stock, donor.lent], [rid]);
+
+  it('BORROW marks the user pending at home; PENDING answers a second click; without borrowing the old codes stand', async () => {
+    await warm(0, 'open', 2);
+    expect(await reserve('7', 1, 'res-b', 0)).toEqual([ReserveCode.SOLD_OUT]);
+    expect(await reserve('7', 1, 'res-b', 1)).toEqual([ReserveCode.BORROW, 'res-b', 0]);
+    expect(await redis.hget(keys.holders, '7')).toBe('~res-b');
+    expect(await redis.hget(keys.borrowing, 'res-b')).toBe('p|1700000000000|7|1');
+    expect(await reserve('7', 1, 'res-c', 1)).toEqual([ReserveCode.PENDING, 'res-b']);
+    expect(await redis.xlen(keys.events)).toBe(0);
+  });
+
+  it('take → confirm: the donor lends, the home grants and appends the event; each step idempotent', async () => {
+    await warm(0);
+    await warmDonor(3);
+    await reserve('7', 1, 'res-b', 1);
+    expect(await take('res-b')).toEqual([TakeCode.TAKEN, 2]);
+    expect(await take('res-b')).toEqual([TakeCode.ALREADY, 2]);
+    expect(await redis.hget(donor.lent, 'res-b')).toBe('1|0');
+    expect(await confirm('7', 'res-b')).toEqual([ConfirmCode.CONFIRMED]);
+    expect(await confirm('7', 'res-b')).toEqual([ConfirmCode.ALREADY]);
+    expect(await redis.hget(keys.holders, '7')).toBe('res-b');
+    expect(await redis.xlen(keys.events)).toBe(1);
+    expect(await abandon('res-b')).toEqual([AbandonCode.CONFIRMED]);
+    expect(await reserve('7', 1, 'res-x', 1)).toEqual([ReserveCode.EXISTS, 'res-b']);
+  });
+
+  it('take refuses SHORT, CLOSED and NOT_WARMED without a change', async () => {
+    expect(await take('r1')).toEqual([TakeCode.NOT_WARMED]);
+    await warmDonor(1);
+    expect(await take('r1', 2)).toEqual([TakeCode.SHORT, 1]);
+    await redis.hset(donor.config, 'state', 'paused');
+    expect(await take('r1')).toEqual([TakeCode.CLOSED]);
+    expect(await redis.get(donor.stock)).toBe('1');
+    expect(await redis.hlen(donor.lent)).toBe(0);
+  });
+
+  it('abandon frees the user and makes confirm refuse; give-back returns the lent units once', async () => {
+    await warm(0);
+    await warmDonor(2);
+    await reserve('7', 1, 'res-b', 1);
+    await take('res-b');
+    expect(await abandon('res-b', 1700000000000)).toEqual([AbandonCode.TOO_FRESH]);
+    expect(await abandon('res-b', 1700000000001)).toEqual([AbandonCode.ABANDONED]);
+    expect(await abandon('res-b')).toEqual([AbandonCode.ALREADY]);
+    expect(await abandon('res-none')).toEqual([AbandonCode.UNKNOWN]);
+    expect(await redis.hexists(keys.holders, '7')).toBe(0);
+    expect(await confirm('7', 'res-b')).toEqual([ConfirmCode.ABANDONED]);
+    expect(await redis.xlen(keys.events)).toBe(0);
+    expect(await giveBack('res-b')).toEqual([GiveBackCode.RETURNED, 2]);
+    expect(await giveBack('res-b')).toEqual([GiveBackCode.NOTHING]);
+    await redis.del(donor.stock);
+    expect(await giveBack('res-b')).toEqual([GiveBackCode.NOT_WARMED]);
   });
 });

@@ -92,7 +92,7 @@ describe('duplicate delivery', () => {
     // Rewind the group: every entry is delivered again.
     await t.redis.xgroup('SETID', keys.events, CONSUMER_GROUP, '0');
     await waitFor(
-      async () => (await t.origin.ctx.stock.groupInfo({ activityId, skuId }))?.lag,
+      async () => (await t.origin.ctx.stock.groupInfo({ activityId, skuId, buckets: 1 }))?.lag,
       (lag) => lag === 0,
     );
     await waitFor(
@@ -118,8 +118,8 @@ async function queuedSale(N: number, userBase: number) {
   await Promise.all(
     Array.from({ length: N }, (_, i) =>
       scripts.reserve(
-        [keys.stock, keys.holders, keys.events, keys.config],
-        [String(userBase + i), 1, `${activityId}-${String(i).padStart(32, '0')}`, `q${i}`, '', Date.now()],
+        [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing],
+        [String(userBase + i), 1, `${activityId}-${String(i).padStart(32, '0')}`, `q${i}`, '', Date.now(), 0],
       ),
     ),
   );

@@ -8,12 +8,12 @@ import { uniqueId } from '../helpers/ids.js';
 let store: StockStore;
 const sales: Sale[] = [];
 const newSale = (): Sale => {
-  const sale = { activityId: uniqueId(), skuId: uniqueId() };
+  const sale = { activityId: uniqueId(), skuId: uniqueId(), buckets: 1 };
   sales.push(sale);
   return sale;
 };
-const options = (redisUrl: string) => ({
-  redisUrl,
+const options = (url: string) => ({
+  redis: { url },
   requestTimeoutMs: 1_000,
   opsTimeoutMs: 5_000,
   breaker: { failureThreshold: 2, openMs: 60_000 },
@@ -76,7 +76,7 @@ it('release, refill and requeue decode their outcomes; the Stream reads see the 
   expect(await store.requeue(sale, event)).toEqual({ kind: 'already' });
   expect(await store.refill(sale, { reservationId: 'r-t', quantity: 1 })).toEqual({ kind: 'refilled', stock: 2 });
   expect(await store.refill(sale, { reservationId: 'r-t', quantity: 1 })).toEqual({ kind: 'already', stock: 2 });
-  expect(await store.groupInfo(sale)).toEqual({ pending: 0, lag: 2, lastDeliveredId: '0-0' });
+  expect(await store.groupInfo(sale)).toEqual({ pending: 0, lag: 2 });
 });
 
 it('a store does not start without Redis: the origin refuses to come up rather than sell blind', async () => {

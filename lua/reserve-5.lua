@@ -1,11 +1,16 @@
 --[[
   Reserve: the one atomic decision of a flash sale — check, pre-deduct, record the pending event.
+  With stock buckets (DESIGN §10) it runs on the user's home bucket, where the user's holder record
+  lives; when that bucket cannot serve and borrowing is allowed, it marks the user pending instead
+  (holder = "~" .. reservationId, borrowing[reservationId] = "p|now|userId|quantity") and the origin
+  takes the units from another bucket (take-3), then confirms (confirm-3) or gives up (abandon-2).
 
   Input:
     KEYS[1] stock key    sk:{A:S}:stock    remaining units; its existence means "warmed"
     KEYS[2] holders key  sk:{A:S}:holders  hash userId -> reservationId (per-user limit + replay)
     KEYS[3] events key   sk:{A:S}:events   Stream of reservation events, settled by consumers
     KEYS[4] config key   sk:{A:S}:cfg      hash: state (open|paused|stopped), maxPerUser
+    KEYS[5] borrowing    sk:{A:S}:borrowing hash reservationId -> state of a borrow for a user of this bucket
 
     ARGV[1] userId
     ARGV[2] quantity (integer >= 1)
@@ -13,6 +18,7 @@
     ARGV[4] requestId
     ARGV[5] traceId
     ARGV[6] now (ms since epoch)
+    ARGV[7] 1 = other buckets exist (borrow when this one cannot serve), 0 = single bucket
 
   Output:
      1, reservationId, remaining   OK: granted; stock decremented, holder set, event appended
@@ -22,9 +28,11 @@
     -3                             ENDED: the sale was stopped for good
     -4                             SOLD_OUT: no unit left at all
     -6                             INSUFFICIENT_STOCK: some units left, fewer than asked for (not sold out)
+     3, reservationId, remaining   BORROW: this bucket cannot serve; the user is marked pending (ARGV[7] = 1 only)
+     4, reservationId              PENDING: a borrow for this user is in flight (its reservation id)
     -5                             LIMIT_EXCEEDED: quantity above the activity's maxPerUser
 
-  Side effects (OK only): DECRBY stock, HSET holders, XADD events.
+  Side effects: OK: DECRBY stock, HSET holders, XADD events. BORROW: HSET holders (pending), HSET borrowing.
 ]]
 --- @include "includes/reservation-event"
 
@@ -33,6 +41,7 @@ local stockKey = KEYS[1]
 local holdersKey = KEYS[2]
 local eventsKey = KEYS[3]
 local configKey = KEYS[4]
+local borrowingKey = KEYS[5]
 
 local userId = ARGV[1]
 local quantity = tonumber(ARGV[2])
@@ -52,6 +61,9 @@ end
 
 local held = rcall('HGET', holdersKey, userId)
 if held then
+  if string.sub(held, 1, 1) == '~' then
+    return { 4, string.sub(held, 2) }
+  end
   return { 2, held }
 end
 
@@ -59,6 +71,11 @@ if quantity > tonumber(config[2] or '1') then
   return { -5 }
 end
 
+if tonumber(stock) < quantity and ARGV[7] == '1' then
+  rcall('HSET', holdersKey, userId, '~' .. ARGV[3])
+  rcall('HSET', borrowingKey, ARGV[3], 'p|' .. ARGV[6] .. '|' .. userId .. '|' .. quantity)
+  return { 3, ARGV[3], tonumber(stock) }
+end
 if tonumber(stock) <= 0 then
   return { -4 }
 end

@@ -11,6 +11,8 @@
     KEYS[4] config key    sk:{A:S}:cfg
     KEYS[5] released key  sk:{A:S}:released
     KEYS[6] refilled key  sk:{A:S}:refilled
+    KEYS[7] borrowing key sk:{A:S}:borrowing  (stock buckets) borrows of this bucket's users
+    KEYS[8] lent key      sk:{A:S}:lent       (stock buckets) units this bucket lent
 
     ARGV[1] stock to set
     ARGV[2] state (open|paused|stopped)
@@ -25,7 +27,10 @@
     -1                   WARM: the stock key exists — nothing to recover, nothing changed
     -2                   NO_STREAM: the Stream or its consumer group is gone — nothing changed
 
-  Side effects (RECOVERED only): DEL + HSET holders, released, refilled; SET stock; HSET config.
+  Side effects (RECOVERED only): DEL + HSET holders, released, refilled; SET stock; HSET config;
+  DEL borrowing and lent — units in transit are unsettled units MySQL still has, so the proven stock
+  already counts them; a left-over lent entry would be given back a second time.
+
 ]]
 local rcall = redis.call
 local stockKey = KEYS[1]
@@ -34,6 +39,8 @@ local eventsKey = KEYS[3]
 local configKey = KEYS[4]
 local releasedKey = KEYS[5]
 local refilledKey = KEYS[6]
+local borrowingKey = KEYS[7]
+local lentKey = KEYS[8]
 
 if rcall('EXISTS', stockKey) == 1 then
   return { -1 }
@@ -65,6 +72,7 @@ end
 local at = loadPairs(holdersKey, 5)
 at = loadPairs(releasedKey, at)
 loadPairs(refilledKey, at)
+rcall('DEL', borrowingKey, lentKey)
 rcall('SET', stockKey, ARGV[1])
 rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3])
 return { 1, tonumber(ARGV[1]), rcall('HLEN', holdersKey) }

@@ -1,0 +1,274 @@
+/**
+ * Cluster benchmark (issue 9, DESIGN §10), in one run on fresh servers of its own:
+ *   1. Redis level, pipelined: decisions/s of lua/reserve-5.lua on one key of one standalone Redis,
+ *      on one key of a 3-master cluster, and on 8 buckets over the 3 masters (each user on its home
+ *      bucket). Every decision is a new user granted a unit (DECRBY + HSET + XADD), never a refusal.
+ *   2. Origin level: `POST /internal/reserve` (autocannon, signed, a new user each) of an HTTP origin
+ *      on the standalone Redis with stockBuckets 1 vs one on the cluster with stockBuckets 8.
+ *      Goal: cluster / single >= 0.8.
+ *
+ *   npx tsx bench/cluster.ts [--decisions 100000] [--connections 50] [--seconds 10]
+ */
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Cluster, Redis } from 'ioredis';
+import { homeBucket, splitStock } from '../origin/redis/buckets.js';
+import type { RedisClient } from '../origin/redis/client.js';
+import { activityKeys } from '../origin/redis/keys.js';
+import { defineScripts, readScripts } from '../origin/redis/scripts.js';
+import { startLocalCluster } from '../test/helpers/redis-cluster.js';
+import {
+  adminCall,
+  BENCH_SECRETS,
+  benchDatabase,
+  edgeHeadersSync,
+  freePort,
+  spawnTs,
+  stopChild,
+  waitForHttp,
+} from './lib/stack.js';
+
+const { values } = parseArgs({
+  options: {
+    decisions: { type: 'string', default: '100000' },
+    connections: { type: 'string', default: '50' },
+    seconds: { type: 'string', default: '10' },
+  },
+});
+const DECISIONS = Number(values.decisions);
+const connections = Number(values.connections);
+const duration = Number(values.seconds);
+/** EVALSHA calls per explicit pipeline (one slot each). */
+const PIPELINE = 500;
+
+async function standaloneRedis(): Promise<{ url: string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(os.tmpdir(), 'seckill-bench-redis-'));
+  let port = 0;
+  let server: ChildProcess | null = null;
+  for (;;) {
+    port = randomInt(20_000, 45_000);
+    server = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      {
+        stdio: 'ignore',
+      },
+    );
+    const probe = new Redis(port, '127.0.0.1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => null,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const ok = await probe
+      .connect()
+      .then(() => probe.ping())
+      .then(
+        () => true,
+        () => false,
+      );
+    probe.disconnect();
+    if (ok && server.exitCode === null) break;
+    server.kill();
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      server!.kill('SIGTERM');
+      await new Promise((r) => server!.once('exit', r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Decisions/s of the reserve script for DECISIONS new users, each on their home bucket: EVALSHA in
+ * explicit pipelines of PIPELINE calls per bucket (a cluster pipeline must stay on one slot), all
+ * buckets' pipelines in flight together.
+ */
+async function scriptRate(client: RedisClient, buckets: number): Promise<number> {
+  const scripts = defineScripts(client, readScripts());
+  const reserve = readScripts().get('reserve')!;
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  await Promise.all(nodes.map((node) => node.script('LOAD', reserve.source)));
+  const activityId = String(randomInt(1, 2 ** 40));
+  const shares = splitStock(DECISIONS * 2, buckets);
+  const keys = Array.from({ length: buckets }, (_, b) => activityKeys(activityId, activityId, b, buckets));
+  for (const [b, k] of keys.entries())
+    await scripts.warmup([k.stock, k.holders, k.events, k.config], [shares[b]!, 'open', 1, 'settle']);
+  // Users grouped by home bucket beforehand: the timed part is Redis work, not hashing.
+  const base = randomInt(1, 2 ** 40);
+  const byBucket: string[][] = keys.map(() => []);
+  for (let j = 0; j < DECISIONS; j++) byBucket[homeBucket(String(base + j), buckets)]!.push(String(base + j));
+  const started = performance.now();
+  let granted = 0;
+  await Promise.all(
+    byBucket.map(async (users, b) => {
+      const k = keys[b]!;
+      for (let i = 0; i < users.length; i += PIPELINE) {
+        const pipeline = client.pipeline();
+        for (const userId of users.slice(i, i + PIPELINE))
+          pipeline.evalsha(
+            reserve.sha,
+            5,
+            k.stock,
+            k.holders,
+            k.events,
+            k.config,
+            k.borrowing,
+            userId,
+            1,
+            `${activityId}-${userId.padStart(32, '0')}`,
+            `r${userId}`,
+            '',
+            Date.now(),
+            buckets > 1 ? 1 : 0,
+          );
+        for (const [err, reply] of (await pipeline.exec()) ?? [])
+          if (!err && Number((reply as number[])[0]) === 1) granted++;
+      }
+    }),
+  );
+  const rate = DECISIONS / ((performance.now() - started) / 1000);
+  if (granted !== DECISIONS) throw new Error(`${DECISIONS - granted} decisions were not grants`);
+  for (const k of keys) await Promise.all(Object.values(k).map((key) => client.del(key)));
+  return rate;
+}
+
+async function originRate(env: Record<string, string>, mysqlUrl: string, stockBuckets: number) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const origin = spawnTs('origin/main.ts', {
+    ...BENCH_SECRETS,
+    ...env,
+    PORT: String(port),
+    MYSQL_URL: mysqlUrl,
+    ORIGIN_ROLE: 'http',
+    LOG_LEVEL: 'warn',
+  });
+  try {
+    await waitForHttp(`${url}/healthz`, 60_000);
+    const activityId = String(randomInt(1, 2 ** 40));
+    const now = Date.now();
+    await adminCall(url, 'POST', '/admin/activities', {
+      activityId,
+      skuId: activityId,
+      title: 'bench',
+      stock: 10_000_000,
+      stockBuckets,
+      startsAt: new Date(now - 1000).toISOString(),
+      endsAt: new Date(now + 3_600_000).toISOString(),
+    });
+    await adminCall(url, 'POST', `/admin/activities/${activityId}/warmup`);
+    let user = randomInt(1, 2 ** 40);
+    const path = '/internal/reserve';
+    const result = await autocannon({
+      url,
+      connections,
+      duration,
+      requests: [
+        {
+          method: 'POST',
+          path,
+          setupRequest: (req: any) => {
+            const body = JSON.stringify({ activityId, userId: String(++user), quantity: 1, requestId: `b${user}` });
+            return {
+              ...req,
+              body,
+              headers: {
+                'content-type': 'application/json',
+                ...edgeHeadersSync(BENCH_SECRETS.EDGE_ORIGIN_SECRET, 'POST', path, body),
+              },
+            };
+          },
+        },
+      ],
+    });
+    // Only granted reservations count: a 503 (command timeout, load shed) is not a decision.
+    return {
+      rps: Math.round(result['2xx'] / duration),
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      non2xx: result.non2xx,
+    };
+  } finally {
+    await stopChild(origin);
+  }
+}
+
+export async function benchCluster() {
+  const single = await standaloneRedis();
+  const cluster = await startLocalCluster(3);
+  const database = await benchDatabase();
+  const clusterClient = new Cluster(
+    cluster.ports.map((port) => ({ host: '127.0.0.1', port })),
+    {
+      enableAutoPipelining: true,
+    },
+  );
+  const singleClient = new Redis(single.url, { enableAutoPipelining: true });
+  try {
+    const oneKeyOneNode = await scriptRate(singleClient, 1);
+    const oneKeyCluster = await scriptRate(clusterClient, 1);
+    const eightBuckets = await scriptRate(clusterClient, 8);
+    console.log(
+      `\nreserve script, pipelined (${DECISIONS} decisions each, pipelines of ${PIPELINE} EVALSHA per bucket)`,
+    );
+    console.table({
+      'one key, standalone Redis': { 'decisions/s': Math.round(oneKeyOneNode) },
+      'one key, 3-master cluster (one master busy)': { 'decisions/s': Math.round(oneKeyCluster) },
+      '8 buckets over 3 masters': { 'decisions/s': Math.round(eightBuckets) },
+    });
+    console.log(`8 buckets / one key one node = ${(eightBuckets / oneKeyOneNode).toFixed(2)}`);
+
+    // Two alternating rounds: the machine is shared, so a single pair can be skewed by a neighbour.
+    type Figures = Awaited<ReturnType<typeof originRate>>;
+    const rounds: { onSingle: Figures; onCluster: Figures }[] = [];
+    for (let round = 0; round < 2; round++) {
+      const onSingle = await originRate({ REDIS_URL: single.url }, database.url, 1);
+      const onCluster = await originRate({ REDIS_CLUSTER_NODES: cluster.nodes }, database.url, 8);
+      rounds.push({ onSingle, onCluster });
+    }
+    console.log(
+      `\norigin POST /internal/reserve (${connections} connections, ${duration} s each, autocannon, 2 rounds)`,
+    );
+    console.table(
+      Object.fromEntries(
+        rounds.flatMap((r, i) => [
+          [`round ${i + 1}: single Redis, stockBuckets 1`, r.onSingle],
+          [`round ${i + 1}: 3-master cluster, stockBuckets 8`, r.onCluster],
+        ]),
+      ),
+    );
+    const best = (pick: (r: (typeof rounds)[number]) => Figures) => Math.max(...rounds.map((r) => pick(r).rps));
+    const ratio = best((r) => r.onCluster) / best((r) => r.onSingle);
+    console.log(`ratio cluster/single (best of each) = ${ratio.toFixed(2)} (goal >= 0.8)`);
+    console.log(
+      `all of it — load generator, origin, ${cluster.ports.length + 1} redis-servers, MariaDB — shares ${os.cpus().length} cores: ` +
+        'the cluster cannot add CPU here, so these figures show what the cluster path costs, not what it adds. ' +
+        `Load average during the run: ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' / ')}.`,
+    );
+    return { oneKeyOneNode, oneKeyCluster, eightBuckets, rounds, ratio };
+  } finally {
+    singleClient.disconnect();
+    clusterClient.disconnect();
+    await database.drop([]);
+    await cluster.stop();
+    await single.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  benchCluster().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
