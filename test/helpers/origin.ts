@@ -71,6 +71,9 @@ export function testConfig(dbUrl: string, env: Record<string, string> = {}): Ori
     SETTLE_CLAIM_IDLE_MS: '500',
     SETTLE_BLOCK_MS: '100',
     SETTLE_DISCOVERY_MS: '100',
+    // The production default (100 ms) is about a Redis on a quiet network; on a busy 2-core test
+    // machine a stalled event loop would turn a healthy Redis into 503s. Outage tests set their own.
+    REDIS_COMMAND_TIMEOUT_MS: '1000',
     ...TEST_SECRETS,
     ...env,
   });
