@@ -1,12 +1,19 @@
 /**
- * Settlement benchmark: time to settle 20,000 queued reservations (one consumer process,
- * SETTLE_WORKERS consumers in it), orders/s, against a baseline measured in the same run: the same
- * number of MySQL connections doing bare autocommit hot-row `UPDATE ... WHERE available >= 1`
- * (the one statement of the settle transaction that cannot run in parallel).
+ * Settlement benchmark: time to settle N queued reservations (one consumer process, SETTLE_WORKERS
+ * consumers in it), orders/s, against two baselines measured in the same run with the same number
+ * of MySQL connections:
+ *   - the seeds' per-message transaction: one reservation per transaction (SELECT the order, INSERT
+ *     order, conditional stock UPDATE, INSERT stock log, COMMIT) — what settlement replaces;
+ *   - a bare autocommit hot-row `UPDATE ... WHERE available >= 1` (the one statement of the
+ *     settle transaction that cannot run in parallel).
+ * Settlement runs twice: order events off, then on (ORDER_EVENTS_URL pointing at a local receiver
+ * answering 204, so the order-event worker delivers alongside), to show what events cost.
  *
- *   npx tsx bench/settle.ts [--reservations 20000] [--workers 4]
+ *   npx tsx bench/settle.ts [--reservations 20000] [--workers 4] [--baseline-reservations 5000]
  */
 import { randomInt } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
@@ -15,39 +22,109 @@ import { defineScripts } from '../origin/redis/scripts.js';
 import { adminCall, BENCH_SECRETS, benchDatabase, freePort, spawnTs, stopChild, waitForHttp } from './lib/stack.js';
 
 const { values } = parseArgs({
-  options: { reservations: { type: 'string', default: '20000' }, workers: { type: 'string', default: '4' } },
+  options: {
+    reservations: { type: 'string', default: '20000' },
+    workers: { type: 'string', default: '4' },
+    'baseline-reservations': { type: 'string', default: '5000' },
+  },
 });
 const N = Number(values.reservations);
 const workers = Number(values.workers);
+const baselineN = Number(values['baseline-reservations']);
 
-async function baselineUpdates(
-  pool: mysql.Pool,
-  activityId: string,
-  skuId: string,
-  total: number,
-  concurrency: number,
-) {
-  await pool.query('INSERT INTO seckill_stock (activity_id, sku_id, initial_stock, available) VALUES (?, ?, ?, ?)', [
-    activityId,
-    skuId,
-    total,
-    total,
-  ]);
-  let left = total;
+const newId = () => String(randomInt(1, 2 ** 40));
+
+/** `concurrency` connections each running `step` until `total` steps are done; steps/s. */
+async function timed(total: number, concurrency: number, step: (i: number) => Promise<void>) {
+  let next = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (left-- > 0) {
-        await pool.execute(
-          'UPDATE seckill_stock SET available = available - 1 WHERE activity_id = ? AND sku_id = ? AND available >= 1',
-          [activityId, skuId],
-        );
-      }
+      while (next < total) await step(next++);
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  await pool.query('DELETE FROM seckill_stock WHERE activity_id = ?', [activityId]);
   return { seconds, perSecond: total / seconds };
+}
+
+async function stockRow(pool: mysql.Pool, activityId: string, units: number) {
+  await pool.query('INSERT INTO seckill_stock (activity_id, sku_id, initial_stock, available) VALUES (?, 1, ?, ?)', [
+    activityId,
+    units,
+    units,
+  ]);
+}
+
+async function bareUpdates(pool: mysql.Pool, total: number) {
+  const activityId = newId();
+  await stockRow(pool, activityId, total);
+  return timed(total, workers, async () => {
+    await pool.execute(
+      'UPDATE seckill_stock SET available = available - 1 WHERE activity_id = ? AND sku_id = 1 AND available >= 1',
+      [activityId],
+    );
+  });
+}
+
+/** The seeds' settlement: one transaction per reservation, as DESIGN §6 writes it per message. */
+async function perMessageTransactions(pool: mysql.Pool, total: number) {
+  const activityId = newId();
+  await stockRow(pool, activityId, total);
+  const userBase = randomInt(1, 2 ** 40);
+  return timed(total, workers, async (i) => {
+    const reservationId = `${activityId}-${i.toString(16).padStart(32, '0')}`;
+    const tx = await pool.getConnection();
+    try {
+      await tx.beginTransaction();
+      const [found] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [
+        reservationId,
+      ])) as any;
+      if (found.length === 0) {
+        await tx.execute(
+          `INSERT INTO seckill_order (order_no, reservation_id, request_id, activity_id, sku_id, user_id, quantity, status, expire_at)
+           VALUES (?, ?, ?, ?, 1, ?, 1, 0, NOW(3) + INTERVAL 900 SECOND)`,
+          [
+            `P${activityId}${i}`.slice(0, 32),
+            reservationId,
+            `${activityId}:${userBase + i}:p${i}`,
+            activityId,
+            userBase + i,
+          ],
+        );
+        const [update] = (await tx.execute(
+          'UPDATE seckill_stock SET available = available - 1 WHERE activity_id = ? AND sku_id = 1 AND available >= 1',
+          [activityId],
+        )) as any;
+        if (update.affectedRows !== 1) throw new Error('per-message baseline ran out of stock');
+        await tx.execute(
+          "INSERT INTO seckill_stock_log (activity_id, sku_id, biz_id, change_type, quantity) VALUES (?, 1, ?, 'DEDUCT', 1)",
+          [activityId, reservationId],
+        );
+      }
+      await tx.commit();
+    } catch (err) {
+      await tx.rollback();
+      throw err;
+    } finally {
+      tx.release();
+    }
+  });
+}
+
+/** A local receiver of order events: counts them and answers 204. */
+async function eventReceiver() {
+  let received = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}/events`, received: () => received, close: () => server.close() };
 }
 
 export async function benchSettle() {
@@ -57,16 +134,16 @@ export async function benchSettle() {
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: workers + 2 });
   const redis = new Redis(redisUrl);
+  const receiver = await eventReceiver();
   const port = await freePort();
   const originUrl = `http://127.0.0.1:${port}`;
   const env = { ...BENCH_SECRETS, MYSQL_URL: mysqlUrl, REDIS_URL: redisUrl, LOG_LEVEL: 'warn' };
   const http = spawnTs('origin/main.ts', { ...env, PORT: String(port), ORIGIN_ROLE: 'http' });
-  let consumers: ReturnType<typeof spawnTs> | null = null;
-  try {
-    await waitForHttp(`${originUrl}/healthz`);
-    const baseline = await baselineUpdates(pool, String(randomInt(1, 2 ** 40)), '1', N, workers);
+  const scripts = defineScripts(redis);
 
-    const activityId = String(randomInt(1, 2 ** 40));
+  /** A warmed sale with N reservations queued exactly as the reserve path does (the Lua script). */
+  async function queuedSale() {
+    const activityId = newId();
     const skuId = '1';
     const now = Date.now();
     await adminCall(originUrl, 'POST', '/admin/activities', {
@@ -79,9 +156,7 @@ export async function benchSettle() {
     });
     await adminCall(originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
     activities.push([activityId, skuId]);
-    // Queue N reservations exactly as the reserve path does (the Lua script), pipelined.
     const keys = activityKeys(activityId, skuId);
-    const scripts = defineScripts(redis);
     const base = randomInt(1, 2 ** 40);
     for (let i = 0; i < N; i += 1000) {
       await Promise.all(
@@ -101,46 +176,81 @@ export async function benchSettle() {
         ),
       );
     }
+    return activityId;
+  }
+
+  /** Starts a consumer process and waits until all N orders of the sale are in MySQL. */
+  async function settle(activityId: string, extraEnv: Record<string, string>) {
     const started = performance.now();
-    consumers = spawnTs('origin/main.ts', {
+    const consumers = spawnTs('origin/main.ts', {
       ...env,
+      ...extraEnv,
       ORIGIN_ROLE: 'consumers',
       SETTLE_WORKERS: String(workers),
       SETTLE_DISCOVERY_MS: '50',
     });
-    let firstOrderAt = 0;
-    for (;;) {
-      const [[row]] = (await pool.query('SELECT COUNT(*) AS n FROM seckill_order WHERE activity_id = ?', [
-        activityId,
-      ])) as any;
-      if (!firstOrderAt && Number(row.n) > 0) firstOrderAt = performance.now();
-      if (Number(row.n) >= N) break;
-      await new Promise((r) => setTimeout(r, 20));
+    try {
+      let firstOrderAt = 0;
+      for (;;) {
+        const [[row]] = (await pool.query('SELECT COUNT(*) AS n FROM seckill_order WHERE activity_id = ?', [
+          activityId,
+        ])) as any;
+        if (!firstOrderAt && Number(row.n) > 0) firstOrderAt = performance.now();
+        if (Number(row.n) >= N) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const end = performance.now();
+      return {
+        fromStart: (end - started) / 1000,
+        seconds: (end - firstOrderAt) / 1000,
+        perSecond: N / ((end - firstOrderAt) / 1000),
+      };
+    } finally {
+      await stopChild(consumers);
     }
-    const end = performance.now();
-    const seconds = (end - started) / 1000;
-    const perSecond = N / seconds;
-    const steady = N / ((end - firstOrderAt) / 1000);
-    console.log(`\nsettlement benchmark (${N} queued reservations, one consumer process with ${workers} consumers)`);
-    console.table({
-      'bare hot-row UPDATE autocommit (baseline)': {
-        seconds: +baseline.seconds.toFixed(2),
-        perSecond: Math.round(baseline.perSecond),
-      },
-      'settle, from process start': { seconds: +seconds.toFixed(2), perSecond: Math.round(perSecond) },
-      'settle, from the first order': {
-        seconds: +((end - firstOrderAt) / 1000).toFixed(2),
-        perSecond: Math.round(steady),
-      },
+  }
+
+  try {
+    await waitForHttp(`${originUrl}/healthz`);
+    const bare = await bareUpdates(pool, baselineN);
+    const perMessage = await perMessageTransactions(pool, baselineN);
+    const off = await settle(await queuedSale(), {});
+    const on = await settle(await queuedSale(), {
+      ORDER_EVENTS_URL: receiver.url,
+      ORDER_EVENTS_SECRET: 'bench-order-events-secret-0123',
     });
+    const [[outbox]] = (await pool.query('SELECT COUNT(*) AS n FROM order_event_outbox')) as any;
+    if (Number(outbox.n) !== N) throw new Error(`expected ${N} order.created events, found ${outbox.n}`);
+
     console.log(
-      `ratio settle/bare-update = ${(steady / baseline.perSecond).toFixed(2)} (settle: order + conditional stock update + log per reservation, one transaction per batch, then XACK)`,
+      `\nsettlement benchmark (${N} queued reservations, one consumer process with ${workers} consumers; baselines: ${baselineN} reservations on ${workers} connections)`,
     );
-    await adminCall(originUrl, 'PATCH', `/admin/activities/${activityId}`, { state: 'stopped' });
-    return { seconds, perSecond, baseline };
+    const row = (r: { seconds: number; perSecond: number }) => ({
+      seconds: +r.seconds.toFixed(2),
+      perSecond: Math.round(r.perSecond),
+    });
+    console.table({
+      'bare hot-row UPDATE autocommit': row(bare),
+      "seeds' per-message transaction": row(perMessage),
+      'settle, events off (from the first order)': row(off),
+      'settle, events on (from the first order)': row(on),
+    });
+    console.log(`settle events off, from process start: ${off.fromStart.toFixed(2)} s`);
+    console.log(
+      `ratio settle/per-message = ${(off.perSecond / perMessage.perSecond).toFixed(1)}×, settle/bare-update = ${(off.perSecond / bare.perSecond).toFixed(1)}×, ` +
+        `events cost ${((1 - on.perSecond / off.perSecond) * 100).toFixed(0)} % (${receiver.received()} events delivered by the end)`,
+    );
+    for (const [activityId] of activities)
+      await adminCall(originUrl, 'PATCH', `/admin/activities/${activityId}`, { state: 'stopped' });
+    return {
+      ordersPerSec: off.perSecond,
+      ordersPerSecWithEvents: on.perSecond,
+      perMessagePerSec: perMessage.perSecond,
+      bareUpdatePerSec: bare.perSecond,
+    };
   } finally {
-    if (consumers) await stopChild(consumers);
     await stopChild(http);
+    receiver.close();
     await pool.end();
     await redis.quit();
     await database.drop(activities);

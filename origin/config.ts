@@ -11,7 +11,13 @@ export const DEV_SECRETS = {
 } as const;
 
 /** Every secret setting: in production each set one must be at least this long. */
-const SECRET_NAMES = ['ADMIN_TOKEN', 'EDGE_ORIGIN_SECRET', 'PAYMENT_WEBHOOK_SECRET', 'METRICS_TOKEN'] as const;
+const SECRET_NAMES = [
+  'ADMIN_TOKEN',
+  'EDGE_ORIGIN_SECRET',
+  'PAYMENT_WEBHOOK_SECRET',
+  'METRICS_TOKEN',
+  'ORDER_EVENTS_SECRET',
+] as const;
 export const MIN_PRODUCTION_SECRET_LENGTH = 32;
 
 /** Loopback addresses: a listener there is reachable from this machine only. */
@@ -113,6 +119,25 @@ const envSchema = z.object({
   OUTBOX_BATCH_SIZE: int(200, 1),
   /** A claimed outbox row not marked done within this long is claimed again (its worker died). */
   OUTBOX_CLAIM_LEASE_MS: int(10_000, 100),
+  /** Downstream order events (DESIGN §10) are POSTed here; unset = no events are written at all. */
+  ORDER_EVENTS_URL: z.url().optional(),
+  /** HMAC-SHA256 key of `x-event-signature`; required when ORDER_EVENTS_URL is set. */
+  ORDER_EVENTS_SECRET: z.string().min(16).optional(),
+  /** Delivery tries of one event before it is parked (admin lists and retries parked events). */
+  ORDER_EVENTS_MAX_ATTEMPTS: int(10, 1),
+  /** Backoff after the first failed try; doubles per try (with jitter) up to ORDER_EVENTS_BACKOFF_MAX_MS. */
+  ORDER_EVENTS_BACKOFF_MS: int(1_000, 1),
+  ORDER_EVENTS_BACKOFF_MAX_MS: int(300_000, 1),
+  /** One POST to ORDER_EVENTS_URL gives up after this long (a failed try). */
+  ORDER_EVENTS_TIMEOUT_MS: int(5_000, 10),
+  /** A claimed event not marked within this long is claimed again (its worker died); > the timeout. */
+  ORDER_EVENTS_LEASE_MS: int(30_000, 100),
+  /** How often the order-event worker looks for due events (at once again after a full batch). */
+  ORDER_EVENTS_POLL_MS: int(500, 10),
+  /** Events claimed per round. */
+  ORDER_EVENTS_BATCH_SIZE: int(100, 1),
+  /** POSTs in flight at once per worker. */
+  ORDER_EVENTS_CONCURRENCY: int(8, 1),
   /** How often every warmed activity is reconciled (alert metric + log line on mismatch). */
   RECONCILE_INTERVAL_MS: int(60_000, 100),
   /** A mismatch found by the periodic reconciliation is re-checked this many times in all ... */
@@ -155,6 +180,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (c[name as keyof typeof DEV_SECRETS] === value && !devDefaultsAllowed)
       fail(name, `is the public dev default; set a real secret ${where}`);
   }
+  if (c.ORDER_EVENTS_URL && !c.ORDER_EVENTS_SECRET)
+    fail('ORDER_EVENTS_SECRET', 'required when ORDER_EVENTS_URL is set');
+  if (c.ORDER_EVENTS_TIMEOUT_MS >= c.ORDER_EVENTS_LEASE_MS)
+    fail('ORDER_EVENTS_LEASE_MS', 'must exceed ORDER_EVENTS_TIMEOUT_MS (a live delivery must not be claimed twice)');
   if (production)
     for (const name of SECRET_NAMES) {
       const value = c[name];

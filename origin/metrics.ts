@@ -87,6 +87,33 @@ export function createMetrics() {
       labelNames: ['transition'],
       registers: [registry],
     }),
+    orderEventsDelivered: new client.Counter({
+      name: 'seckill_order_events_delivered_total',
+      help: 'Order events delivered to ORDER_EVENTS_URL (2xx) by this process',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+    orderEventsParked: new client.Counter({
+      name: 'seckill_order_events_parked_total',
+      help: 'Order events parked by this process after ORDER_EVENTS_MAX_ATTEMPTS failed tries',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+    orderEventsBacklog: new client.Gauge({
+      name: 'seckill_order_events_backlog',
+      help: 'Order events not yet delivered (pending, in flight or backing off), read from MySQL at scrape',
+      registers: [registry],
+    }),
+    orderEventsOldestAge: new client.Gauge({
+      name: 'seckill_order_events_oldest_age_seconds',
+      help: 'Age of the oldest undelivered pending order event (0 when none), read from MySQL at scrape',
+      registers: [registry],
+    }),
+    orderEventsParkedNow: new client.Gauge({
+      name: 'seckill_order_events_parked',
+      help: 'Order events parked now, waiting for an operator (admin retry), read from MySQL at scrape',
+      registers: [registry],
+    }),
     reconciliationMismatches: new client.Gauge({
       name: 'seckill_reconciliation_mismatches',
       help: 'Failing reconciliation checks at the last run, per activity',

@@ -9,6 +9,7 @@ import { createOriginContext, type OriginContext } from './context.js';
 import { LiveListJob, createLiveListPush } from './edge-push.js';
 import { createApp, createOpsApp } from './http/app.js';
 import type { Logger } from './logger.js';
+import { orderEventWorkerFor, type OrderEventWorker } from './lifecycle/order-event-worker.js';
 import { OutboxWorker } from './lifecycle/outbox-worker.js';
 import { ReconcileJob } from './lifecycle/reconcile-job.js';
 import { TimeoutJob } from './lifecycle/timeout-job.js';
@@ -22,7 +23,13 @@ export interface RunningOrigin {
   metricsUrl: string | null;
   settlement: Settlement | null;
   /** Timeout job, outbox worker and reconciliation: they run wherever settlement runs. */
-  lifecycle: { timeouts: TimeoutJob; outbox: OutboxWorker; reconciliation: ReconcileJob } | null;
+  lifecycle: {
+    timeouts: TimeoutJob;
+    outbox: OutboxWorker;
+    reconciliation: ReconcileJob;
+    /** Null when ORDER_EVENTS_URL is unset. */
+    orderEvents: OrderEventWorker | null;
+  } | null;
   stop(): Promise<void>;
 }
 
@@ -59,13 +66,19 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   await settlement?.start();
   const lifecycle =
     config.ORIGIN_ROLE !== 'http'
-      ? { timeouts: new TimeoutJob(ctx), outbox: new OutboxWorker(ctx), reconciliation: new ReconcileJob(ctx) }
+      ? {
+          timeouts: new TimeoutJob(ctx),
+          outbox: new OutboxWorker(ctx),
+          reconciliation: new ReconcileJob(ctx),
+          orderEvents: orderEventWorkerFor(ctx),
+        }
       : null;
   if (lifecycle) {
     lifecycle.timeouts.onTimedOut = () => lifecycle.outbox.wake();
     lifecycle.timeouts.start();
     lifecycle.outbox.start();
     lifecycle.reconciliation.start();
+    lifecycle.orderEvents?.start();
   }
   // The HTTP role tells the edge which activities exist (DESIGN §10); nothing to tell without an edge.
   const liveList =
@@ -107,7 +120,12 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
         await liveList?.stop();
         await settlement?.stop();
         if (lifecycle)
-          await Promise.all([lifecycle.timeouts.stop(), lifecycle.outbox.stop(), lifecycle.reconciliation.stop()]);
+          await Promise.all([
+            lifecycle.timeouts.stop(),
+            lifecycle.outbox.stop(),
+            lifecycle.reconciliation.stop(),
+            lifecycle.orderEvents?.stop(),
+          ]);
         await ctx.close();
       })();
       return stopped;

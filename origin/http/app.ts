@@ -8,6 +8,7 @@ import { internalRoutes } from './internal-routes.js';
 import { lifecycleAdminRoutes } from './lifecycle-routes.js';
 import { bodySizeLimit, rawBody, traceContext } from './middleware.js';
 import { opsRoutes } from './ops-routes.js';
+import { orderEventRoutes } from './order-event-routes.js';
 import { paymentRoutes } from './payment-routes.js';
 import type { OriginEnv } from './types.js';
 
@@ -28,6 +29,7 @@ export function createApp(ctx: OriginContext) {
   app.route('/internal', internalRoutes(ctx));
   app.route('/admin', adminRoutes(ctx));
   app.route('/admin', lifecycleAdminRoutes(ctx));
+  app.route('/admin', orderEventRoutes(ctx));
   app.route('/payments', paymentRoutes(ctx));
   if (ctx.config.METRICS_PORT === undefined) app.route('/', opsRoutes(ctx));
   return app;

@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import type { OriginContext } from '../context.js';
 import { collectStreamGauges } from '../settlement/stream-stats.js';
 import { bearerToken } from './middleware.js';
+import { collectOrderEventGauges } from './order-event-routes.js';
 import type { OriginEnv } from './types.js';
 
 export function opsRoutes(ctx: OriginContext) {
@@ -29,6 +30,7 @@ export function opsRoutes(ctx: OriginContext) {
 
   app.get('/metrics', async (c) => {
     await collectStreamGauges(ctx).catch(() => undefined);
+    await collectOrderEventGauges(ctx).catch(() => undefined);
     return c.text(await ctx.metrics.registry.metrics(), 200, { 'content-type': ctx.metrics.registry.contentType });
   });
 

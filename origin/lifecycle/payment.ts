@@ -2,6 +2,7 @@
  * The payment provider's webhook (DESIGN §9): verifies `x-payment-signature` over
  * `ts + "\n" + body`, then moves the order PENDING(0) → PAID(1) by a conditional update. The
  * timeout job races it with its own conditional update; whoever changes the row owns the outcome.
+ * With ORDER_EVENTS_URL set, the same transaction writes the `order.paid` event.
  * A payment the order cannot keep (it timed out, or it was paid by another payment) is recorded in
  * seckill_refund for the shop to refund.
  *
@@ -12,6 +13,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
+import { recordOrderEventsOf } from '../db/order-events.js';
 import { inTransaction } from '../db/pool.js';
 import { retryOnDeadlock } from './deadlock.js';
 
@@ -54,7 +56,10 @@ export async function applyPayment(ctx: OriginContext, p: PaymentCallback): Prom
           WHERE order_no = ? AND status = 0`,
         [p.paymentId, p.orderNo],
       )) as any;
-      if (update.affectedRows === 1) return 'paid' as const;
+      if (update.affectedRows === 1) {
+        if (ctx.config.ORDER_EVENTS_URL) await recordOrderEventsOf(tx, 'order.paid', { orderNo: p.orderNo });
+        return 'paid' as const;
+      }
       // Lost the race or a repeat: read the state under lock and record what the shop must refund.
       const [rows] = (await tx.execute(
         'SELECT status, payment_id, activity_id, user_id FROM seckill_order WHERE order_no = ? FOR UPDATE',

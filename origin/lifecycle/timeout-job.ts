@@ -2,7 +2,7 @@
  * The timeout job (DESIGN §6): PENDING orders past expire_at become TIMEOUT(2), and in the SAME
  * transaction their units go back to MySQL (`available += q`), a REFILL stock-log row (unique per
  * reservation by uk_biz_change) and a stock_sync_outbox row are written; the outbox worker then
- * puts the units back in Redis.
+ * puts the units back in Redis. With ORDER_EVENTS_URL set, an `order.timed_out` event per order too.
  *
  * Safe with many origins: candidates come from a plain read of idx_status_expire (LIMIT batch);
  * they are then locked by primary key in ascending order (two jobs queue rather than deadlock; a
@@ -10,6 +10,7 @@
  * NOW(3)`: a row paid or timed out by someone else in between is no longer a candidate.
  */
 import type { OriginContext } from '../context.js';
+import { recordOrderEventsOf } from '../db/order-events.js';
 import { inTransaction } from '../db/pool.js';
 import { retryOnDeadlock } from './deadlock.js';
 import { PeriodicJob } from './periodic.js';
@@ -96,6 +97,8 @@ export class TimeoutJob extends PeriodicJob {
         `INSERT INTO stock_sync_outbox (activity_id, sku_id, reservation_id, quantity, kind) VALUES ${values}`,
         rows.flatMap((r) => [...r, 'REFILL']),
       );
+      if (this.ctx.config.ORDER_EVENTS_URL)
+        await recordOrderEventsOf(tx, 'order.timed_out', { ids: won.map((o) => String(o.id)) });
       return won.length;
     });
   }

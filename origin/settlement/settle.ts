@@ -11,7 +11,8 @@
  * The caller XACKs only after this returns. One commit per batch instead of one per order.
  */
 import { createHash } from 'node:crypto';
-import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
+import { recordOrderEvents } from '../db/order-events.js';
+import { inTransaction, isDuplicateKey, type Db, type Tx } from '../db/pool.js';
 import type { ReservationEvent } from './event.js';
 
 export type SettleOutcome = 'settled' | 'duplicate' | 'surplus' | 'dead_lettered' | 'insufficient_stock';
@@ -20,6 +21,8 @@ export interface SettleTarget {
   activityId: string;
   skuId: string;
   paymentTimeoutSeconds: number;
+  /** Write an `order.created` event (order_event_outbox) with each order: ORDER_EVENTS_URL is set. */
+  orderEvents?: boolean;
 }
 
 /** The order's request_id: unique across all sales, so it names the sale and the user too. */
@@ -41,106 +44,148 @@ const ORDER_COLUMNS =
   '(order_no, reservation_id, request_id, activity_id, sku_id, user_id, quantity, status, expire_at, trace_id)';
 const LOG_COLUMNS = '(activity_id, sku_id, biz_id, change_type, quantity)';
 
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
+
+/** The conditional stock UPDATE matched no row: MySQL has fewer units than the batch needs. */
+class StockShort extends Error {}
+
 /**
  * Settles many reservations of one activity in one transaction. Returns each reservation's outcome.
- * Every rule is decided from reads made under the stock row's lock, then the winners are written
- * with one multi-row INSERT of orders, one of stock-log rows and one conditional stock UPDATE — a
- * handful of round trips per batch instead of two per reservation. Throws (everything rolled back)
- * on an unexpected error: the caller then settles one by one, where a duplicate key is classified.
+ *
+ * The stock row is the one thing every consumer of a sale contends for, so it is locked last: the
+ * reads and the multi-row INSERTs of orders, stock-log rows (and order events) run first, in
+ * parallel with other consumers' batches, and the conditional `UPDATE ... WHERE available >= Σq`
+ * comes right before COMMIT. The row's lock is then held for one statement and the commit, not
+ * the whole batch (measured in bench/settle.ts: README "Performance").
+ *
+ * What the reads miss (an order committed by another consumer after them) the unique keys catch:
+ * the INSERT fails and the batch rolls back. When the UPDATE finds too few units, the batch is
+ * rolled back and settled again with the stock row locked first, so each reservation is checked
+ * against what is left in turn (the rare path: Redis never grants more than MySQL holds unless
+ * the two disagree). Throws (everything rolled back) on an unexpected error: the caller then
+ * splits the batch, down to single reservations, where a duplicate key is classified.
  */
 export async function settleBatch(
   db: Db,
   target: SettleTarget,
   events: ReservationEvent[],
 ): Promise<Map<string, SettleOutcome>> {
+  if (events.length === 0) return new Map();
+  try {
+    return await inTransaction(db, (tx) => settleIn(tx, target, events, false));
+  } catch (err) {
+    if (!(err instanceof StockShort)) throw err;
+    return inTransaction(db, (tx) => settleIn(tx, target, events, true));
+  }
+}
+
+async function settleIn(
+  tx: Tx,
+  target: SettleTarget,
+  events: ReservationEvent[],
+  stockFirst: boolean,
+): Promise<Map<string, SettleOutcome>> {
   const outcomes = new Map<string, SettleOutcome>();
-  if (events.length === 0) return outcomes;
   const { activityId, skuId } = target;
-  const ids = events.map((e) => e.reservationId);
-  const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
-  await inTransaction(db, async (tx) => {
-    // The stock row first: batches of this activity take turns, and every read below (the read view
-    // starts after the lock) sees what the batches before committed.
+  let left = Number.POSITIVE_INFINITY;
+  if (stockFirst) {
+    // Batches of this activity take turns; every read below sees what the batches before committed.
     const [[stock]] = (await tx.execute(
       'SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE',
       [activityId, skuId],
     )) as any;
-    const [existing] = (await tx.query(
-      `SELECT reservation_id FROM seckill_order WHERE reservation_id IN (${marks(ids.length)})`,
-      ids,
-    )) as any;
-    for (const r of existing) outcomes.set(r.reservation_id, 'duplicate');
-    // Locks against concurrent dead-lettering of these reservations (see dead-letter.ts).
-    const [dead] = (await tx.query(
-      `SELECT reservation_id FROM seckill_dead_letter WHERE reservation_id IN (${marks(ids.length)}) AND status <> 'retried' FOR UPDATE`,
-      ids,
-    )) as any;
-    for (const r of dead) if (!outcomes.has(r.reservation_id)) outcomes.set(r.reservation_id, 'dead_lettered');
-    // A user who already has an order in this sale: another reservation of theirs is surplus.
-    const users = [...new Set(events.filter((e) => !outcomes.has(e.reservationId)).map((e) => e.userId))];
-    const ordered = new Set<string>();
-    if (users.length > 0) {
-      const [owners] = (await tx.query(
-        `SELECT user_id FROM seckill_order WHERE activity_id = ? AND sku_id = ? AND user_id IN (${marks(users.length)})`,
-        [activityId, skuId, ...users],
-      )) as any;
-      for (const o of owners) ordered.add(String(o.user_id));
-    }
+    left = stock ? Number(stock.available) : 0;
+  }
+  // One read answers both "order exists for this reservation" (duplicate) and "the user already
+  // has another order in this sale" (surplus): a reservation's order is its user's order here.
+  const users = [...new Set(events.map((e) => e.userId))];
+  const [owners] = (await tx.query(
+    `SELECT user_id, reservation_id FROM seckill_order WHERE activity_id = ? AND sku_id = ? AND user_id IN (${marks(users.length)})`,
+    [activityId, skuId, ...users],
+  )) as any;
+  const orderOf = new Map<string, string>();
+  for (const o of owners) orderOf.set(String(o.user_id), o.reservation_id);
+  // Excludes concurrent dead-lettering (see dead-letter.ts): a shared lock on the sale's range of
+  // dead letters makes a dead letter written meanwhile wait for this COMMIT (and then find the
+  // order), while other consumers' batches share it. One range read instead of a lookup per
+  // reservation (measured: README "Performance"); a sale has few dead letters.
+  const [dead] = (await tx.query(
+    'SELECT reservation_id, status FROM seckill_dead_letter WHERE activity_id = ? LOCK IN SHARE MODE',
+    [activityId],
+  )) as any;
+  const deadIds = new Set<string>();
+  for (const r of dead) if (r.status !== 'retried') deadIds.add(r.reservation_id);
 
-    let left = stock ? Number(stock.available) : 0;
-    const winners: ReservationEvent[] = [];
-    for (const e of events) {
-      if (outcomes.has(e.reservationId)) continue;
-      if (ordered.has(e.userId)) outcomes.set(e.reservationId, 'surplus');
-      else if (left < e.quantity) outcomes.set(e.reservationId, 'insufficient_stock');
-      else {
-        left -= e.quantity;
-        ordered.add(e.userId);
-        winners.push(e);
-      }
+  const winners: ReservationEvent[] = [];
+  for (const e of events) {
+    if (outcomes.has(e.reservationId)) continue;
+    const owned = orderOf.get(e.userId);
+    if (owned === e.reservationId) outcomes.set(e.reservationId, 'duplicate');
+    else if (deadIds.has(e.reservationId)) outcomes.set(e.reservationId, 'dead_lettered');
+    else if (owned !== undefined) outcomes.set(e.reservationId, 'surplus');
+    else if (left < e.quantity) outcomes.set(e.reservationId, 'insufficient_stock');
+    else {
+      left -= e.quantity;
+      orderOf.set(e.userId, e.reservationId);
+      winners.push(e);
     }
-    if (winners.length === 0) return;
+  }
+  if (winners.length === 0) return outcomes;
 
-    const expireAt = new Date(Date.now() + target.paymentTimeoutSeconds * 1000);
-    try {
-      await tx.query(
-        `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${winners.map(() => '(?, ?, ?, ?, ?, ?, ?, 0, ?, ?)').join(', ')}`,
-        winners.flatMap((e) => [
-          orderNoFor(e.reservationId),
-          e.reservationId,
-          storedRequestId(target, e),
-          activityId,
-          skuId,
-          e.userId,
-          e.quantity,
-          expireAt,
-          e.traceId || null,
-        ]),
-      );
-    } catch (err) {
-      // Not foreseen by the reads above (an order written without the stock lock). Alone, classify
-      // it; in a batch, give up the batch so the caller settles one by one.
-      if (!isDuplicateKey(err) || winners.length > 1) throw err;
-      const e = winners[0]!;
-      const [mine] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [
-        e.reservationId,
-      ])) as any;
-      outcomes.set(e.reservationId, mine.length > 0 ? 'duplicate' : 'surplus');
-      return;
-    }
+  const expireAt = new Date(Date.now() + target.paymentTimeoutSeconds * 1000);
+  try {
     await tx.query(
-      `INSERT INTO seckill_stock_log ${LOG_COLUMNS} VALUES ${winners.map(() => "(?, ?, ?, 'DEDUCT', ?)").join(', ')}`,
-      winners.flatMap((e) => [activityId, skuId, e.reservationId, e.quantity]),
+      `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${winners.map(() => '(?, ?, ?, ?, ?, ?, ?, 0, ?, ?)').join(', ')}`,
+      winners.flatMap((e) => [
+        orderNoFor(e.reservationId),
+        e.reservationId,
+        storedRequestId(target, e),
+        activityId,
+        skuId,
+        e.userId,
+        e.quantity,
+        expireAt,
+        e.traceId || null,
+      ]),
     );
-    const deducted = winners.reduce((sum, e) => sum + e.quantity, 0);
-    const [update] = (await tx.execute(
-      `UPDATE seckill_stock SET available = available - ?, updated_at = CURRENT_TIMESTAMP(3)
-        WHERE activity_id = ? AND sku_id = ? AND available >= ?`,
-      [deducted, activityId, skuId, deducted],
-    )) as any;
-    // The row is locked by this transaction, so this cannot happen; if it does, nothing commits.
-    if (update.affectedRows !== 1) throw new Error('stock changed under a locked row');
-    for (const e of winners) outcomes.set(e.reservationId, 'settled');
-  });
+  } catch (err) {
+    // Not foreseen by the reads above (another consumer's order committed since). Alone, classify
+    // it; in a batch, give up the batch so the caller splits it.
+    if (!isDuplicateKey(err) || winners.length > 1) throw err;
+    const e = winners[0]!;
+    const [mine] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [
+      e.reservationId,
+    ])) as any;
+    outcomes.set(e.reservationId, mine.length > 0 ? 'duplicate' : 'surplus');
+    return outcomes;
+  }
+  await tx.query(
+    `INSERT INTO seckill_stock_log ${LOG_COLUMNS} VALUES ${winners.map(() => "(?, ?, ?, 'DEDUCT', ?)").join(', ')}`,
+    winners.flatMap((e) => [activityId, skuId, e.reservationId, e.quantity]),
+  );
+  if (target.orderEvents) {
+    await recordOrderEvents(
+      tx,
+      'order.created',
+      winners.map((e) => ({
+        orderNo: orderNoFor(e.reservationId),
+        activityId,
+        userId: e.userId,
+        quantity: e.quantity,
+      })),
+    );
+  }
+  const deducted = winners.reduce((sum, e) => sum + e.quantity, 0);
+  const [update] = (await tx.execute(
+    `UPDATE seckill_stock SET available = available - ?, updated_at = CURRENT_TIMESTAMP(3)
+      WHERE activity_id = ? AND sku_id = ? AND available >= ?`,
+    [deducted, activityId, skuId, deducted],
+  )) as any;
+  if (update.affectedRows !== 1) {
+    // Locked first, the count above was exact, so this cannot happen; if it does, nothing commits.
+    if (stockFirst) throw new Error('stock changed under a locked row');
+    throw new StockShort();
+  }
+  for (const e of winners) outcomes.set(e.reservationId, 'settled');
   return outcomes;
 }

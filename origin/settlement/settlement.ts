@@ -42,7 +42,11 @@ export class Settlement {
       const record = await findActivity(this.ctx.db, activityId);
       if (!record) continue;
       const c = this.ctx.config;
-      const target = { ...sale, paymentTimeoutSeconds: record.config.paymentTimeoutSeconds };
+      const target = {
+        ...sale,
+        paymentTimeoutSeconds: record.config.paymentTimeoutSeconds,
+        orderEvents: c.ORDER_EVENTS_URL !== undefined,
+      };
       const workers: StreamSettler[] = [];
       // SETTLE_WORKERS consumers on each bucket's Stream.
       for (let i = 0; i < c.SETTLE_WORKERS; i++) {

@@ -1,6 +1,6 @@
 /**
  * One consumer of one activity's Stream: reads new entries, reclaims idle ones (XAUTOCLAIM), settles
- * each in its own transaction and XACKs only after COMMIT. Entries delivered more than
+ * a batch per transaction (settle.ts) and XACKs only after COMMIT. Entries delivered more than
  * `maxDeliveries` times become dead letters. `stop()` lets the entry in hand finish.
  */
 import type { Logger } from '../logger.js';
@@ -10,7 +10,7 @@ import type { SaleEventReader, StreamEntry } from '../redis/event-reader.js';
 import type { Sale, StockStore } from '../redis/stock-store.js';
 import { compensate, deadLetter } from './dead-letter.js';
 import type { ReservationEvent } from './event.js';
-import { settleBatch, settleReservation, type SettleOutcome, type SettleTarget } from './settle.js';
+import { settleBatch, type SettleOutcome, type SettleTarget } from './settle.js';
 
 export interface SettlerSettings {
   batchSize: number;
@@ -117,33 +117,12 @@ export class StreamSettler {
     if (this.deps.lastFailure.size > 10_000) this.deps.lastFailure.clear();
   }
 
-  /** Settles in one batch transaction; if the batch fails, one by one. Returns the ids to XACK. */
+  /** Settles in one batch transaction; if the batch fails, in halves. Returns the ids to XACK. */
   private async settle(events: ReservationEvent[]): Promise<string[]> {
     const { db, metrics, log } = this.deps;
     if (events.length === 0) return [];
     const started = performance.now();
-    let outcomes: Map<string, SettleOutcome>;
-    try {
-      outcomes = await settleBatch(db, this.target, events);
-    } catch (err) {
-      log.warn(
-        { activityId: this.target.activityId, err: (err as Error).message, size: events.length },
-        'batch settlement failed; settling one by one',
-      );
-      outcomes = new Map();
-      for (const e of events) {
-        if (this.stopping) break; // not started: stays pending, reclaimed by another consumer
-        try {
-          outcomes.set(e.reservationId, await settleReservation(db, this.target, e));
-        } catch (one) {
-          this.deps.lastFailure.set(e.streamId, (one as Error).message);
-          log.warn(
-            { traceId: e.traceId, reservationId: e.reservationId, err: (one as Error).message },
-            'settlement failed; will retry',
-          );
-        }
-      }
-    }
+    const outcomes = await this.settleSplitting(events);
     metrics.settleLatency.observe((performance.now() - started) / 1000);
 
     const acks: string[] = [];
@@ -174,6 +153,38 @@ export class StreamSettler {
       acks.push(e.streamId);
     }
     return acks;
+  }
+
+  /**
+   * A failed batch (a duplicate key the reads did not foresee, a deadlock, MySQL trouble) is split
+   * in two and each half tried again, down to single reservations, where a duplicate key is
+   * classified and a real failure stays pending with its reason. One bad entry among n costs about
+   * 2·log2(n) transactions instead of n.
+   */
+  private async settleSplitting(events: ReservationEvent[]): Promise<Map<string, SettleOutcome>> {
+    const { db, log } = this.deps;
+    try {
+      return await settleBatch(db, this.target, events);
+    } catch (err) {
+      const message = (err as Error).message;
+      if (events.length === 1) {
+        const e = events[0]!;
+        this.deps.lastFailure.set(e.streamId, message);
+        log.warn({ traceId: e.traceId, reservationId: e.reservationId, err: message }, 'settlement failed; will retry');
+        return new Map();
+      }
+      log.debug(
+        { activityId: this.target.activityId, err: message, size: events.length },
+        'batch settlement failed; splitting',
+      );
+      const outcomes = new Map<string, SettleOutcome>();
+      const half = Math.ceil(events.length / 2);
+      for (const part of [events.slice(0, half), events.slice(half)]) {
+        if (this.stopping) break; // not started: stays pending, reclaimed by another consumer
+        for (const [id, outcome] of await this.settleSplitting(part)) outcomes.set(id, outcome);
+      }
+      return outcomes;
+    }
   }
 
   /** Past maxDeliveries: dead letter + compensation. True when the entry may be acknowledged. */

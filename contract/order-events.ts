@@ -1,0 +1,40 @@
+/**
+ * Downstream order events (DESIGN §10) as a receiver sees them: the body and the signature
+ * `x-event-signature: v1=<hex HMAC-SHA256(ORDER_EVENTS_SECRET, ts + "\n" + body)>` with
+ * `x-event-timestamp: <ms>`. Web Crypto only (contract/signing.ts), so a receiver written in
+ * TypeScript — Node or a Worker — can verify with the same code that signs.
+ */
+import { hmacHex, verifyHmacHex } from './signing.js';
+
+export const EVENT_TIMESTAMP_HEADER = 'x-event-timestamp';
+export const EVENT_SIGNATURE_HEADER = 'x-event-signature';
+
+export interface OrderEventBody {
+  /** `<orderNo>:<type>`: the same on every delivery of this event; dedupe by it. */
+  id: string;
+  type: 'order.created' | 'order.paid' | 'order.timed_out';
+  orderNo: string;
+  activityId: string;
+  userId: string;
+  quantity: number;
+  /** When the order change committed (ISO-8601, ms). */
+  at: string;
+}
+
+export async function signOrderEvent(secret: string, body: string, now = Date.now()): Promise<Record<string, string>> {
+  const ts = String(now);
+  return { [EVENT_TIMESTAMP_HEADER]: ts, [EVENT_SIGNATURE_HEADER]: `v1=${await hmacHex(secret, `${ts}\n${body}`)}` };
+}
+
+/** Constant-time check of a delivery's signature; `maxAgeMs` refuses replays of old deliveries. */
+export async function verifyOrderEvent(
+  secret: string,
+  req: { body: string; timestamp: string | null | undefined; signature: string | null | undefined },
+  opts: { now?: number; maxAgeMs?: number } = {},
+): Promise<boolean> {
+  const { timestamp, signature } = req;
+  if (!timestamp || !signature || !/^\d{1,16}$/.test(timestamp) || !/^v1=[0-9a-f]{64}$/.test(signature)) return false;
+  if (opts.maxAgeMs !== undefined && Math.abs((opts.now ?? Date.now()) - Number(timestamp)) > opts.maxAgeMs)
+    return false;
+  return verifyHmacHex(secret, `${timestamp}\n${req.body}`, signature.slice(3));
+}

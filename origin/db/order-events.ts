@@ -1,0 +1,205 @@
+/**
+ * The order_event_outbox table (DESIGN §10 "Downstream order events"): rows written in the same
+ * transaction as the order change they announce, claimed, deleted once delivered, or parked by
+ * the order-event worker (origin/lifecycle/order-event-worker.ts); listed and retried by the
+ * admin routes. One place for its SQL.
+ *
+ * An event's id is `<orderNo>:<type>`: an order is created, paid and timed out at most once each,
+ * so the id is stable across redeliveries, replays and retries, and the unique key makes every
+ * write idempotent. `seq` (auto-increment) orders the events of one order: each is written by a
+ * transaction that starts after the previous one committed (created by settlement; then paid or
+ * timed out, never both: those are conditional updates of the same row).
+ */
+import type { Db, Tx } from './pool.js';
+
+export const ORDER_EVENT_TYPES = ['order.created', 'order.paid', 'order.timed_out'] as const;
+export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
+
+/** Delivered events are deleted: what is left is pending (due or backing off) or parked. */
+export const OrderEventStatus = { PENDING: 0, PARKED: 2 } as const;
+export type OrderEventStatusName = 'pending' | 'parked';
+const STATUS_BY_NAME: Record<OrderEventStatusName, number> = {
+  pending: OrderEventStatus.PENDING,
+  parked: OrderEventStatus.PARKED,
+};
+
+export function orderEventId(orderNo: string, type: OrderEventType): string {
+  return `${orderNo}:${type}`;
+}
+
+export interface OrderEventFacts {
+  orderNo: string;
+  activityId: string;
+  userId: string;
+  quantity: number;
+}
+
+const COLUMNS = '(event_id, type, order_no, activity_id, user_id, quantity)';
+
+/** Inside the order change's transaction: one event per order (a repeat is a no-op). */
+export async function recordOrderEvents(tx: Tx, type: OrderEventType, orders: OrderEventFacts[]): Promise<void> {
+  if (orders.length === 0) return;
+  await tx.query(
+    `INSERT INTO order_event_outbox ${COLUMNS} VALUES ${orders.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
+     ON DUPLICATE KEY UPDATE event_id = event_id`,
+    orders.flatMap((o) => [orderEventId(o.orderNo, type), type, o.orderNo, o.activityId, o.userId, o.quantity]),
+  );
+}
+
+/**
+ * Same, for orders the transaction has just changed, read from seckill_order by primary key
+ * (timeout job) or order number (payment): one INSERT ... SELECT, no round trip for the facts.
+ */
+export async function recordOrderEventsOf(
+  tx: Tx,
+  type: OrderEventType,
+  by: { ids: string[] } | { orderNo: string },
+): Promise<void> {
+  const [where, params] =
+    'ids' in by ? [`id IN (${by.ids.map(() => '?').join(', ')})`, by.ids] : ['order_no = ?', [by.orderNo]];
+  if (params.length === 0) return;
+  await tx.query(
+    `INSERT INTO order_event_outbox ${COLUMNS}
+     SELECT CONCAT(order_no, ':', ?), ?, order_no, activity_id, user_id, quantity FROM seckill_order
+      WHERE ${where} ORDER BY id
+     ON DUPLICATE KEY UPDATE event_id = order_event_outbox.event_id`,
+    [type, type, ...params],
+  );
+}
+
+export interface OrderEventRow {
+  seq: string;
+  eventId: string;
+  type: OrderEventType;
+  orderNo: string;
+  activityId: string;
+  userId: string;
+  quantity: number;
+  occurredAt: Date;
+  status: OrderEventStatusName;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: Date;
+}
+
+const SELECT_ROW = `SELECT seq, event_id, type, order_no, activity_id, user_id, quantity, occurred_at, status, attempts,
+  last_error, next_attempt_at FROM order_event_outbox`;
+const NAME_BY_STATUS = Object.fromEntries(Object.entries(STATUS_BY_NAME).map(([k, v]) => [v, k])) as Record<
+  number,
+  OrderEventStatusName
+>;
+
+function toRow(r: any): OrderEventRow {
+  return {
+    seq: String(r.seq),
+    eventId: r.event_id,
+    type: r.type,
+    orderNo: r.order_no,
+    activityId: String(r.activity_id),
+    userId: String(r.user_id),
+    quantity: Number(r.quantity),
+    occurredAt: new Date(r.occurred_at),
+    status: NAME_BY_STATUS[Number(r.status)]!,
+    attempts: Number(r.attempts),
+    lastError: r.last_error ?? null,
+    nextAttemptAt: new Date(r.next_attempt_at),
+  };
+}
+
+/**
+ * Claims due events for delivery: pending, due (`next_attempt_at` passed: backoff over, or the
+ * lease of a worker that died ran out), and not waiting for an earlier event of their order —
+ * a paid or timed-out event waits while the order's `order.created` is still here (in flight,
+ * backing off or parked). The claim is a lease: `next_attempt_at` moves `leaseMs` ahead and
+ * `attempts` counts the try, committed before any delivery (no remote call inside a transaction).
+ */
+export async function claimOrderEvents(tx: Tx, limit: number, leaseMs: number): Promise<OrderEventRow[]> {
+  const [rows] = (await tx.query(
+    `${SELECT_ROW} e
+      WHERE e.status = ${OrderEventStatus.PENDING} AND e.next_attempt_at <= NOW(3)
+        AND (e.type = 'order.created' OR NOT EXISTS (
+              SELECT 1 FROM order_event_outbox p WHERE p.event_id = CONCAT(e.order_no, ':order.created')))
+      ORDER BY e.seq LIMIT ${Number(limit)} FOR UPDATE SKIP LOCKED`,
+  )) as any;
+  if (rows.length === 0) return [];
+  const seqs = rows.map((r: any) => String(r.seq));
+  await tx.query(
+    `UPDATE order_event_outbox SET attempts = attempts + 1, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
+      WHERE seq IN (${seqs.map(() => '?').join(', ')})`,
+    [leaseMs * 1000, ...seqs],
+  );
+  return rows.map((r: any) => ({ ...toRow(r), attempts: Number(r.attempts) + 1 }));
+}
+
+/** Delivered: the row goes (its id stays stable for a receiver that sees it again). */
+export async function markDelivered(db: Db, seq: string): Promise<void> {
+  await db.execute('DELETE FROM order_event_outbox WHERE seq = ?', [seq]);
+}
+
+/**
+ * A failed try: due again after `retryInMs`, or parked when `park`. Only the holder of the claim
+ * (same attempt count) may mark it, so a worker whose lease ran out cannot undo a newer claim.
+ */
+export async function markFailed(
+  db: Db,
+  row: Pick<OrderEventRow, 'seq' | 'attempts'>,
+  error: string,
+  next: { park: true } | { park: false; retryInMs: number },
+): Promise<void> {
+  await db.execute(
+    `UPDATE order_event_outbox SET status = ?, last_error = ?, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
+      WHERE seq = ? AND attempts = ? AND status = ${OrderEventStatus.PENDING}`,
+    [
+      next.park ? OrderEventStatus.PARKED : OrderEventStatus.PENDING,
+      error.slice(0, 255),
+      next.park ? 0 : Math.round(next.retryInMs * 1000),
+      row.seq,
+      row.attempts,
+    ],
+  );
+}
+
+export async function listOrderEvents(
+  db: Db,
+  status: OrderEventStatusName,
+  limit: number,
+  afterSeq = '0',
+): Promise<OrderEventRow[]> {
+  const [rows] = (await db.query(`${SELECT_ROW} WHERE status = ? AND seq > ? ORDER BY seq LIMIT ${Number(limit)}`, [
+    STATUS_BY_NAME[status],
+    afterSeq,
+  ])) as any;
+  return rows.map(toRow);
+}
+
+/** A parked event back to pending, due now, with a fresh attempt budget. False when not parked. */
+export async function retryParked(db: Db, eventId: string): Promise<boolean> {
+  const [update] = (await db.execute(
+    `UPDATE order_event_outbox SET status = ${OrderEventStatus.PENDING}, attempts = 0, next_attempt_at = NOW(3)
+      WHERE event_id = ? AND status = ${OrderEventStatus.PARKED}`,
+    [eventId],
+  )) as any;
+  return update.affectedRows === 1;
+}
+
+export async function findOrderEvent(db: Db, eventId: string): Promise<OrderEventRow | null> {
+  const [rows] = (await db.execute(`${SELECT_ROW} WHERE event_id = ?`, [eventId])) as any;
+  return rows[0] ? toRow(rows[0]) : null;
+}
+
+/** Backlog (pending), the age of the oldest pending event, and the parked count: /metrics gauges. */
+export async function orderEventFigures(
+  db: Db,
+): Promise<{ backlog: number; oldestAgeSeconds: number; parked: number }> {
+  const [rows] = (await db.query(
+    `SELECT SUM(status = ${OrderEventStatus.PENDING}) AS backlog, SUM(status = ${OrderEventStatus.PARKED}) AS parked,
+            TIMESTAMPDIFF(MICROSECOND, MIN(IF(status = ${OrderEventStatus.PENDING}, occurred_at, NULL)), NOW(3)) AS age
+       FROM order_event_outbox`,
+  )) as any;
+  const r = rows[0] ?? {};
+  return {
+    backlog: Number(r.backlog ?? 0),
+    parked: Number(r.parked ?? 0),
+    oldestAgeSeconds: r.age == null ? 0 : Math.max(0, Number(r.age) / 1e6),
+  };
+}
