@@ -93,8 +93,9 @@ const envSchema = z.object({
 
   /** Consumers per activity in this process (each its own Redis connection and consumer name). */
   SETTLE_WORKERS: int(2, 1),
-  /** Stream entries read per XREADGROUP. */
-  SETTLE_BATCH_SIZE: int(100, 1),
+  /** Most Stream entries read per XREADGROUP and settled per transaction; a read returns what is
+   * waiting, so batches follow the backlog up to this (bench/settle.ts: 100 → 500 doubled orders/s). */
+  SETTLE_BATCH_SIZE: int(500, 1),
   /** How long XREADGROUP blocks waiting for new entries (also bounds how fast stop() returns). */
   SETTLE_BLOCK_MS: int(500, 10),
   /** Pending entries idle longer than this are reclaimed (XAUTOCLAIM) by any consumer. */

@@ -131,9 +131,10 @@ export async function claimOrderEvents(tx: Tx, limit: number, leaseMs: number): 
   return rows.map((r: any) => ({ ...toRow(r), attempts: Number(r.attempts) + 1 }));
 }
 
-/** Delivered: the row goes (its id stays stable for a receiver that sees it again). */
-export async function markDelivered(db: Db, seq: string): Promise<void> {
-  await db.execute('DELETE FROM order_event_outbox WHERE seq = ?', [seq]);
+/** Delivered: the rows go, in one statement per round (an id stays stable for a receiver that sees it again). */
+export async function markDelivered(db: Db, seqs: string[]): Promise<void> {
+  if (seqs.length === 0) return;
+  await db.query(`DELETE FROM order_event_outbox WHERE seq IN (${seqs.map(() => '?').join(', ')})`, seqs);
 }
 
 /**

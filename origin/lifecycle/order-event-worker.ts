@@ -4,7 +4,7 @@
  * committed before any POST), POSTs each signed event — at most ORDER_EVENTS_CONCURRENCY at once;
  * a claim holds at most one event per order, and an order's later event is not claimed while an
  * earlier one is undelivered, so each order's events arrive in order — then deletes the delivered
- * (2xx) ones. A failed try is due again after an exponential backoff with jitter; after
+ * (2xx) ones in one statement. A failed try is due again after an exponential backoff with jitter; after
  * ORDER_EVENTS_MAX_ATTEMPTS tries it is parked for an operator (admin list + retry).
  *
  * At least once: a worker killed mid-delivery leaves its claimed rows in place, claimed again once
@@ -68,15 +68,25 @@ export class OrderEventWorker extends PeriodicJob {
       claimOrderEvents(tx, s.ORDER_EVENTS_BATCH_SIZE, s.ORDER_EVENTS_LEASE_MS),
     );
     let next = 0;
+    const delivered: OrderEventRow[] = [];
     await Promise.all(
       Array.from({ length: Math.min(s.ORDER_EVENTS_CONCURRENCY, rows.length) }, async () => {
-        while (next < rows.length) await this.deliver(rows[next++]!);
+        while (next < rows.length) {
+          const row = rows[next++]!;
+          if ((await this.deliver(row)) === 'delivered') delivered.push(row);
+        }
       }),
     );
+    // One DELETE per round, not one commit per event (a crash before it means redelivery: at least once).
+    await markDelivered(
+      this.deps.db,
+      delivered.map((r) => r.seq),
+    );
+    for (const r of delivered) this.deps.metrics.orderEventsDelivered.inc({ type: r.type });
     return rows.length === s.ORDER_EVENTS_BATCH_SIZE;
   }
 
-  /** One POST of one claimed event, then its row deleted (2xx), backed off or parked. */
+  /** One POST of one claimed event; a failed try is backed off or parked at once. */
   async deliver(row: OrderEventRow): Promise<'delivered' | 'retry' | 'parked'> {
     const s = this.settings;
     const body = orderEventBody(row);
@@ -90,11 +100,7 @@ export class OrderEventWorker extends PeriodicJob {
         signal: AbortSignal.timeout(s.ORDER_EVENTS_TIMEOUT_MS),
       });
       await res.arrayBuffer().catch(() => undefined);
-      if (res.status >= 200 && res.status < 300) {
-        await markDelivered(this.deps.db, row.seq);
-        this.deps.metrics.orderEventsDelivered.inc({ type: row.type });
-        return 'delivered';
-      }
+      if (res.status >= 200 && res.status < 300) return 'delivered';
       error = `HTTP ${res.status}`;
     } catch (err) {
       error =

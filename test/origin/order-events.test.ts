@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../origin/config.js';
 import { backoffMs } from '../../origin/lifecycle/order-event-worker.js';
 import { type Arrival, startEventReceiver, typesPerOrder } from '../helpers/event-receiver.js';
 import { count, pay, reserveAll, users } from '../helpers/lifecycle.js';
@@ -286,5 +287,24 @@ describe('with ORDER_EVENTS_URL unset', () => {
     } finally {
       await t.stop();
     }
+  });
+});
+
+describe('order events configuration', () => {
+  it('needs a secret with the URL, and a lease longer than the POST timeout', () => {
+    const url = 'http://127.0.0.1:9/events';
+    expect(() => loadConfig({ ORDER_EVENTS_URL: url })).toThrow(/ORDER_EVENTS_SECRET/);
+    expect(() => loadConfig({ ORDER_EVENTS_URL: url, ORDER_EVENTS_SECRET: 'short' })).toThrow(/ORDER_EVENTS_SECRET/);
+    expect(() =>
+      loadConfig({ ORDER_EVENTS_URL: url, ORDER_EVENTS_SECRET: SECRET, ORDER_EVENTS_TIMEOUT_MS: '30000' }),
+    ).toThrow(/ORDER_EVENTS_LEASE_MS/);
+    expect(() => loadConfig({ ORDER_EVENTS_URL: 'not a url', ORDER_EVENTS_SECRET: SECRET })).toThrow(
+      /ORDER_EVENTS_URL/,
+    );
+    expect(loadConfig({ ORDER_EVENTS_URL: url, ORDER_EVENTS_SECRET: SECRET })).toMatchObject({
+      ORDER_EVENTS_MAX_ATTEMPTS: 10,
+      ORDER_EVENTS_LEASE_MS: 30_000,
+      ORDER_EVENTS_TIMEOUT_MS: 5_000,
+    });
   });
 });
