@@ -27,12 +27,22 @@ export function observeTransactions(db: Db, observer: TransactionObserver): void
   observers.set(db, observer);
 }
 
-/** BEGIN; run `work`; COMMIT — or ROLLBACK and rethrow. No remote call belongs inside `work`. */
-export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+/**
+ * BEGIN; run `work`; COMMIT — or ROLLBACK and rethrow. No remote call belongs inside `work`.
+ * `readCommitted`: this one transaction runs at READ COMMITTED, so its locking reads lock the rows
+ * they return and no gaps (a queue's claim must not block the inserts that feed it).
+ */
+export async function inTransaction<T>(
+  db: Db,
+  work: (tx: Tx) => Promise<T>,
+  opts: { readCommitted?: boolean } = {},
+): Promise<T> {
   const started = performance.now();
   let committed = false;
   const tx = await db.getConnection();
   try {
+    // Without SESSION it applies to the next transaction only: the pooled connection keeps its default.
+    if (opts.readCommitted) await tx.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
     await tx.beginTransaction();
     const result = await work(tx);
     await tx.commit();

@@ -64,8 +64,11 @@ export class OrderEventWorker extends PeriodicJob {
 
   async round(): Promise<boolean> {
     const s = this.settings;
-    const rows = await inTransaction(this.deps.db, (tx) =>
-      claimOrderEvents(tx, s.ORDER_EVENTS_BATCH_SIZE, s.ORDER_EVENTS_LEASE_MS),
+    // READ COMMITTED: the claim must not lock the gap that settlement's new event rows go into.
+    const rows = await inTransaction(
+      this.deps.db,
+      (tx) => claimOrderEvents(tx, s.ORDER_EVENTS_BATCH_SIZE, s.ORDER_EVENTS_LEASE_MS),
+      { readCommitted: true },
     );
     let next = 0;
     const delivered: OrderEventRow[] = [];
