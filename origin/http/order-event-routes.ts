@@ -19,15 +19,17 @@ import type { OriginEnv } from './types.js';
 const LIST_LIMIT_MAX = 500;
 const EVENT_ID = new RegExp(`^[A-Za-z0-9]{1,32}:(${ORDER_EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|')})$`);
 
+/** A single row (listings leave batch rows out): its one event and its delivery state. */
 function view(r: OrderEventRow) {
+  const e = r.events[0]!;
   return {
-    id: r.eventId,
-    type: r.type,
-    orderNo: r.orderNo,
-    activityId: r.activityId,
-    userId: r.userId,
-    quantity: r.quantity,
-    at: r.occurredAt.toISOString(),
+    id: e.eventId,
+    type: e.type,
+    orderNo: e.orderNo,
+    activityId: e.activityId,
+    userId: e.userId,
+    quantity: e.quantity,
+    at: e.occurredAt.toISOString(),
     status: r.status,
     attempts: r.attempts,
     lastError: r.lastError,

@@ -1,11 +1,13 @@
 /**
  * The order-event worker (DESIGN §10): delivers order_event_outbox rows to ORDER_EVENTS_URL.
- * A round claims due events with a lease (origin/db/order-events.ts: `FOR UPDATE SKIP LOCKED`,
+ * A round claims due rows with a lease (origin/db/order-events.ts: `FOR UPDATE SKIP LOCKED`,
  * committed before any POST), POSTs each signed event — at most ORDER_EVENTS_CONCURRENCY at once;
- * a claim holds at most one event per order, and an order's later event is not claimed while an
- * earlier one is undelivered, so each order's events arrive in order — then deletes the delivered
- * (2xx) ones in one statement. A failed try is due again after an exponential backoff with jitter; after
- * ORDER_EVENTS_MAX_ATTEMPTS tries it is parked for an operator (admin list + retry).
+ * a claim never holds two events of one order, as an order's later event is not claimed while an
+ * earlier one is undelivered, so each order's events arrive in order — then deletes the rows
+ * whose events were all delivered (2xx) in one statement. A failed try is due again after an
+ * exponential backoff with jitter; after ORDER_EVENTS_MAX_ATTEMPTS tries it is parked for an
+ * operator (admin list + retry). The failed events of a settlement batch row become rows of their
+ * own, so one bad event never holds back or redelivers its batch.
  *
  * At least once: a worker killed mid-delivery leaves its claimed rows in place, claimed again once
  * the lease (> the POST timeout) runs out; the receiver may then see an event twice, with the same
@@ -14,7 +16,15 @@
 import { signOrderEvent, type OrderEventBody } from '../../contract/order-events.js';
 import type { OriginConfig } from '../config.js';
 import { inTransaction, type Db } from '../db/pool.js';
-import { claimOrderEvents, markDelivered, markFailed, type OrderEventRow } from '../db/order-events.js';
+import {
+  claimOrderEvents,
+  markDelivered,
+  markFailed,
+  splitBatch,
+  type FailedTry,
+  type OrderEvent,
+  type OrderEventRow,
+} from '../db/order-events.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { PeriodicJob } from './periodic.js';
@@ -32,15 +42,15 @@ type Settings = Pick<
   | 'ORDER_EVENTS_CONCURRENCY'
 > & { ORDER_EVENTS_URL: string };
 
-export function orderEventBody(row: OrderEventRow): string {
+export function orderEventBody(e: OrderEvent): string {
   const body: OrderEventBody = {
-    id: row.eventId,
-    type: row.type,
-    orderNo: row.orderNo,
-    activityId: row.activityId,
-    userId: row.userId,
-    quantity: row.quantity,
-    at: row.occurredAt.toISOString(),
+    id: e.eventId,
+    type: e.type,
+    orderNo: e.orderNo,
+    activityId: e.activityId,
+    userId: e.userId,
+    quantity: e.quantity,
+    at: e.occurredAt.toISOString(),
   };
   return JSON.stringify(body);
 }
@@ -70,30 +80,46 @@ export class OrderEventWorker extends PeriodicJob {
       (tx) => claimOrderEvents(tx, s.ORDER_EVENTS_BATCH_SIZE, s.ORDER_EVENTS_LEASE_MS),
       { readCommitted: true },
     );
+    const sends = rows.flatMap((row) => row.events.map((event) => ({ row, event, error: null as string | null })));
     let next = 0;
-    const delivered: OrderEventRow[] = [];
     await Promise.all(
-      Array.from({ length: Math.min(s.ORDER_EVENTS_CONCURRENCY, rows.length) }, async () => {
-        while (next < rows.length) {
-          const row = rows[next++]!;
-          if ((await this.deliver(row)) === 'delivered') delivered.push(row);
+      Array.from({ length: Math.min(s.ORDER_EVENTS_CONCURRENCY, sends.length) }, async () => {
+        while (next < sends.length) {
+          const send = sends[next++]!;
+          send.error = await this.post(send.event);
         }
       }),
     );
+    const done: string[] = [];
+    for (const row of rows) {
+      const mine = sends.filter((x) => x.row === row);
+      for (const x of mine) if (x.error === null) this.deps.metrics.orderEventsDelivered.inc({ type: x.event.type });
+      const failed = mine.filter((x) => x.error !== null);
+      if (failed.length === 0) done.push(row.seq);
+      else if (row.eventId.startsWith('batch:')) {
+        // Each failed event of the batch has had its first try.
+        const next1 = this.afterFailure(1);
+        await splitBatch(
+          this.deps.db,
+          row,
+          failed.map((x) => ({ event: x.event, error: x.error!, next: next1 })),
+        );
+        for (const x of failed) this.reportFailure(x.event, 1, x.error!, next1);
+      } else {
+        const retry = this.afterFailure(row.attempts);
+        await markFailed(this.deps.db, row, failed[0]!.error!, retry);
+        this.reportFailure(failed[0]!.event, row.attempts, failed[0]!.error!, retry);
+      }
+    }
     // One DELETE per round, not one commit per event (a crash before it means redelivery: at least once).
-    await markDelivered(
-      this.deps.db,
-      delivered.map((r) => r.seq),
-    );
-    for (const r of delivered) this.deps.metrics.orderEventsDelivered.inc({ type: r.type });
+    await markDelivered(this.deps.db, done);
     return rows.length === s.ORDER_EVENTS_BATCH_SIZE;
   }
 
-  /** One POST of one claimed event; a failed try is backed off or parked at once. */
-  async deliver(row: OrderEventRow): Promise<'delivered' | 'retry' | 'parked'> {
+  /** One signed POST; null when delivered (2xx), else why not. */
+  async post(event: OrderEvent): Promise<string | null> {
     const s = this.settings;
-    const body = orderEventBody(row);
-    let error: string;
+    const body = orderEventBody(event);
     try {
       const res = await fetch(s.ORDER_EVENTS_URL, {
         method: 'POST',
@@ -103,25 +129,26 @@ export class OrderEventWorker extends PeriodicJob {
         signal: AbortSignal.timeout(s.ORDER_EVENTS_TIMEOUT_MS),
       });
       await res.arrayBuffer().catch(() => undefined);
-      if (res.status >= 200 && res.status < 300) return 'delivered';
-      error = `HTTP ${res.status}`;
+      return res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`;
     } catch (err) {
-      error =
-        (err as Error).name === 'TimeoutError'
-          ? `no answer within ${s.ORDER_EVENTS_TIMEOUT_MS} ms`
-          : String((err as Error).message);
+      return (err as Error).name === 'TimeoutError'
+        ? `no answer within ${s.ORDER_EVENTS_TIMEOUT_MS} ms`
+        : String((err as Error).message);
     }
-    const park = row.attempts >= s.ORDER_EVENTS_MAX_ATTEMPTS;
-    const retryInMs = backoffMs(row.attempts, s.ORDER_EVENTS_BACKOFF_MS, s.ORDER_EVENTS_BACKOFF_MAX_MS);
-    await markFailed(this.deps.db, row, error, park ? { park: true } : { park: false, retryInMs });
-    const fields = { eventId: row.eventId, attempts: row.attempts, err: error };
-    if (park) {
-      this.deps.metrics.orderEventsParked.inc({ type: row.type });
+  }
+
+  private afterFailure(tries: number): FailedTry {
+    const s = this.settings;
+    if (tries >= s.ORDER_EVENTS_MAX_ATTEMPTS) return { park: true };
+    return { park: false, retryInMs: backoffMs(tries, s.ORDER_EVENTS_BACKOFF_MS, s.ORDER_EVENTS_BACKOFF_MAX_MS) };
+  }
+
+  private reportFailure(event: OrderEvent, tries: number, error: string, next: FailedTry): void {
+    const fields = { eventId: event.eventId, attempts: tries, err: error };
+    if (next.park) {
+      this.deps.metrics.orderEventsParked.inc({ type: event.type });
       this.log.error(fields, 'order event parked: delivery failed ORDER_EVENTS_MAX_ATTEMPTS times');
-      return 'parked';
-    }
-    this.log.warn({ ...fields, retryInMs }, 'order event delivery failed; will retry');
-    return 'retry';
+    } else this.log.warn({ ...fields, retryInMs: next.retryInMs }, 'order event delivery failed; will retry');
   }
 }
 

@@ -11,7 +11,7 @@
  * The caller XACKs only after this returns. One commit per batch instead of one per order.
  */
 import { createHash } from 'node:crypto';
-import { recordOrderEvents } from '../db/order-events.js';
+import { recordCreatedEvents } from '../db/order-events.js';
 import { inTransaction, isDuplicateKey, type Db, type Tx } from '../db/pool.js';
 import type { ReservationEvent } from './event.js';
 
@@ -164,9 +164,9 @@ async function settleIn(
     winners.flatMap((e) => [activityId, skuId, e.reservationId, e.quantity]),
   );
   if (target.orderEvents) {
-    await recordOrderEvents(
+    await recordCreatedEvents(
       tx,
-      'order.created',
+      activityId,
       winners.map((e) => ({
         orderNo: orderNoFor(e.reservationId),
         activityId,

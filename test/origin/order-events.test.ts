@@ -7,10 +7,11 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../origin/config.js';
-import { backoffMs } from '../../origin/lifecycle/order-event-worker.js';
+import { backoffMs, OrderEventWorker } from '../../origin/lifecycle/order-event-worker.js';
+import { orderNoFor, settleBatch } from '../../origin/settlement/settle.js';
 import { type Arrival, startEventReceiver, typesPerOrder } from '../helpers/event-receiver.js';
 import { count, pay, reserveAll, users } from '../helpers/lifecycle.js';
-import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
+import { startTestOrigin, TEST_SECRETS, testConfig, waitFor, type TestOrigin } from '../helpers/origin.js';
 import { REDIS_URL } from '../helpers/db.js';
 
 const SECRET = 'test-order-events-secret-0123';
@@ -308,5 +309,77 @@ describe('order events configuration', () => {
       ORDER_EVENTS_LEASE_MS: 30_000,
       ORDER_EVENTS_TIMEOUT_MS: 5_000,
     });
+  });
+});
+
+describe("a settlement batch's order.created events", () => {
+  it('are one outbox row; delivered ones go, a failed one becomes a row of its own and is retried alone', async () => {
+    // HTTP role: no worker runs; the test drives settlement and worker rounds by hand.
+    const t = await startTestOrigin({ ORIGIN_ROLE: 'http', REDIS_COMMAND_TIMEOUT_MS: '2000' });
+    const failUser = '6003';
+    let failing = true;
+    const receiver = await startEventReceiver(SECRET, (e) => ({
+      status: e.userId === failUser && failing ? 503 : 204,
+    }));
+    try {
+      const { activityId, skuId } = await t.sale({ stock: 3 });
+      const target = { activityId, skuId, paymentTimeoutSeconds: 900, orderEvents: true };
+      const events = ['6001', '6002', failUser].map((userId, i) => ({
+        streamId: `1-${i}`,
+        reservationId: `${activityId}-${String(i).padStart(32, '0')}`,
+        requestId: `q${i}`,
+        userId,
+        quantity: 1,
+        traceId: '',
+        ts: Date.now(),
+      }));
+      const outcomes = await settleBatch(t.origin.ctx.db, target, events);
+      expect([...outcomes.values()]).toEqual(['settled', 'settled', 'settled']);
+      const rows = async () => {
+        const [r] = (await t.db.pool.query(
+          'SELECT event_id, events, status, attempts FROM order_event_outbox ORDER BY seq',
+        )) as any;
+        return r.map((x: any) => ({
+          ...x,
+          events: Number(x.events),
+          status: Number(x.status),
+          attempts: Number(x.attempts),
+        }));
+      };
+      const [batch] = await rows();
+      expect(batch).toMatchObject({ events: 3, status: 0, attempts: 0 });
+      expect(batch.event_id).toMatch(/^batch:[0-9a-f]{24}$/);
+
+      const worker = new OrderEventWorker(t.origin.ctx, {
+        ...testConfig(t.db.url, {
+          ORDER_EVENTS_URL: receiver.url,
+          ...FAST,
+          ORDER_EVENTS_BACKOFF_MS: '1',
+          ORDER_EVENTS_BACKOFF_MAX_MS: '1',
+        }),
+        ORDER_EVENTS_URL: receiver.url,
+      });
+      await worker.round();
+      const orderNo = orderNoFor(events[2]!.reservationId);
+      expect(await rows()).toEqual([{ event_id: `${orderNo}:order.created`, events: 1, status: 0, attempts: 1 }]);
+      expect(receiver.arrivals.map((a) => [a.event.userId, a.answered])).toEqual(
+        expect.arrayContaining([
+          ['6001', 204],
+          ['6002', 204],
+          [failUser, 503],
+        ]),
+      );
+      expect(receiver.arrivals).toHaveLength(3);
+
+      failing = false;
+      await new Promise((r) => setTimeout(r, 20)); // past its 1 ms backoff
+      await worker.round();
+      expect(await rows()).toEqual([]);
+      expect(receiver.arrivals).toHaveLength(4); // only the failed one again
+      expect(receiver.arrivals[3]!.event).toMatchObject({ id: `${orderNo}:order.created`, userId: failUser });
+    } finally {
+      await t.stop();
+      await receiver.close();
+    }
   });
 });
