@@ -63,7 +63,8 @@ export function orderEventRoutes(ctx: OriginContext) {
     if (!EVENT_ID.test(id)) throw new ContractError('bad_request', 'event id must be <orderNo>:<order event type>');
     if (!(await retryParked(ctx.db, id))) {
       const event = await findOrderEvent(ctx.db, id);
-      if (!event) throw new ContractError('not_found', `no undelivered order event ${id}`);
+      if (!event)
+        throw new ContractError('not_found', `no order event ${id} waiting on its own (delivered, or not failed yet)`);
       throw new ContractError('conflict', `order event ${id} is not parked (it is ${event.status})`);
     }
     ctx.log.warn({ eventId: id }, 'parked order event sent back for delivery');
