@@ -4,10 +4,10 @@
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
+import { projectPath } from '../paths.js';
 
-export const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url));
+export const SCHEMA_DIR = projectPath('schema');
 const LOCK_NAME = 'seckill_migrate';
 const LOCK_TIMEOUT_S = 30;
 

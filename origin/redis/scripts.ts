@@ -6,10 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { RedisClient } from './client.js';
+import { projectPath } from '../paths.js';
 
-export const LUA_DIR = fileURLToPath(new URL('../../lua/', import.meta.url));
+export const LUA_DIR = projectPath('lua');
 
 /** lua/reserve-5.lua */
 export const ReserveCode = {
