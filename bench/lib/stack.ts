@@ -11,6 +11,12 @@ export const BENCH_SECRETS = {
   EDGE_ORIGIN_SECRET: 'bench-edge-origin-secret-0123456789',
   PAYMENT_WEBHOOK_SECRET: 'bench-payment-secret-0123456789',
 };
+/** The edge's secrets in benchmarks and the rehearsal (bench/lib/local-edge.ts); never production. */
+export const BENCH_EDGE_SECRETS = {
+  USER_TOKEN_SECRET: 'bench-user-token-secret-0123456789',
+  TICKET_KEYS: 'k2:bench-ticket-key-two-0000000000',
+  EDGE_ORIGIN_SECRET: BENCH_SECRETS.EDGE_ORIGIN_SECRET,
+};
 
 export async function freePort(): Promise<number> {
   const srv = createServer();

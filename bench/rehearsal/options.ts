@@ -1,7 +1,6 @@
 /** Command-line options of `npm run rehearsal`, with defaults and validation. */
 import { parseArgs } from 'node:util';
-import { BENCH_SECRETS } from '../lib/stack.js';
-import { TEST_EDGE_SECRETS } from '../../test/helpers/edge-test-secrets.js';
+import { BENCH_EDGE_SECRETS, BENCH_SECRETS } from '../lib/stack.js';
 import { CURVES, DEFAULT_MIX, type Curve, type Mix } from './population.js';
 
 export interface RehearsalOptions {
@@ -136,7 +135,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     activityId: values.activity,
     mysqlUrl: values['mysql-url'] ?? env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/seckill_rehearsal',
     adminToken: external ? (env.ADMIN_TOKEN ?? '') : BENCH_SECRETS.ADMIN_TOKEN,
-    userTokenSecret: external ? (env.USER_TOKEN_SECRET ?? '') : TEST_EDGE_SECRETS.USER_TOKEN_SECRET,
+    userTokenSecret: external ? (env.USER_TOKEN_SECRET ?? '') : BENCH_EDGE_SECRETS.USER_TOKEN_SECRET,
     paymentSecret: external ? (env.PAYMENT_WEBHOOK_SECRET ?? '') : BENCH_SECRETS.PAYMENT_WEBHOOK_SECRET,
   };
 }

@@ -5,8 +5,8 @@
  */
 import { randomInt } from 'node:crypto';
 import { migrate } from '../../origin/db/migrate.js';
-import { startEdge, type RunningEdge } from '../../test/helpers/edge.js';
-import { BENCH_SECRETS, freePort, spawnTs, stopChild, waitForHttp } from '../lib/stack.js';
+import { startEdge, type RunningEdge } from '../lib/local-edge.js';
+import { BENCH_EDGE_SECRETS, BENCH_SECRETS, freePort, spawnTs, stopChild, waitForHttp } from '../lib/stack.js';
 import type { RehearsalOptions } from './options.js';
 
 export interface Stack {
@@ -24,7 +24,7 @@ export async function startStack(o: RehearsalOptions): Promise<Stack> {
   let edge: RunningEdge | null = null;
   let origin: ReturnType<typeof spawnTs> | null = null;
   try {
-    edge = await startEdge({ originUrl, vars: { EDGE_ORIGIN_SECRET: BENCH_SECRETS.EDGE_ORIGIN_SECRET } });
+    edge = await startEdge({ originUrl, secrets: BENCH_EDGE_SECRETS });
     origin = spawnTs('origin/main.ts', {
       ...BENCH_SECRETS,
       PORT: String(port),
