@@ -8,7 +8,7 @@
 import autocannon from 'autocannon';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import {
   adminCall,
   BENCH_SECRETS,
@@ -50,6 +50,8 @@ async function load(url: string, path: string, makeBody: () => string): Promise<
             body,
             headers: {
               'content-type': 'application/json',
+              // As the edge calls (edge/origin.ts): a W3C traceparent beside the §9 signature.
+              traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`,
               ...edgeHeadersSync(BENCH_SECRETS.EDGE_ORIGIN_SECRET, 'POST', path, body),
             },
           };
@@ -89,7 +91,8 @@ export async function benchReserve() {
     PORT: String(port),
     MYSQL_URL: mysqlUrl,
     ORIGIN_ROLE: 'http',
-    LOG_LEVEL: 'warn',
+    // BENCH_ORIGIN_LOG_LEVEL=info measures the origin at its production default (one line per reserve).
+    LOG_LEVEL: process.env.BENCH_ORIGIN_LOG_LEVEL ?? 'warn',
   });
   const basePort = await freePort();
   const baseline = spawnTs('bench/lib/baseline-http.ts', { PORT: String(basePort) });
@@ -108,7 +111,15 @@ export async function benchReserve() {
     await adminCall(originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
     activities.push([activityId, activityId]);
     let user = randomInt(1, 2 ** 40);
-    const body = () => JSON.stringify({ activityId, userId: String(++user), quantity: 1, requestId: `b${user}` });
+    // The body the edge sends (edge/routes/purchase.ts), its trace id included.
+    const body = () =>
+      JSON.stringify({
+        activityId,
+        userId: String(++user),
+        quantity: 1,
+        requestId: `b${user}`,
+        traceId: randomBytes(16).toString('hex'),
+      });
 
     const base = await load(`http://127.0.0.1:${basePort}`, '/internal/reserve', body);
     const reserve = await load(originUrl, '/internal/reserve', body);
