@@ -5,22 +5,17 @@
  * reconciliation, a funnel, latency percentiles, report.json and report.html. Exits non-zero when
  * anything is oversold, lost or unreconciled.
  *
- *   npm run rehearsal -- --users 1000000 --stock 100000 --curve spike --duration 60
+ *   npm run rehearsal -- --users 1000000 --stock 100000 --curve spike --duration 60 --workers 4 --concurrency 1024
  *   npm run rehearsal -- --help
  */
 import { resolve } from 'node:path';
-import { HttpClient } from './rehearsal/client.js';
-import { Driver } from './rehearsal/driver.js';
-import { tokenMinter } from './rehearsal/jwt.js';
+import { localCrowd, workerCrowd } from './rehearsal/crowd.js';
+import { LoadMonitor } from './rehearsal/monitor.js';
 import { parseOptions, type RehearsalOptions } from './rehearsal/options.js';
-import { Population } from './rehearsal/population.js';
 import { Recorder } from './rehearsal/recorder.js';
 import { buildReport, printReport, writeReport, type Report } from './rehearsal/report.js';
 import { openPool, settle, SettlementWatch } from './rehearsal/settlement.js';
 import { adminRequest, createSale, startStack } from './rehearsal/stack.js';
-
-/** Follow-ups (repeats, polls) are not scheduled beyond this long after the last user arrived. */
-const TAIL_MS = 30_000;
 
 function progressLine(enabled: boolean) {
   let last = '';
@@ -41,54 +36,33 @@ function progressLine(enabled: boolean) {
 export async function runRehearsal(o: RehearsalOptions, command: string): Promise<Report> {
   const startedAt = Date.now();
   const stack = await startStack(o);
-  const edge = new HttpClient(stack.edgeUrl, o.concurrency);
-  const origin = new HttpClient(stack.originUrl, 16);
   const progress = progressLine(o.progress);
   const pool = openPool(o);
+  let monitor: LoadMonitor | null = null;
   try {
     const { activityId, startsAt } = await createSale(o, stack.originUrl, stack.edgeUrl);
     const rec = new Recorder(startsAt);
-    const population = new Population({
-      users: o.users,
-      seed: o.seed,
-      firstUserId: o.firstUserId,
-      curve: o.curve,
-      durationMs: o.durationMs,
-      leadMs: o.leadMs,
-      mix: o.mix,
-    });
-    const driver = new Driver(
-      {
-        activityId,
-        startsAt,
-        population,
-        concurrency: o.concurrency,
-        pollRatio: o.pollRatio,
-        payRatio: o.payRatio,
-        tailMs: TAIL_MS,
-        paymentSecret: o.paymentSecret,
-      },
-      edge,
-      origin,
-      rec,
-      // Tokens outlive any rehearsal: the arrival window, a generator far behind it, the tail.
-      tokenMinter(o.userTokenSecret, Math.ceil(o.durationMs / 1000) * 4 + 3_600),
-    );
+    // The coordinator watches itself and the stack's processes; each worker watches itself.
+    monitor = new LoadMonitor(startsAt, () => stack.pids());
+    monitor.start();
+    const sale = { activityId, startsAt, edgeUrl: stack.edgeUrl, originUrl: stack.originUrl };
+    const crowd = o.workers > 1 ? workerCrowd(o, sale, rec, monitor) : localCrowd(o, sale, rec, monitor);
 
     const watch = new SettlementWatch(pool, stack.originUrl, activityId, rec);
     watch.start();
     let prev = { at: Date.now(), requests: 0 };
     const ticker = setInterval(() => {
       const now = Date.now();
-      const rate = ((rec.requests - prev.requests) * 1000) / Math.max(1, now - prev.at);
-      prev = { at: now, requests: rec.requests };
+      const requests = crowd.requests;
+      const rate = ((requests - prev.requests) * 1000) / Math.max(1, now - prev.at);
+      prev = { at: now, requests };
       const t = (now - startsAt) / 1000;
       progress.show(
-        `[${t >= 0 ? ' ' : ''}${t.toFixed(1)}s] requests ${rec.requests.toLocaleString('en-US')} · ${Math.round(rate).toLocaleString('en-US')} req/s · users ${rec.usersArrived.toLocaleString('en-US')}/${o.users.toLocaleString('en-US')} · reserved ${rec.reservations.size.toLocaleString('en-US')}/${o.stock.toLocaleString('en-US')}${rec.firstSoldOutAt !== null ? ' · SOLD OUT' : ''} · lag ${(driver.arrivalLagMs / 1000).toFixed(1)}s`,
+        `[${t >= 0 ? ' ' : ''}${t.toFixed(1)}s] requests ${requests.toLocaleString('en-US')} · ${Math.round(rate).toLocaleString('en-US')} req/s · users ${crowd.usersArrived.toLocaleString('en-US')}/${o.users.toLocaleString('en-US')} · reserved ${rec.reservations.size.toLocaleString('en-US')}/${o.stock.toLocaleString('en-US')} · lag ${(crowd.arrivalLagMs / 1000).toFixed(1)}s`,
       );
     }, 250);
     try {
-      await driver.run();
+      await crowd.run();
     } finally {
       clearInterval(ticker);
       progress.done();
@@ -106,16 +80,16 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
       saleStartsAt: startsAt,
       stack: { own: stack.own, edgeUrl: stack.edgeUrl, originUrl: stack.originUrl },
       rec,
-      maxArrivalLagMs: driver.maxArrivalLagMs,
+      maxArrivalLagMs: crowd.maxArrivalLagMs,
       loadEndedAt,
       facts,
       settledSamples: watch.samples,
+      generators: crowd.generatorSamples,
     });
     return report;
   } finally {
+    monitor?.stop();
     await pool.end();
-    edge.close();
-    origin.close();
     await stack.stop();
   }
 }

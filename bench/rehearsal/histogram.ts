@@ -38,6 +38,22 @@ export class LatencyHistogram {
     this.max = Math.max(this.max, other.max);
   }
 
+  /** A plain-data copy, to send from a worker process to the coordinator (`fromJSON`). */
+  toJSON(): { counts: [number, number][]; count: number; sum: number; max: number } {
+    const counts: [number, number][] = [];
+    for (let i = 0; i < BUCKETS; i++) if (this.counts[i]) counts.push([i, this.counts[i]!]);
+    return { counts, count: this.count, sum: this.sum, max: this.max };
+  }
+
+  static fromJSON(data: ReturnType<LatencyHistogram['toJSON']>): LatencyHistogram {
+    const h = new LatencyHistogram();
+    for (const [i, n] of data.counts) h.counts[i] = n;
+    h.count = data.count;
+    h.sum = data.sum;
+    h.max = data.max;
+    return h;
+  }
+
   /** One histogram holding all of `list`'s samples. */
   static combine(list: LatencyHistogram[]): LatencyHistogram {
     const all = new LatencyHistogram();

@@ -11,8 +11,10 @@ export interface RehearsalOptions {
   durationMs: number;
   /** The sale starts this long after the driver does; early users arrive in this lead-in. */
   leadMs: number;
-  /** In-flight requests at most (one keep-alive socket each). */
+  /** In-flight requests at most, over all workers (one keep-alive socket each). */
   concurrency: number;
+  /** Load-generator processes the crowd is spread over (1: this process drives it). */
+  workers: number;
   mix: Mix;
   /** Share of winners who poll their reservation, and of pollers who then pay. */
   pollRatio: number;
@@ -42,7 +44,8 @@ const USAGE = `npm run rehearsal -- [options]
   --curve C            arrival curve: spike | ramp | uniform (default spike)
   --duration S         seconds over which the crowd arrives (default 20)
   --lead S             seconds between the driver's start and the sale's start (default 3)
-  --concurrency N      requests in flight at most (default 64)
+  --concurrency N      requests in flight at most, over all workers (default 64)
+  --workers N          load-generator processes sharing the crowd and the concurrency (default 1)
   --mix k=v,...        shares of retrier, bot, early, forger, sharer (default ${Object.entries(DEFAULT_MIX)
     .map(([k, v]) => `${k}=${v}`)
     .join(',')})
@@ -86,6 +89,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       duration: { type: 'string', default: '20' },
       lead: { type: 'string', default: '3' },
       concurrency: { type: 'string', default: '64' },
+      workers: { type: 'string', default: '1' },
       mix: { type: 'string' },
       'poll-ratio': { type: 'string', default: '0.5' },
       'pay-ratio': { type: 'string', default: '0.7' },
@@ -119,7 +123,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     curve: values.curve as Curve,
     durationMs: num('duration', values.duration, 0.1) * 1000,
     leadMs: num('lead', values.lead, 1) * 1000,
-    concurrency: num('concurrency', values.concurrency, 1, 10_000),
+    concurrency: num('concurrency', values.concurrency, 1, 100_000),
+    workers: num('workers', values.workers, 1, 64),
     mix: parseMix(values.mix),
     pollRatio: num('poll-ratio', values['poll-ratio'], 0, 1),
     payRatio: num('pay-ratio', values['pay-ratio'], 0, 1),

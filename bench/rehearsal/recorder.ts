@@ -71,6 +71,7 @@ export class Recorder {
       if (held && held !== reservationId)
         this.breaches.push(`user ${userId} got a second reservation ${reservationId} (already held ${held})`);
       this.reservations.set(reservationId, userId);
+      this.fresh.push([reservationId, userId]);
       this.holders.set(userId, held ?? reservationId);
       if (via === 'purchase') this.lastReservedAt = Date.now();
     } else if (held && held !== reservationId) {
@@ -78,6 +79,7 @@ export class Recorder {
     } else if (!held) {
       // A repeat is the first answer this user got with a reservation (the 202 was a 503 or lost): still granted.
       this.reservations.set(reservationId, userId);
+      this.fresh.push([reservationId, userId]);
       this.holders.set(userId, reservationId);
       this.firstSeenOnRepeat++;
     }
@@ -88,4 +90,83 @@ export class Recorder {
     for (const o of this.outcomes.values()) if (o.step === step && pred(o.status, o.code)) n += o.latency.count;
     return n;
   }
+
+  /** Reservations granted since the last call, for a worker's live progress report. */
+  private fresh: [string, string][] = [];
+  takeNewReservations(): [string, string][] {
+    const fresh = this.fresh;
+    this.fresh = [];
+    return fresh;
+  }
+
+  /** Everything this recorder saw, as plain data (a worker process sends it to the coordinator). */
+  toJSON(): RecorderData {
+    return {
+      requests: this.requests,
+      outcomes: [...this.outcomes.values()].map((o) => ({ ...o, latency: o.latency.toJSON() })),
+      timeline: [...this.timeline],
+      reservations: [...this.reservations],
+      holders: [...this.holders],
+      breaches: this.breaches,
+      usersArrived: this.usersArrived,
+      usersWithTicket: this.usersWithTicket,
+      firstSoldOutAt: this.firstSoldOutAt,
+      lastReservedAt: this.lastReservedAt,
+      lastRequestAt: this.lastRequestAt,
+      foundByLookup: this.foundByLookup,
+      granted202: this.granted202,
+      firstSeenOnRepeat: this.firstSeenOnRepeat,
+      holderRepeatsRefused: [...this.holderRepeatsRefused],
+    };
+  }
+
+  /** Adds a worker's recorder (workers drive disjoint users, so holders never collide). */
+  merge(d: RecorderData): void {
+    this.requests += d.requests;
+    for (const o of d.outcomes) {
+      const key = `${o.step} ${o.status} ${o.code}`;
+      const mine = this.outcomes.get(key);
+      const latency = LatencyHistogram.fromJSON(o.latency);
+      if (mine) mine.latency.merge(latency);
+      else this.outcomes.set(key, { step: o.step, status: o.status, code: o.code, latency });
+    }
+    for (const [second, counts] of d.timeline) {
+      const bucket = this.timeline.get(second);
+      if (!bucket) this.timeline.set(second, { ...counts });
+      else for (const k of SERIES) bucket[k] += counts[k];
+    }
+    for (const [id, user] of d.reservations) this.reservations.set(id, user);
+    for (const [user, id] of d.holders) this.holders.set(user, id);
+    this.breaches.push(...d.breaches);
+    this.usersArrived += d.usersArrived;
+    this.usersWithTicket += d.usersWithTicket;
+    const min = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
+    const max = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
+    this.firstSoldOutAt = min(this.firstSoldOutAt, d.firstSoldOutAt);
+    this.lastReservedAt = max(this.lastReservedAt, d.lastReservedAt);
+    this.lastRequestAt = Math.max(this.lastRequestAt, d.lastRequestAt);
+    this.foundByLookup += d.foundByLookup;
+    this.granted202 += d.granted202;
+    this.firstSeenOnRepeat += d.firstSeenOnRepeat;
+    for (const [code, n] of d.holderRepeatsRefused)
+      this.holderRepeatsRefused.set(code, (this.holderRepeatsRefused.get(code) ?? 0) + n);
+  }
+}
+
+export interface RecorderData {
+  requests: number;
+  outcomes: { step: Step; status: number; code: string; latency: ReturnType<LatencyHistogram['toJSON']> }[];
+  timeline: [number, Record<Series, number>][];
+  reservations: [string, string][];
+  holders: [string, string][];
+  breaches: string[];
+  usersArrived: number;
+  usersWithTicket: number;
+  firstSoldOutAt: number | null;
+  lastReservedAt: number | null;
+  lastRequestAt: number;
+  foundByLookup: number;
+  granted202: number;
+  firstSeenOnRepeat: number;
+  holderRepeatsRefused: [string, number][];
 }

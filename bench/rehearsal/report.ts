@@ -2,6 +2,7 @@
  * The rehearsal's result: one JSON-able object (funnel, latency per outcome, timeline, settlement,
  * verdict), its console summary, and the files report.json + report.html.
  */
+import { summarizeLoad, type LoadSample, type LoadSummary } from './monitor.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LatencyHistogram, type LatencySummary } from './histogram.js';
@@ -46,6 +47,8 @@ export interface Report {
   /** [ms since the start, orders in MySQL]: settlement keeping up with reservations. */
   settledOverTime: [number, number][];
   settlement: Omit<SettlementFacts, 'lost'> & { lostCount: number; lostSample: string[] };
+  /** The load generator's own CPU and event-loop delay, the machine's CPU, and the stack's processes, per second. */
+  load: { summary: LoadSummary; generators: LoadSample[][] };
   verdict: { ok: boolean; problems: string[]; notes: string[] };
 }
 
@@ -61,6 +64,8 @@ export function buildReport(args: {
   loadEndedAt: number;
   facts: SettlementFacts;
   settledSamples: [number, number][];
+  /** Per-second samples of each generator process (coordinator first). */
+  generators: LoadSample[][];
 }): Report {
   const { o, rec, facts } = args;
   const { adminToken: _a, userTokenSecret: _u, paymentSecret: _p, ...options } = o;
@@ -153,10 +158,12 @@ export function buildReport(args: {
     notes.push(
       `${rec.foundByLookup} reservations were made although the purchase was answered 503 unavailable (the edge's origin call or the origin's Redis call timed out after the reservation was made); their holders found them by lookup`,
     );
+  const load = summarizeLoad(args.generators, -o.leadMs, args.loadEndedAt - args.saleStartsAt);
   if (args.maxArrivalLagMs > 1000)
     notes.push(
-      `the load generator fell behind the arrival curve by up to ${(args.maxArrivalLagMs / 1000).toFixed(1)} s (the stack was saturated: a closed pool of ${o.concurrency})`,
+      `the load generator fell behind the arrival curve by up to ${(args.maxArrivalLagMs / 1000).toFixed(1)} s (${load.unreliable.length ? 'the generator or the machine was saturated, see below' : `the stack was saturated: ${o.concurrency} requests in flight at most`})`,
     );
+  for (const why of load.unreliable) notes.push(`UNRELIABLE FIGURES: ${why}`);
 
   const { lost, ...settlementRest } = facts;
   const t0 = args.saleStartsAt;
@@ -188,10 +195,12 @@ export function buildReport(args: {
     timeline,
     settledOverTime: args.settledSamples,
     settlement: { ...settlementRest, lostCount: lost.length, lostSample: lost.slice(0, 20) },
+    load: { summary: load, generators: args.generators },
     verdict: { ok: problems.length === 0, problems, notes },
   };
 }
 
+const pctOf = (share: number) => `${Math.round(share * 100)} %`;
 const n = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toLocaleString('en-US'));
 const s = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toFixed(2)} s`);
 
@@ -227,6 +236,17 @@ export function printReport(r: Report): void {
     `  orders                     ${n(r.settlement.orders.total)} (paid ${n(r.settlement.orders.paid)}, timeout ${n(r.settlement.orders.timeout)}, pending ${n(r.settlement.orders.pending)}); users with 2 orders ${r.settlement.usersWithTwoOrders}; lost ${r.settlement.lostCount}`,
   );
   out.push(`  reconciliation             ${r.settlement.reconciliation.ok ? 'ok' : 'MISMATCH'}`);
+  const l = r.load.summary;
+  out.push(
+    `  load generator             ${r.load.generators.length} process(es); CPU max ${pctOf(l.generatorCpuMax)} of a core (mean ${pctOf(l.generatorCpuMean)}); event-loop delay p99 up to ${l.loopDelayP99MaxMs.toFixed(0)} ms`,
+  );
+  out.push(
+    `  machine                    ${l.cores} cores; CPU mean ${pctOf(l.machineCpuMean)}, max ${pctOf(l.machineCpuMax)}; load average up to ${l.load1Max.toFixed(1)}`,
+  );
+  for (const [name, p] of Object.entries(l.procs))
+    out.push(
+      `  ${name.padEnd(26)} CPU mean ${pctOf(p.cpuMean)}, max ${pctOf(p.cpuMax)} of a core; RSS up to ${p.rssMbMax} MB`,
+    );
   for (const note of r.verdict.notes) out.push(`  note: ${note}`);
   out.push('', r.verdict.ok ? 'VERDICT: ok — nothing oversold, nothing lost, reconciled' : 'VERDICT: FAILED');
   for (const p of r.verdict.problems) out.push(`  ${p}`);

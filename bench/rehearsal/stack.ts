@@ -7,17 +7,21 @@ import { randomInt } from 'node:crypto';
 import { migrate } from '../../origin/db/migrate.js';
 import { startEdge, type RunningEdge } from '../lib/local-edge.js';
 import { BENCH_EDGE_SECRETS, BENCH_SECRETS, freePort, spawnTs, stopChild, waitForHttp } from '../lib/stack.js';
+import { descendantsMatching } from './monitor.js';
 import type { RehearsalOptions } from './options.js';
 
 export interface Stack {
   edgeUrl: string;
   originUrl: string;
   own: boolean;
+  /** Pids of our own stack's processes by name, for the load monitor (empty for an existing stack). */
+  pids(): Record<string, number[]>;
   stop(): Promise<void>;
 }
 
 export async function startStack(o: RehearsalOptions): Promise<Stack> {
-  if (o.edgeUrl && o.originUrl) return { edgeUrl: o.edgeUrl, originUrl: o.originUrl, own: false, async stop() {} };
+  if (o.edgeUrl && o.originUrl)
+    return { edgeUrl: o.edgeUrl, originUrl: o.originUrl, own: false, pids: () => ({}), async stop() {} };
   await migrate(o.mysqlUrl);
   const port = await freePort();
   const originUrl = `http://127.0.0.1:${port}`;
@@ -46,6 +50,11 @@ export async function startStack(o: RehearsalOptions): Promise<Stack> {
       edgeUrl: edge.url,
       originUrl,
       own: true,
+      // Miniflare runs workerd as a child of this process; the origin is our child too.
+      pids: () => ({
+        'edge (workerd)': descendantsMatching(process.pid, 'workerd'),
+        origin: running.origin.pid ? [running.origin.pid] : [],
+      }),
       async stop() {
         await Promise.allSettled([stopChild(running.origin), running.edge.stop()]);
       },

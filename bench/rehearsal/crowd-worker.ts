@@ -1,0 +1,35 @@
+/**
+ * A load-generator worker process of `npm run rehearsal -- --workers N` (forked by crowd.ts): drives
+ * its slice of the crowd, reports progress and new reservations, then its recorder and its own load
+ * samples, and exits.
+ */
+import { createDriver, PROGRESS_EVERY_MS, type WorkerMessage, type WorkerStart } from './crowd.js';
+import { LoadMonitor } from './monitor.js';
+import { Recorder } from './recorder.js';
+
+const send = (m: WorkerMessage) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
+
+process.once('message', async ({ o, sale, slice }: WorkerStart) => {
+  const rec = new Recorder(sale.startsAt);
+  const monitor = new LoadMonitor(sale.startsAt);
+  monitor.start();
+  const { driver, close } = createDriver(o, sale, rec, slice);
+  const progress = setInterval(() => {
+    void send({
+      type: 'progress',
+      requests: rec.requests,
+      usersArrived: rec.usersArrived,
+      lagMs: driver.arrivalLagMs,
+      fresh: rec.takeNewReservations(),
+    });
+  }, PROGRESS_EVERY_MS);
+  try {
+    await driver.run();
+  } finally {
+    clearInterval(progress);
+    monitor.stop();
+    close();
+  }
+  await send({ type: 'done', rec: rec.toJSON(), maxArrivalLagMs: driver.maxArrivalLagMs, samples: monitor.samples });
+  process.exit(0);
+});
