@@ -271,5 +271,31 @@ ${card('reconciliation', st.reconciliation.ok ? 'ok' : 'MISMATCH')}
 <h2>Settlement and reconciliation</h2>
 <div>Orders ${n(st.orders.total)}: paid ${n(st.orders.paid)}, timed out ${n(st.orders.timeout)}, pending ${n(st.orders.pending)}; dead letters ${n(st.deadLetters)}; settled ${settleText(st.settleMs)} after the last reservation.</div>
 <table><tr><th>check</th><th>expected</th><th>actual</th><th></th></tr>${checks}</table>
+<h2>Load context (is the generator or the machine the limit?)</h2>${loadTable(r)}
 </body></html>`;
+}
+
+/** The generator's own CPU and event loop, the machine, and the stack's processes over the load. */
+function loadTable(r: Report): string {
+  const l = r.load.summary;
+  const pct = (x: number) => `${Math.round(x * 100)} %`;
+  const rows = [
+    [
+      `load generator (${r.load.generators.length} process(es))`,
+      `CPU mean ${pct(l.generatorCpuMean)}, max ${pct(l.generatorCpuMax)} of a core; event-loop delay p99 up to ${l.loopDelayP99MaxMs.toFixed(0)} ms`,
+    ],
+    [
+      `machine (${l.cores} cores)`,
+      `CPU mean ${pct(l.machineCpuMean)}, max ${pct(l.machineCpuMax)}; load average up to ${l.load1Max.toFixed(1)}`,
+    ],
+    ...Object.entries(l.procs).map(([name, p]) => [
+      name,
+      `CPU mean ${pct(p.cpuMean)}, max ${pct(p.cpuMax)} of a core; RSS up to ${p.rssMbMax} MB`,
+    ]),
+  ];
+  return `<table>${rows.map(([k, v]) => `<tr><td>${esc(k!)}</td><td style="text-align:left">${esc(v!)}</td></tr>`).join('')}</table>${
+    l.unreliable.length
+      ? l.unreliable.map((u) => `<div class="hint"><b>unreliable figures:</b> ${esc(u)}</div>`).join('')
+      : '<div class="hint">generator and machine below their limits: the figures are the stack\'s</div>'
+  }`;
 }
