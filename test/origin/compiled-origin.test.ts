@@ -14,11 +14,15 @@ import { freePort, waitForHttp } from '../../bench/lib/stack.js';
 import { PROJECT_ROOT } from '../../origin/paths.js';
 import { MYSQL_SERVER_URL, REDIS_URL } from '../helpers/db.js';
 
+// Production refuses short secrets and an open /healthz (METRICS_TOKEN).
 const SECRETS = {
-  ADMIN_TOKEN: 'compiled-admin-token-0123',
+  ADMIN_TOKEN: 'compiled-admin-token-0123456789abcdef',
   EDGE_ORIGIN_SECRET: 'compiled-edge-origin-secret-0123456789',
-  PAYMENT_WEBHOOK_SECRET: 'compiled-payment-secret-0123456789',
+  PAYMENT_WEBHOOK_SECRET: 'compiled-payment-secret-0123456789ab',
+  METRICS_TOKEN: 'compiled-metrics-token-0123456789abcd',
 };
+const healthz = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/healthz`, { headers: { authorization: `Bearer ${SECRETS.METRICS_TOKEN}` } });
 
 describe('the compiled origin (dist/)', () => {
   const database = `seckill_test_dist_${randomHex(6)}`;
@@ -76,7 +80,7 @@ describe('the compiled origin (dist/)', () => {
       throw new Error(`origin exited (code ${code}): ${stderr}`);
     });
     await Promise.race([waitForHttp(`http://127.0.0.1:${port}/healthz`, 30_000), exited]);
-    const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+    const res = await healthz(port);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true, redis: true, mysql: true });
   });
