@@ -3,8 +3,8 @@
  * its kind's script (ticket → purchase → repeat / poll / pay, or a bot's burst, or a bad ticket),
  * with at most `concurrency` requests in flight. Follow-ups (Retry-After, polls, repeats) wait in a
  * time-ordered agenda without holding a slot; a user's token and ticket live only while the user
- * still has something to do. A free slot takes whatever fell due first, a newcomer or a follow-up,
- * so neither starves the other. With `slice`, this driver takes every `count`-th user from `index`
+ * still has something to do. Follow-ups go first but hold at most half the slots while newcomers
+ * wait, so neither starves the other. With `slice`, this driver takes every `count`-th user from `index`
  * (the crowd spread over worker processes).
  */
 import { createHmac, randomBytes } from 'node:crypto';
@@ -36,6 +36,8 @@ const POLL_EVERY_MS = 1000;
 const MAX_POLLS = 30;
 /** Share of repeats that use a new Idempotency-Key instead of the first one. */
 const NEW_KEY_SHARE = 0.2;
+/** Share of the in-flight slots follow-ups may hold while a newcomer is due (the rest are newcomers'). */
+const FOLLOW_UP_SHARE = 0.5;
 /** Genuine tickets kept for sharers to misuse. */
 const SHARED_RING = 64;
 
@@ -55,6 +57,7 @@ export class Driver {
   private cursor = 0;
   private arrivalsDoneAt: number | null = null;
   private busy = 0;
+  private busyFollowUps = 0;
   private readonly shared: string[] = [];
   /** How late punctual users started compared with the curve (the generator's own lag). */
   maxArrivalLagMs = 0;
@@ -99,11 +102,17 @@ export class Driver {
       const arrival = this.nextArrival();
       const arrivalDue = arrival ? this.o.startsAt + arrival.at : Infinity;
       let run: (() => Promise<void>) | null = null;
-      // Whatever fell due first: a follow-up (retry after Retry-After, poll, repeat) or a newcomer. Giving
-      // follow-ups priority starved newcomers (a 200k run made no reservation for 2.5 s while every slot
-      // polled); giving newcomers priority would starve follow-ups until the whole crowd is in.
-      if (top && top.due <= now && top.due <= arrivalDue) run = this.agenda.pop()!.run;
-      else if (arrival && arrivalDue <= now) {
+      // Follow-ups (retry after Retry-After, poll, repeat) first, so they run on time (a late retry meets
+      // an expired ticket), but never in more than FOLLOW_UP_SHARE of the slots while a newcomer waits:
+      // with strict priority a 200k run made no reservation for 2.5 s while every slot polled.
+      const followUpDue = top !== undefined && top.due <= now;
+      const newcomerDue = arrival !== null && arrivalDue <= now;
+      const followUpsFull = this.busyFollowUps >= Math.ceil(this.o.concurrency * FOLLOW_UP_SHARE);
+      let followUp = false;
+      if (followUpDue && (!newcomerDue || !followUpsFull)) {
+        run = this.agenda.pop()!.run;
+        followUp = true;
+      } else if (arrival && newcomerDue) {
         this.cursor += this.step;
         const lag = now - arrivalDue;
         if (lag > this.maxArrivalLagMs) this.maxArrivalLagMs = lag;
@@ -111,10 +120,12 @@ export class Driver {
       }
       if (run) {
         this.busy++;
+        if (followUp) this.busyFollowUps++;
         try {
           await run();
         } finally {
           this.busy--;
+          if (followUp) this.busyFollowUps--;
         }
         continue;
       }
