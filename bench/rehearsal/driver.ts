@@ -183,7 +183,13 @@ export class Driver {
 
   private async afterTicket(user: User, url: string): Promise<void> {
     if (user.kind === 'bot') {
-      for (let i = 0; i < BOT_BURST; i++) await this.purchase(user, url, this.newKey(user));
+      let unsure = false;
+      for (let i = 0; i < BOT_BURST; i++) {
+        const r = await this.purchase(user, url, this.newKey(user));
+        unsure ||= r.code === 'unavailable' || r.status === 0;
+      }
+      // A bot whose click was answered 503 unavailable may hold a reservation it never saw: it asks too.
+      if (unsure && !this.rec.holders.has(user.id)) await this.lookup(user, 0);
       return;
     }
     await this.purchaseFlow(user, url, this.newKey(user), 0);
@@ -201,14 +207,21 @@ export class Driver {
     }
     if (ambiguous && r.status >= 400 && !this.rec.holders.has(user.id)) {
       // As the sale page does: after an answer that proved nothing, ask for the caller's own reservation.
-      const found = await this.call('lookup', 'GET', `/api/activities/${this.o.activityId}/reservation`, user);
-      if (found.status === 200) this.rec.reserved(user.id, found.body.reservationId, 202, 'lookup');
+      await this.lookup(user, 0);
     }
     if (user.kind === 'retrier' && follows === 0) {
       // Did the answer arrive? The impatient user clicks again anyway, mostly with the same key.
       const repeatKey = (user.luck * 7) % 1 < NEW_KEY_SHARE ? this.newKey(user) : key;
       this.later(jitter(Math.max(r.retryAfterMs, 1100)), () => this.repeat(user, url, repeatKey));
     }
+  }
+
+  /** The caller's own reservation; a lookup that itself failed (503, lost) is asked again, as the page does. */
+  private async lookup(user: User, follows: number): Promise<void> {
+    const found = await this.call('lookup', 'GET', `/api/activities/${this.o.activityId}/reservation`, user);
+    if (found.status === 200) this.rec.reserved(user.id, found.body.reservationId, 202, 'lookup');
+    else if ((found.status === 0 || found.status >= 500) && follows < MAX_FOLLOWS)
+      this.later(jitter(Math.max(found.retryAfterMs, 1000)), () => this.lookup(user, follows + 1));
   }
 
   /** A holder's repeat must come back with the same reservation; a refused one looks it up instead. */
