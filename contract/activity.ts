@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { isId } from './ids.js';
+import { productFieldsSchema, type ProductFields } from './product.js';
 
 export const ACTIVITY_STATES = ['open', 'paused', 'stopped'] as const;
 export type ActivitySwitch = (typeof ACTIVITY_STATES)[number];
@@ -28,6 +29,8 @@ export const activityConfigSchema = z.object({
   admissionRatePerSec: z.number().int().min(1).max(1_000_000),
   admissionShards: z.number().int().min(1).max(64),
   version: z.number().int().min(1),
+  /** What is sold, for the sale page: description, priceCents, currency, imageUrl (all optional). */
+  ...productFieldsSchema.shape,
 });
 export type ActivityConfig = z.infer<typeof activityConfigSchema>;
 
@@ -49,6 +52,12 @@ export interface PublicActivity {
   serverTime: string;
   state: PublicState;
   version: number;
+  /** The sale's rule the page shows ("at most N per person"). */
+  maxPerUser: number;
+  description?: ProductFields['description'];
+  priceCents?: ProductFields['priceCents'];
+  currency?: ProductFields['currency'];
+  imageUrl?: ProductFields['imageUrl'];
 }
 
 export function publicState(s: ActivitySnapshot, now: number): PublicState {
@@ -70,5 +79,10 @@ export function publicActivity(s: ActivitySnapshot, now: number): PublicActivity
     serverTime: new Date(now).toISOString(),
     state: publicState(s, now),
     version: c.version,
+    maxPerUser: c.maxPerUser,
+    // Product fields only when set, so an activity without them keeps the old body.
+    ...(c.description !== undefined && { description: c.description }),
+    ...(c.priceCents !== undefined && { priceCents: c.priceCents, currency: c.currency }),
+    ...(c.imageUrl !== undefined && { imageUrl: c.imageUrl }),
   };
 }

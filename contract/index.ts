@@ -5,3 +5,4 @@ export * from './signing.js';
 export * from './trace.js';
 export * from './activity.js';
 export * from './reservation.js';
+export * from './product.js';

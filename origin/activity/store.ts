@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ACTIVITY_STATES, MAX_QUANTITY, type ActivityConfig, type ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import { isId } from '../../contract/ids.js';
+import { priceIsComplete, productFieldsSchema, type ProductFields } from '../../contract/product.js';
 import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
 import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
 import type { Sale } from '../redis/stock-store.js';
@@ -26,12 +27,14 @@ export const createActivitySchema = z
     state: z.enum(['open', 'paused']).default('open'),
     /** Redis buckets the stock is split over (DESIGN §10); more buckets spread a hot sale over cluster shards. */
     stockBuckets: z.number().int().min(1).max(MAX_STOCK_BUCKETS).default(1),
+    ...productFieldsSchema.shape,
   })
   .strict()
   .refine((a) => Date.parse(a.endsAt) > Date.parse(a.startsAt), {
     message: 'endsAt must be after startsAt',
     path: ['endsAt'],
-  });
+  })
+  .refine(priceIsComplete, { message: 'priceCents and currency go together', path: ['currency'] });
 export type CreateActivity = z.infer<typeof createActivitySchema>;
 
 export const patchActivitySchema = z.object({ state: z.enum(ACTIVITY_STATES) }).strict();
@@ -54,8 +57,9 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
     await inTransaction(db, async (tx) => {
       await tx.execute(
         `INSERT INTO seckill_activity (id, sku_id, title, starts_at, ends_at, state, max_per_user, payment_timeout_seconds,
-           user_rate_per_sec, admission_rate_per_sec, admission_shards, stock_buckets)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           user_rate_per_sec, admission_rate_per_sec, admission_shards, stock_buckets,
+           description, price_cents, currency, image_url)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           a.activityId,
           a.skuId,
@@ -69,6 +73,10 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
           a.admissionRatePerSec,
           a.admissionShards,
           a.stockBuckets,
+          a.description ?? null,
+          a.priceCents ?? null,
+          a.currency ?? null,
+          a.imageUrl ?? null,
         ],
       );
       await tx.execute(
@@ -103,12 +111,23 @@ export async function findActivity(db: Db, activityId: string): Promise<Activity
       admissionRatePerSec: Number(r.admission_rate_per_sec),
       admissionShards: Number(r.admission_shards),
       version: Number(r.version),
+      ...productFields(r),
     },
     state: r.state,
     initialStock: Number(r.initial_stock),
     available: Number(r.available),
     stockBuckets: Number(r.stock_buckets ?? 1),
   };
+}
+
+/** NULL columns stay out of the config (and so out of the snapshot and the public activity). */
+function productFields(r: any): ProductFields {
+  const p: ProductFields = {};
+  if (r.description != null) p.description = r.description;
+  if (r.price_cents != null) p.priceCents = Number(r.price_cents);
+  if (r.currency != null) p.currency = r.currency;
+  if (r.image_url != null) p.imageUrl = r.image_url;
+  return p;
 }
 
 export async function requireActivity(db: Db, activityId: string): Promise<ActivityRecord> {
