@@ -40,11 +40,13 @@ const VERSIONED_ASSET_CACHE = 'public, max-age=31536000, immutable';
  * The page's security headers (issue 8.6), one list for the Worker and edge/public/_headers (a test
  * checks they agree). A strict CSP: scripts and styles only from this origin, no inline script, no
  * framing; no Referer ever leaves the page, so the `?token=` in its address cannot leak to a
- * subresource or the API, even before the script strips it.
+ * subresource or the API, even before the script strips it. Images: this origin and any https host,
+ * because a product's `imageUrl` (admin-set, https or site-relative) usually lives on a CDN; an image
+ * runs no code, and with no-referrer it learns nothing about the buyer's page.
  */
 export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' https:; " +
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'Referrer-Policy': 'no-referrer',
   'X-Content-Type-Options': 'nosniff',

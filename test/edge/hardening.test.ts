@@ -327,7 +327,7 @@ describe('8.7 JWT, signatures, messages', () => {
 
 describe('8.6 the sale page headers', () => {
   it('page and assets carry a strict CSP, frame-ancestors none, no-referrer and nosniff', async () => {
-    for (const path of ['/', '/a/123', '/assets/sale.v4.js', '/assets/sale.v2.css']) {
+    for (const path of ['/', '/a/123', '/assets/sale.v5.js', '/assets/sale-flow.v1.js', '/assets/sale.v3.css']) {
       const res = await SELF.fetch(`${BASE}${path}`);
       expect(res.status).toBe(200);
       await res.arrayBuffer();
