@@ -190,6 +190,10 @@ async function createDemoActivity() {
     stock: DEMO_STOCK,
     startsAt: startsAt.toISOString(),
     endsAt: new Date(now + 3_600_000).toISOString(),
+    description: 'Wireless noise-cancelling headphones, 30 h battery. Demo product.',
+    priceCents: 4_999,
+    currency: 'EUR',
+    imageUrl: '/assets/demo-product.v1.svg',
   });
   const warmed = await admin('POST', `/admin/activities/${activityId}/warmup`);
   return { activityId, startsAt, stock: warmed.stock as number };

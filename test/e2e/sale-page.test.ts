@@ -1,7 +1,10 @@
 /**
  * The sale page (edge/public) in headless Chromium against a real edge (workerd via Miniflare) and a
  * real origin (Redis, MariaDB, settlement consumers). The browser's clock is an hour fast: the page
- * must count down by the server's clock. Screenshots of each state go to test-artifacts/sale-page/.
+ * must count down by the server's clock. Screenshots of each state go to test-artifacts/sale-page/
+ * (git-ignored). Where a backend lands separately (stockHint, eligibility, deny list, lottery, waiting
+ * room: DESIGN §10), a test stands in for that one answer with page.route and says so in its name;
+ * everything else is the real edge and origin.
  *
  * Chromium is Debian's (`scripts/browser.sh` installs it; CHROMIUM_PATH overrides the path) driven by
  * playwright-core; no browser is ever downloaded. Without it this file fails — it never skips.
@@ -72,18 +75,27 @@ afterAll(async () => {
 const tokenFor = async (userId: string) =>
   sign({ sub: userId, exp: Math.floor(Date.now() / 1000) + 600 }, TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256');
 
-/** A sale with `stock` units that opens OPENS_IN_MS from now, warmed and pushed to the edge. */
-async function upcomingSale(stock: number) {
+const PRODUCT = {
+  description: 'Wireless noise-cancelling headphones, 30 h battery.',
+  priceCents: 12_999,
+  currency: 'EUR',
+  imageUrl: '/assets/demo-product.v1.svg',
+};
+
+/** A sale with `stock` units that opens OPENS_IN_MS from now (or as `over` says), warmed and pushed to the edge. */
+async function upcomingSale(stock: number, over: Record<string, unknown> = {}) {
   const activityId = uniqueId();
   const skuId = uniqueId();
   const startsAt = Date.now() + OPENS_IN_MS;
   const created = await origin.admin('POST', '/admin/activities', {
     activityId,
     skuId,
-    title: `Browser sale ${activityId}`,
+    title: 'Studio headphones',
     stock,
     startsAt: new Date(startsAt).toISOString(),
     endsAt: new Date(startsAt + 3_600_000).toISOString(),
+    ...PRODUCT,
+    ...over,
   });
   expect(created.status).toBe(201);
   createdActivities.push({ activityId, skuId });
@@ -91,16 +103,42 @@ async function upcomingSale(stock: number) {
   return { activityId, startsAt };
 }
 
+/** A sale that opened a second ago. */
+const openSale = (stock: number, over: Record<string, unknown> = {}) =>
+  upcomingSale(stock, {
+    startsAt: new Date(Date.now() - 1_000).toISOString(),
+    endsAt: new Date(Date.now() + 3_600_000).toISOString(),
+    ...over,
+  });
+
 /**
  * A fresh browser profile (own localStorage) whose clock is `skewMs` off; page errors are collected.
  * The behaviour tests wait on string conditions (evaluated, so they need `bypassCSP`); the security
  * test opens the page under its real CSP (`strictCsp`) and waits on selectors only.
  */
 async function openPage(
-  opts: { skewMs?: number; strictCsp?: boolean } = {},
+  opts: { skewMs?: number; strictCsp?: boolean; width?: number } = {},
 ): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 640, height: 520 }, bypassCSP: !opts.strictCsp });
+  const context = await browser.newContext({
+    viewport: { width: opts.width ?? 640, height: 520 },
+    bypassCSP: !opts.strictCsp,
+    locale: 'en-US',
+  });
   contexts.push(context);
+  // Every text the live region (#status) takes, in order: what a screen reader is told.
+  await context.addInitScript(() => {
+    const w = globalThis as any;
+    w.__announced = [];
+    w.document.addEventListener('DOMContentLoaded', () => {
+      const el = w.document.getElementById('status');
+      if (!el) return;
+      new w.MutationObserver(() => w.__announced.push(el.textContent)).observe(el, {
+        childList: true,
+        characterData: true,
+        subtree: true,
+      });
+    });
+  });
   if (opts.skewMs) {
     await context.addInitScript((skew: number) => {
       const RealDate = Date;
@@ -128,12 +166,16 @@ const text = (page: Page, selector: string) => page.locator(selector).innerText(
 const BUY_ENABLED = "!document.getElementById('buy').disabled";
 const buyEnabled = (page: Page, timeout = 10_000) => page.waitForFunction(BUY_ENABLED, undefined, { timeout });
 
+const announced = (page: Page) => page.evaluate('window.__announced') as Promise<string[]>;
+const statusKind = (page: Page, kind: string, timeout = 15_000) =>
+  page.waitForSelector(`#status[data-kind="${kind}"]`, { timeout });
+
 function countdownSeconds(shown: string): number {
   const [h, m, s] = shown.split(':').map(Number);
   return h! * 3600 + m! * 60 + s!;
 }
 
-it('a buyer whose clock is an hour fast: countdown by the server clock, opens on time, click → queued → order; a reload shows the same order; a second user sees sold out', async () => {
+it('a buyer whose clock is an hour fast: product and rules, countdown by the server clock, opens on time, "ends in", click → queued → order with pay-by time (announced); a reload shows the same order; a second user sees sold out', async () => {
   const buyer = '8100001';
   const { page, errors } = await openPage({ skewMs: CLIENT_CLOCK_SKEW_MS });
   const { activityId, startsAt } = await upcomingSale(1);
@@ -159,7 +201,19 @@ it('a buyer whose clock is an hour fast: countdown by the server clock, opens on
   expect(shown).toBeGreaterThan(0);
   expect(await page.locator('#buy').isDisabled()).toBe(true);
   expect(await page.locator('#state').getAttribute('data-state')).toBe('upcoming');
-  await shot(page, '1-before-start');
+  expect(await text(page, '#countdown-label')).toBe('Starts in');
+  // The product and the rules, from the public activity.
+  expect(await text(page, '#title')).toBe('Studio headphones');
+  expect(await text(page, '#price')).toBe('€129.99');
+  expect(await text(page, '#description')).toBe(PRODUCT.description);
+  expect(await page.locator('#product-image').getAttribute('alt')).toBe('Studio headphones');
+  await page.waitForFunction("document.getElementById('product-image').naturalWidth > 0");
+  const rules = await page.locator('#rules li').allInnerTexts();
+  expect(rules[0]).toBe('One per person.');
+  expect(rules[1]).toMatch(/^On sale .+ – .+, while stock lasts\.$/);
+  expect(await page.locator('#stock-hint').isHidden()).toBe(true); // no stockHint in the answer: nothing shown
+  expect(await page.locator('#quantity-field').isHidden()).toBe(true); // one per person: no quantity to choose
+  await shot(page, '1-countdown');
 
   // At the start (server clock) the button enables — not before, and not much after.
   await buyEnabled(page, OPENS_IN_MS + 5_000);
@@ -172,9 +226,12 @@ it('a buyer whose clock is an hour fast: countdown by the server clock, opens on
   await shot(page, '2-open');
 
   // Click → queued (the edge answered 202) → ordered once the origin's consumers settled it.
-  await page.click('#buy');
+  await page.focus('#buy');
+  await page.keyboard.press('Enter');
   await page.waitForSelector('#status[data-kind="queued"]');
   expect(await page.locator('#buy').isDisabled()).toBe(true);
+  // The disabled button gave its focus to the status that explains it.
+  expect(await page.evaluate('document.activeElement.id')).toBe('status');
   await shot(page, '3-queued');
   releasePoll();
   await page.waitForSelector('#status[data-kind="ordered"]', { timeout: 15_000 });
@@ -186,6 +243,12 @@ it('a buyer whose clock is an hour fast: countdown by the server clock, opens on
   expect(rows.map((r: any) => [String(r.user_id), r.order_no])).toEqual([[buyer, orderNo]]);
   // Nothing more to buy: a repeat would only return the same reservation.
   expect(await page.locator('#buy').isDisabled()).toBe(true);
+  const payBy = await text(page, '#status');
+  expect(payBy).toMatch(/^Order placed! Pay before \d\d:\d\d:\d\d\.$/);
+  expect(await page.locator('#order').isVisible()).toBe(true);
+  // The live region told each step once, in order.
+  expect(await announced(page)).toEqual(['Requesting…', 'You are in the queue…', payBy]);
+  expect(await page.locator('#status').getAttribute('aria-live')).toBe('polite');
   await shot(page, '4-ordered');
 
   // A reload (token now from localStorage) finds the same order through GET /api/activities/:id/reservation.
@@ -206,7 +269,8 @@ it('a buyer whose clock is an hour fast: countdown by the server clock, opens on
   expect(await text(other.page, '#status')).toBe('Sold out.');
   expect(await other.page.locator('#buy').isDisabled()).toBe(true);
   expect(await other.page.locator('#order-no').innerText()).toBe('');
-  await shot(other.page, '6-sold-out-second-user');
+  expect(await announced(other.page)).toContain('Sold out.');
+  await shot(other.page, '6-sold-out');
   expect(await scalar(origin.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(
     1,
   );
@@ -278,7 +342,14 @@ it('the token in ?token= never leaves the page: no request carries it in its URL
   expect(new URL(page.url()).searchParams.has('token')).toBe(false);
 
   const paths = seen.map((r) => new URL(r.url).pathname);
-  expect(paths).toEqual(expect.arrayContaining(['/assets/sale.v3.css', '/assets/sale.v5.js', '/assets/sale-flow.v1.js', `/api/activities/${activityId}/tickets`]));
+  expect(paths).toEqual(
+    expect.arrayContaining([
+      '/assets/sale.v3.css',
+      '/assets/sale.v5.js',
+      '/assets/sale-flow.v1.js',
+      `/api/activities/${activityId}/tickets`,
+    ]),
+  );
   for (const r of seen) {
     expect(r.url).not.toContain(token);
     expect(r.referer).not.toContain(token);
@@ -304,4 +375,276 @@ it('a malformed ?activity= never reaches a fetch path', async () => {
   }
   expect(apiPaths).toEqual([]);
   expect(errors).toEqual([]);
+});
+
+/** Stands in for the public activity's `stockHint` (DESIGN §10, another engineer's backend): the real answer plus the hint. */
+async function withStockHint(page: Page, activityId: string, hint: () => string | undefined) {
+  await page.route(`**/api/activities/${activityId}`, async (route) => {
+    const real = await route.fetch();
+    const body = { ...(await real.json()), stockHint: hint() };
+    await route.fulfill({ response: real, json: body });
+  });
+}
+
+it('stock hint (the hint itself stood in until its backend lands): "Only a few left" and the other values; a phone at 375 px reads without sideways scrolling', async () => {
+  const { activityId } = await openSale(5);
+  let hint: string | undefined = 'few';
+  const { page, errors } = await openPage();
+  await withStockHint(page, activityId, () => hint);
+  await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8400001')}`);
+  await page.waitForSelector('#stock-hint[data-hint="few"]');
+  expect(await text(page, '#stock-hint')).toBe('Only a few left');
+  await buyEnabled(page);
+  await shot(page, '9-few-left');
+  for (const [value, shown] of [
+    ['plenty', 'Plenty left'],
+    ['limited', 'Limited stock'],
+    ['sold_out', 'None left'],
+  ] as const) {
+    hint = value;
+    await page.reload();
+    await page.waitForSelector(`#stock-hint[data-hint="${value}"]`);
+    expect(await text(page, '#stock-hint')).toBe(shown);
+  }
+  hint = '<img src=x>'; // not a known hint: nothing shown
+  await page.reload();
+  await page.waitForSelector('#state[data-state="open"]');
+  expect(await page.locator('#stock-hint').isHidden()).toBe(true);
+
+  const phone = await openPage({ width: 375 });
+  hint = 'few';
+  await withStockHint(phone.page, activityId, () => hint);
+  await phone.page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8400002')}`);
+  await buyEnabled(phone.page);
+  await phone.page.waitForFunction("document.getElementById('product-image').naturalWidth > 0");
+  expect(await phone.page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+  const button = (await phone.page.locator('#buy').boundingBox())!;
+  expect(button.width).toBeGreaterThan(300); // a thumb-sized, full-width button
+  expect(button.height).toBeGreaterThanOrEqual(44);
+  await shot(phone.page, '10-phone');
+  expect([...errors, ...phone.errors]).toEqual([]);
+});
+
+it('paused, reopened and ended by the operator: the page follows the sale state (real switches)', async () => {
+  const { activityId } = await openSale(5);
+  const { page, errors } = await openPage();
+  await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8500001')}`);
+  await buyEnabled(page);
+  expect((await origin.admin('PATCH', `/admin/activities/${activityId}`, { state: 'paused' })).status).toBe(200);
+  await statusKind(page, 'paused');
+  expect(await text(page, '#status')).toBe('The sale is paused; it may resume shortly.');
+  expect(await text(page, '#state')).toBe('Paused');
+  expect(await page.locator('#buy').isDisabled()).toBe(true);
+  await shot(page, '11-paused');
+
+  expect((await origin.admin('PATCH', `/admin/activities/${activityId}`, { state: 'open' })).status).toBe(200);
+  await buyEnabled(page);
+  expect(await text(page, '#status')).toBe('');
+
+  expect((await origin.admin('PATCH', `/admin/activities/${activityId}`, { state: 'stopped' })).status).toBe(200);
+  await statusKind(page, 'ended');
+  expect(await text(page, '#status')).toBe('The sale has ended.');
+  expect(await text(page, '#countdown-label')).toBe('Ended');
+  expect(await page.locator('#buy').isDisabled()).toBe(true);
+  await shot(page, '12-ended');
+  expect(await announced(page)).toEqual(['The sale is paused; it may resume shortly.', '', 'The sale has ended.']);
+  expect(errors).toEqual([]);
+});
+
+it('rate-limited (429 + Retry-After from the real user gate): a retry countdown beside the status, announced once, then it buys by itself', async () => {
+  // One ticket per 4 s for this user; a ticket taken outside the page uses it up.
+  const { activityId } = await openSale(3, { userRatePerSec: 0.25 });
+  const token = await tokenFor('8600001');
+  const { page, errors } = await openPage();
+  await page.goto(`${edge.url}/a/${activityId}?token=${token}`);
+  await buyEnabled(page);
+  const outside = await fetch(`${edge.url}/api/activities/${activityId}/tickets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(outside.status).toBe(200);
+  await page.click('#buy');
+  await statusKind(page, 'rate_limited');
+  expect(await text(page, '#status')).toBe('Too many tries; retrying');
+  const first = await text(page, '#status-timer');
+  expect(first).toMatch(/^in [1-4] s$/);
+  await shot(page, '13-rate-limited');
+  await page.waitForFunction(
+    `(t => t !== ${JSON.stringify(first)} && /^in \\d s$/.test(t))(document.getElementById('status-timer').textContent)`,
+  );
+  expect(await text(page, '#status')).toBe('Too many tries; retrying'); // the seconds tick, the message stays
+  await statusKind(page, 'ordered', 20_000);
+  const said = await announced(page);
+  expect(said.filter((t) => t === 'Too many tries; retrying')).toHaveLength(1);
+  expect(said.at(-1)).toMatch(/^Order placed!/);
+  expect(errors).toEqual([]);
+});
+
+it('insufficient stock (real 409): 3 asked, 2 left — the quantity is labelled and the page says to ask for fewer', async () => {
+  const { activityId } = await openSale(2, { maxPerUser: 3 });
+  const { page, errors } = await openPage();
+  await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8700001')}`);
+  await buyEnabled(page);
+  expect(await page.locator('#rules li').first().innerText()).toBe('At most 3 per person.');
+  await page.getByLabel('Quantity').fill('3');
+  await page.click('#buy');
+  await statusKind(page, 'insufficient_stock');
+  expect(await text(page, '#status')).toBe('Not enough left for that many; try a smaller quantity.');
+  await buyEnabled(page); // not sold out: a smaller request may still succeed
+  await shot(page, '14-insufficient-stock');
+  await page.getByLabel('Quantity').fill('2');
+  await page.click('#buy');
+  await statusKind(page, 'ordered');
+  expect(
+    await scalar(origin.db.pool, 'SELECT SUM(quantity) FROM seckill_order WHERE activity_id = ?', [activityId]),
+  ).toBe(2);
+  expect(errors).toEqual([]);
+});
+
+/** Answers the ticket call with a refusal the edge will give once its backend lands (eligibility, deny list). */
+async function refuseTickets(page: Page, status: number, error: string) {
+  await page.route('**/api/activities/*/tickets', (route) =>
+    route.fulfill({ status, json: { error, message: error, traceId: '0'.repeat(32) } }),
+  );
+}
+
+it('not eligible and denied (403 answers stood in until their backends land): final, the button stays off', async () => {
+  const { activityId } = await openSale(3);
+  for (const [code, textShown, name] of [
+    ['not_eligible', 'This sale is for eligible members only.', '15-not-eligible'],
+    ['denied', 'Your account cannot buy in this sale.', '16-denied'],
+  ] as const) {
+    const { page, errors } = await openPage();
+    await refuseTickets(page, 403, code);
+    await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8800001')}`);
+    await buyEnabled(page);
+    await page.click('#buy');
+    await statusKind(page, code);
+    expect(await text(page, '#status')).toBe(textShown);
+    expect(await page.locator('#buy').isDisabled()).toBe(true);
+    await shot(page, name);
+    expect(errors).toEqual([]);
+  }
+});
+
+/**
+ * The lottery and waiting-room answers (DESIGN §10) are stood in at the purchase URL and at their
+ * poll URLs; the purchase itself is then made for real, so the result is a real reservation and order.
+ */
+async function standInQueue(page: Page, answers: ((realPurchase: () => Promise<unknown>) => Promise<unknown>)[]) {
+  let purchase!: { url: string; headers: Record<string, string>; body: string };
+  const realPurchase = async () => {
+    const res = await fetch(purchase.url, { method: 'POST', headers: purchase.headers, body: purchase.body });
+    return res.json();
+  };
+  const polls: number[] = [];
+  await page.route('**/api/activities/*/purchase*', async (route) => {
+    const req = route.request();
+    purchase = { url: req.url(), headers: await req.allHeaders(), body: req.postData() ?? '' };
+    await route.fulfill({ status: 202, json: await answers[0]!(realPurchase) });
+  });
+  await page.route(/\/api\/activities\/\d+\/(entries|waiting)\//, async (route) => {
+    polls.push(Date.now());
+    const next = answers[Math.min(polls.length, answers.length - 1)]!;
+    await route.fulfill({ status: 200, json: await next(realPurchase) });
+  });
+  return polls;
+}
+
+it('waiting room (answers stood in): "You are number N in line — about M s", counting down, polled at pollAfterMs, then the order with no retry', async () => {
+  const { activityId } = await openSale(3);
+  const { page, errors } = await openPage();
+  const pollUrl = `/api/activities/${activityId}/waiting/w-8900001`;
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const polls = await standInQueue(page, [
+    async () => ({ status: 'waiting', position: 11, etaSeconds: 30, pollUrl, pollAfterMs: 1000 }),
+    async () => ({ status: 'waiting', position: 11, etaSeconds: 29, pollAfterMs: 1000 }),
+    async () => {
+      await released;
+      return { status: 'waiting', position: 2, etaSeconds: 3, pollAfterMs: 1000 };
+    },
+    async (real) => real(),
+  ]);
+  await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8900001')}`);
+  await buyEnabled(page);
+  await page.click('#buy');
+  await statusKind(page, 'waiting');
+  expect(await text(page, '#status')).toBe('You are number 12 in line');
+  const line = await text(page, '#status-line');
+  expect(line).toMatch(/^You are number 12 in line — about (30|29|28) s$/);
+  await page.waitForFunction(`(t => t !== ${JSON.stringify(line)})(document.getElementById('status-line').innerText)`);
+  const later = Number(/about (\d+) s/.exec(await text(page, '#status-line'))![1]);
+  expect(later).toBeLessThan(Number(/about (\d+) s/.exec(line)![1]));
+  await shot(page, '17-waiting');
+  release();
+  await page.waitForFunction("document.getElementById('status').textContent === 'You are number 3 in line'");
+  await statusKind(page, 'ordered');
+  // Polls were spaced by pollAfterMs (never faster than 1 s).
+  for (let i = 1; i < polls.length; i++) expect(polls[i]! - polls[i - 1]!).toBeGreaterThanOrEqual(900);
+  expect(await scalar(origin.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(
+    1,
+  );
+  const said = await announced(page);
+  expect(said).toEqual(
+    expect.arrayContaining(['You are number 12 in line', 'You are number 3 in line', 'You are in the queue…']),
+  );
+  expect(said.filter((t) => t === 'You are number 12 in line')).toHaveLength(1); // the ticking is not announced
+  expect(errors).toEqual([]);
+});
+
+it('lottery (answers stood in): "You\'re in the draw — results at hh:mm:ss", drawing, then the order; a losing entrant sees "not drawn"', async () => {
+  const { activityId } = await openSale(3);
+  const drawAt = new Date(Date.now() + 4_000);
+  const pollUrl = `/api/activities/${activityId}/entries/e-9000001`;
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const { page, errors } = await openPage();
+  await standInQueue(page, [
+    async () => ({ status: 'entered', entryId: 'e-9000001', pollUrl, drawAt: drawAt.toISOString() }),
+    async () => ({ status: 'drawing' }),
+    async () => {
+      await released; // held until the drawing state has been seen
+      return { status: 'drawing' };
+    },
+    async (real) => real(),
+  ]);
+  await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('9000001')}`);
+  await buyEnabled(page);
+  await page.click('#buy');
+  await statusKind(page, 'entered');
+  // The browser's own time zone (UTC here) and clock.
+  const hhmmss = await page.evaluate(
+    `(d => [d.getHours(), d.getMinutes(), d.getSeconds()].map(n => String(n).padStart(2, '0')).join(':'))(new Date(${drawAt.getTime()}))`,
+  );
+  expect(hhmmss).toMatch(/^\d\d:\d\d:\d\d$/);
+  expect(await text(page, '#status')).toBe(`You're in the draw — results at ${hhmmss}`);
+  await shot(page, '18-entered');
+  await statusKind(page, 'drawing');
+  expect(await text(page, '#status')).toBe('Drawing the winners…');
+  await shot(page, '19-drawing');
+  release();
+  await statusKind(page, 'ordered');
+  expect(await scalar(origin.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(
+    1,
+  );
+
+  const loser = await openPage();
+  await standInQueue(loser.page, [
+    async () => ({ status: 'entered', entryId: 'e-9000002', pollUrl: pollUrl.replace('e-9000001', 'e-9000002') }),
+    async () => ({ status: 'lost' }),
+  ]);
+  await loser.page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('9000002')}`);
+  await buyEnabled(loser.page);
+  await loser.page.click('#buy');
+  await statusKind(loser.page, 'lost');
+  expect(await text(loser.page, '#status')).toBe('Not drawn this time — every unit went to other entrants.');
+  expect(await announced(loser.page)).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(/^You're in the draw — results at /),
+      'Not drawn this time — every unit went to other entrants.',
+    ]),
+  );
+  await shot(loser.page, '20-lost');
+  expect([...errors, ...loser.errors]).toEqual([]);
 });
