@@ -9,7 +9,7 @@
  * Chromium is Debian's (`scripts/browser.sh` installs it; CHROMIUM_PATH overrides the path) driven by
  * playwright-core; no browser is ever downloaded. Without it this file fails — it never skips.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sign } from 'hono/jwt';
@@ -158,6 +158,19 @@ async function openPage(
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
   return { page, errors };
+}
+
+/** The `/*` block of edge/public/_headers: header name → value. */
+function pageHeadersFile(): Record<string, string> {
+  const lines = readFileSync(fileURLToPath(new URL('../../edge/public/_headers', import.meta.url)), 'utf8').split('\n');
+  const start = lines.indexOf('/*');
+  const headers: Record<string, string> = {};
+  for (const line of lines.slice(start + 1)) {
+    const m = /^\s+([A-Za-z-]+):\s*(.+)$/.exec(line);
+    if (!m) break;
+    headers[m[1]!] = m[2]!.trim();
+  }
+  return headers;
 }
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -333,6 +346,18 @@ it('the token in ?token= never leaves the page: no request carries it in its URL
   expect(res!.headers()['referrer-policy']).toBe('no-referrer');
   expect(res!.headers()['x-content-type-options']).toBe('nosniff');
   expect(res!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+  // The Worker's headers are the ones edge/public/_headers gives the asset server, word for word;
+  // images from https hosts (product images on a CDN), nothing else widened.
+  expect(Object.keys(pageHeadersFile()).sort()).toEqual([
+    'Content-Security-Policy',
+    'Referrer-Policy',
+    'X-Content-Type-Options',
+    'X-Frame-Options',
+  ]);
+  expect(pageHeadersFile()).toEqual(
+    Object.fromEntries(Object.keys(pageHeadersFile()).map((name) => [name, res!.headers()[name.toLowerCase()]])),
+  );
+  expect(res!.headers()['content-security-policy']).toContain("img-src 'self' https:;");
   // The page works under the CSP: it loaded the sale and looked up the buyer's own reservation.
   await page.waitForSelector('#state[data-state="open"]');
   await page.waitForSelector('#buy:not([disabled])');
