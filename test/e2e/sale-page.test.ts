@@ -192,6 +192,15 @@ it('a buyer whose clock is an hour fast: product and rules, countdown by the ser
   const buyer = '8100001';
   const { page, errors } = await openPage({ skewMs: CLIENT_CLOCK_SKEW_MS });
   const { activityId, startsAt } = await upcomingSale(1);
+  // The public activity carries the rule and the product fields the page shows.
+  const pub = (await (await fetch(`${edge.url}/api/activities/${activityId}`)).json()) as Record<string, unknown>;
+  expect({
+    maxPerUser: pub.maxPerUser,
+    description: pub.description,
+    priceCents: pub.priceCents,
+    currency: pub.currency,
+    imageUrl: pub.imageUrl,
+  }).toEqual({ maxPerUser: 1, ...PRODUCT });
 
   // The first reservation poll is held back until the queued state has been seen and photographed.
   let releasePoll!: () => void;
