@@ -629,7 +629,9 @@ it('waiting room (answers stood in): "You are number N in line — about M s", c
 
 it('lottery (answers stood in): "You\'re in the draw — results at hh:mm:ss", drawing, then the order; a losing entrant sees "not drawn"', async () => {
   const { activityId } = await openSale(3);
-  const drawAt = new Date(Date.now() + 4_000);
+  // Half past a whole second: the page shows the time as the browser's clock will read it (it takes
+  // off its estimate of the server − browser offset, a few ms here), so the shown second is certain.
+  const drawAt = new Date(Math.ceil((Date.now() + 4_000) / 1000) * 1000 + 500);
   const pollUrl = `/api/activities/${activityId}/entries/e-9000001`;
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));

@@ -167,6 +167,27 @@ describe('lottery (DESIGN §10 admission "lottery")', () => {
     expect(named.status.text).toBe(`You're in the draw — results at ${flow.clockTime(now + 7000)}`);
   });
 
+  it('a poll before the draw may say "entered" again: keep polling the same entry until the draw', () => {
+    const again = flow.afterAnswer(ok({ status: 'entered' }), ctx('entry', { now: now + 1000 }));
+    const drawAt = Date.parse(activity.startsAt) + flow.DEFAULT_LOTTERY_WINDOW_MS;
+    expect(again).toMatchObject({ do: 'poll', poll: null, afterMs: drawAt - now - 1000, status: { kind: 'entered' } });
+    // "drawing" is an entry's answer only; as a purchase answer it is not taken for a draw.
+    expect(flow.afterAnswer(ok({ status: 'drawing' }, 202), ctx('purchase')).status.kind).toBe('retry');
+  });
+
+  it("times are shown as the buyer's own clock will read them (server − device offset taken off)", () => {
+    const at = now + 3_600_000;
+    expect(flow.clockTime(at, 3_600_000)).toBe(flow.clockTime(now));
+    const step = flow.afterAnswer(
+      ok({ status: 'entered', entryId: 'e', pollUrl: entryUrl }, 202),
+      ctx('purchase', { offsetMs: -3_600_000 }),
+    );
+    const drawAt = Date.parse(activity.startsAt) + flow.DEFAULT_LOTTERY_WINDOW_MS;
+    expect(step.status.text).toBe(`You're in the draw — results at ${flow.clockTime(drawAt + 3_600_000)}`);
+    const ordered = flow.reservationStatus({ status: 'ordered', expireAt: new Date(now).toISOString() }, 60_000);
+    expect(ordered.text).toBe(`Order placed! Pay before ${flow.clockTime(now - 60_000)}.`);
+  });
+
   it('drawing → keep polling; a reservation → its poll; lost → final', () => {
     expect(flow.afterAnswer(ok({ status: 'drawing' }), ctx('entry'))).toEqual({
       do: 'poll',

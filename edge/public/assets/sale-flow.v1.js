@@ -41,9 +41,12 @@ export function formatDuration(seconds) {
   return days > 0 ? days + ' d ' + hms : hms;
 }
 
-/** Local wall-clock time "hh:mm:ss" of an instant (the buyer's own time zone). */
-export function clockTime(ms) {
-  const d = new Date(ms);
+/**
+ * "hh:mm:ss" of a server-clock instant as the buyer's own clock will read it then (their time zone,
+ * and minus `offsetMs` = server − device clock), since that is the clock they will compare it with.
+ */
+export function clockTime(ms, offsetMs = 0) {
+  const d = new Date(ms - offsetMs);
   return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
 }
 
@@ -113,14 +116,14 @@ export function drawTime(activity, entry) {
 // countdown text beside it). `final` statuses end the purchase; `holds` means the user has a unit.
 const status = (kind, text, extra) => Object.assign({ kind, text }, extra);
 
-export function reservationStatus(r) {
+export function reservationStatus(r, offsetMs = 0) {
   switch (r.status) {
     case 'queued':
       return status('queued', 'You are in the queue…');
     case 'ordered':
       return status(
         'ordered',
-        'Order placed! Pay before ' + (r.expireAt ? clockTime(Date.parse(r.expireAt)) : 'the deadline') + '.',
+        'Order placed! Pay before ' + (r.expireAt ? clockTime(Date.parse(r.expireAt), offsetMs) : 'the deadline') + '.',
         { final: true },
       );
     case 'paid':
@@ -157,7 +160,8 @@ const retryAfterMs = (answer, fallbackMs) => (answer.retryAfter > 0 ? answer.ret
  *   {do: 'resync'}                                      too early by our clock: reload the activity
  *   {do: 'lookup', refusal}                             sold out / limit: first look for our own reservation
  *   {do: 'stop', status}                                final
- * `ctx` = {activity, activityId, now (server clock ms), attempt (polls so far)}.
+ * `ctx` = {activity, activityId, now (server clock ms), offsetMs (server − device clock),
+ * from: 'purchase' | 'entry' | 'waiting' (what was asked)}.
  */
 export function afterAnswer(answer, ctx) {
   const b = answer.body || {};
@@ -169,7 +173,7 @@ export function afterAnswer(answer, ctx) {
       url: '/api/reservations/' + b.reservationId,
     };
     if (poll.kind !== 'reservation') return stop(status('try_later', 'Something went wrong; try again.'));
-    const shown = reservationStatus(b) || status('queued', 'You are in the queue…');
+    const shown = reservationStatus(b, ctx.offsetMs) || status('queued', 'You are in the queue…');
     return shown.final
       ? { do: 'stop', status: Object.assign(shown, { holds: true, reservation: b }) }
       : { do: 'poll', poll, afterMs: 0, status: Object.assign(shown, { holds: true }) };
@@ -177,17 +181,19 @@ export function afterAnswer(answer, ctx) {
   // A reservation id of another shape or sale is never fetched.
   if (ok && b.reservationId !== undefined) return stop(status('try_later', 'Something went wrong; try again.'));
   if (ok && b.status === 'entered') {
-    const poll = checkPollUrl(b.pollUrl, ctx.activityId);
-    if (!poll || poll.kind !== 'entry') return stop(status('try_later', 'Something went wrong; try again.'));
+    // A purchase must name the entry's poll URL; a poll before the draw may just say "entered" again.
+    const poll = b.pollUrl === undefined && ctx.from === 'entry' ? null : checkPollUrl(b.pollUrl, ctx.activityId);
+    if (poll ? poll.kind !== 'entry' : ctx.from !== 'entry')
+      return stop(status('try_later', 'Something went wrong; try again.'));
     const at = drawTime(ctx.activity, b);
     return {
       do: 'poll',
       poll,
       afterMs: Math.max(MIN_POLL_MS, at - ctx.now),
-      status: status('entered', "You're in the draw — results at " + clockTime(at)),
+      status: status('entered', "You're in the draw — results at " + clockTime(at, ctx.offsetMs)),
     };
   }
-  if (ok && b.status === 'drawing') {
+  if (ok && b.status === 'drawing' && ctx.from === 'entry') {
     return {
       do: 'poll',
       poll: null,

@@ -196,7 +196,7 @@ async function pollReservation(pollUrl) {
     if (res.status === 200) {
       const r = res.body;
       if (typeof r.orderNo === 'string') (show('order-no', r.orderNo), ($('order').hidden = false));
-      const s = reservationStatus(r);
+      const s = reservationStatus(r, clockOffset);
       if (s) setStatus(s);
       if (s && s.final) return;
     }
@@ -233,10 +233,11 @@ async function follow(step) {
     setStatus(step.status);
     if (step.do !== 'poll') step = { do: 'poll', poll: null, afterMs: 1000 }; // a poll answered 425: ask again
     if (step.poll) poll = step.poll;
+    if (!poll) return setStatus({ kind: 'try_later', text: 'Something went wrong; try again.' });
     if (poll.kind === 'reservation') return pollReservation(poll.url);
     await sleep(step.afterMs);
     const answer = await api('GET', poll.url);
-    step = afterAnswer(answer, { activity, activityId, now: serverNow(), from: poll.kind });
+    step = afterAnswer(answer, { activity, activityId, now: serverNow(), offsetMs: clockOffset, from: poll.kind });
   }
   setStatus({ kind: 'try_later', text: 'Still waiting; reload later to check.' });
 }
@@ -264,7 +265,13 @@ async function buy() {
           return setStatus({ kind: 'try_later', text: 'Something went wrong; try again.' });
         answer = await api('POST', purchaseUrl[0], { quantity }, { 'idempotency-key': pendingKey });
       }
-      const step = afterAnswer(answer, { activity, activityId, now: serverNow(), from: 'purchase' });
+      const step = afterAnswer(answer, {
+        activity,
+        activityId,
+        now: serverNow(),
+        offsetMs: clockOffset,
+        from: 'purchase',
+      });
       if (step.do === 'retry') {
         setStatus(step.status);
         await sleep(step.afterMs);
