@@ -34,7 +34,14 @@ export function internalRoutes(ctx: OriginContext) {
       { activityId: req.activityId, userId: req.userId, reservationId: result.reservationId, created: result.created },
       'reserve',
     );
-    return c.json({ status: 'queued' as const, reservationId: result.reservationId }, result.created ? 202 : 200);
+    if (result.created) return c.json({ status: 'queued' as const, reservationId: result.reservationId }, 202);
+    // A repeat answers where the reservation stands now (ordered, paid, …), not a stale "queued".
+    // The lookup is best effort: a repeat never fails because MySQL is slow.
+    const current = await reservationStatus(ctx, result.reservationId, req.userId).catch((err) => {
+      c.get('log').warn({ err: (err as Error).message, reservationId: result.reservationId }, 'repeat status lookup failed');
+      return { status: 'queued' as const, reservationId: result.reservationId };
+    });
+    return c.json(current, 200);
   });
 
   // Status reads share one cap: a flood of polls cannot starve the event loop or the Redis/MySQL
