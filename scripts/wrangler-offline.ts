@@ -43,7 +43,10 @@ export function runWrangler(args: string[], opts: { secrets?: Record<string, str
     writeFileSync(file, envFileText(opts.secrets), { mode: 0o600 });
     extra.push('--env-file', file);
   }
-  const child = spawn('npx', ['wrangler', ...args, ...extra], { stdio: 'inherit', env: offlineWranglerEnv(configHome) });
+  const child = spawn('npx', ['wrangler', ...args, ...extra], {
+    stdio: 'inherit',
+    env: offlineWranglerEnv(configHome),
+  });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);

@@ -10,7 +10,9 @@ import type { Sale } from '../redis/stock-store.js';
 /** A JSON number is the usual slip (ids above 2^53 lose digits as numbers): say what is wanted. */
 const id = (name: string) =>
   z
-    .string({ error: (iss) => (iss.input === undefined ? `${name} is required` : `${name} must be a string of digits`) })
+    .string({
+      error: (iss) => (iss.input === undefined ? `${name} is required` : `${name} must be a string of digits`),
+    })
     .refine(isId, `${name} must be a string of digits (a positive 64-bit integer, e.g. "1001")`);
 
 const ISO_HINT = 'must be an ISO-8601 date-time with a zone, e.g. 2026-12-01T10:00:00Z or 2026-12-01T11:00:00+01:00';
@@ -21,7 +23,11 @@ const validWindow = (a: { startsAt: string; endsAt: string }, ctx: z.RefinementC
   if (Date.parse(a.endsAt) <= Date.parse(a.startsAt))
     ctx.addIssue({ code: 'custom', message: 'endsAt must be after startsAt', path: ['endsAt'] });
   else if (Date.parse(a.endsAt) <= Date.now())
-    ctx.addIssue({ code: 'custom', message: 'endsAt is in the past: this sale would have ended already', path: ['endsAt'] });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'endsAt is in the past: this sale would have ended already',
+      path: ['endsAt'],
+    });
 };
 
 export const createActivitySchema = z

@@ -38,7 +38,10 @@ export function internalRoutes(ctx: OriginContext) {
     // A repeat answers where the reservation stands now (ordered, paid, …), not a stale "queued".
     // The lookup is best effort: a repeat never fails because MySQL is slow.
     const current = await reservationStatus(ctx, result.reservationId, req.userId).catch((err) => {
-      c.get('log').warn({ err: (err as Error).message, reservationId: result.reservationId }, 'repeat status lookup failed');
+      c.get('log').warn(
+        { err: (err as Error).message, reservationId: result.reservationId },
+        'repeat status lookup failed',
+      );
       return { status: 'queued' as const, reservationId: result.reservationId };
     });
     return c.json(current, 200);

@@ -60,7 +60,12 @@ it('prints the secrets, keeps them off command lines, and retires the demo sale 
   });
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  await waitFor(async () => output, (o) => o.includes('Ctrl-C stops everything') || child!.exitCode !== null, 150_000, 250);
+  await waitFor(
+    async () => output,
+    (o) => o.includes('Ctrl-C stops everything') || child!.exitCode !== null,
+    150_000,
+    250,
+  );
   const activityId = /Demo activity (\d+):/.exec(output)?.[1];
   expect(activityId, output).toBeDefined();
 
@@ -86,8 +91,14 @@ it('prints the secrets, keeps them off command lines, and retires the demo sale 
   expect(code, output).toBe(0);
   expect(output).toContain(`demo sale ${activityId} stopped; its Redis keys removed`);
   expect(await redis.hexists(registry, activityId!)).toBe(0);
-  await waitFor(() => redis.exists(`${PREFIX}sk:{${activityId}:1001}:stock`), (n) => n === 0, 5_000);
-  expect(await scalar(db.pool, 'SELECT COUNT(*) FROM seckill_activity WHERE id = ? AND state = ?', [activityId, 'stopped'])).toBe(1);
+  await waitFor(
+    () => redis.exists(`${PREFIX}sk:{${activityId}:1001}:stock`),
+    (n) => n === 0,
+    5_000,
+  );
+  expect(
+    await scalar(db.pool, 'SELECT COUNT(*) FROM seckill_activity WHERE id = ? AND state = ?', [activityId, 'stopped']),
+  ).toBe(1);
 }, 240_000);
 
 it('the env file carries values dotenv reads back verbatim, and refuses what it could not', () => {

@@ -23,10 +23,13 @@ function walkthroughBlocks(markdown: string): string[] {
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
     if (lines[i]!.trim() !== MARKER) continue;
-    if (lines[i + 1]?.trim() !== '```sh') throw new Error(`line ${i + 2}: a walkthrough marker must be followed by \`\`\`sh`);
-    const end = lines.indexOf('```', i + 2);
-    if (end < 0) throw new Error(`line ${i + 2}: unterminated walkthrough block`);
-    blocks.push(lines.slice(i + 2, end).join('\n'));
+    let open = i + 1;
+    while (lines[open]?.trim() === '') open++; // prettier puts a blank line between marker and fence
+    if (lines[open]?.trim() !== '```sh')
+      throw new Error(`line ${open + 1}: a walkthrough marker must be followed by \`\`\`sh`);
+    const end = lines.indexOf('```', open + 1);
+    if (end < 0) throw new Error(`line ${open + 1}: unterminated walkthrough block`);
+    blocks.push(lines.slice(open + 1, end).join('\n'));
     i = end;
   }
   return blocks;
@@ -84,8 +87,12 @@ it('the README walk-through runs as written: create, warm up, pause, buy, pay, r
 
   // And the books agree: one paid order of one unit, the sale stopped and out of the registry.
   const pool = stack.origin.db.pool;
-  expect(await scalar(pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 1', [activityId])).toBe(1);
+  expect(
+    await scalar(pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 1', [activityId]),
+  ).toBe(1);
   expect(await scalar(pool, 'SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(4);
-  expect(await scalar(pool, "SELECT COUNT(*) FROM seckill_activity WHERE id = ? AND state = 'stopped'", [activityId])).toBe(1);
+  expect(
+    await scalar(pool, "SELECT COUNT(*) FROM seckill_activity WHERE id = ? AND state = 'stopped'", [activityId]),
+  ).toBe(1);
   expect(await stack.origin.redis.hexists('sk:activities', activityId!)).toBe(0);
 }, 120_000);

@@ -62,7 +62,9 @@ it('the same activity id in two keyspaces: separate stock, holders, Stream and r
   // Every key of the sale, whichever store made it, starts with its store's prefix.
   const tag = `{${sale.activityId}:${sale.skuId}}`;
   const keys = await redis.keys(`*${tag}*`);
-  const expected = [prefixA, prefixB].flatMap((p) => ['stock', 'holders', 'events', 'cfg'].map((k) => `${p}sk:${tag}:${k}`));
+  const expected = [prefixA, prefixB].flatMap((p) =>
+    ['stock', 'holders', 'events', 'cfg'].map((k) => `${p}sk:${tag}:${k}`),
+  );
   expect(keys.sort()).toEqual(expected.sort());
   expect(await redis.hexists(`${prefixA}sk:activities`, sale.activityId)).toBe(1);
   expect(await redis.hexists('sk:activities', sale.activityId)).toBe(0);

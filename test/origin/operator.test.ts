@@ -34,10 +34,18 @@ const json = async (res: Response) => ({ status: res.status, body: (await res.js
 
 describe('POST /admin/activities refuses what can only be a mistake, and says why', () => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
-    ['a window that has already ended', { startsAt: iso(-7_200_000), endsAt: iso(-3_600_000) }, /endsAt is in the past/],
+    [
+      'a window that has already ended',
+      { startsAt: iso(-7_200_000), endsAt: iso(-3_600_000) },
+      /endsAt is in the past/,
+    ],
     ['zero stock', { stock: 0 }, /stock must be at least 1/],
     ['a numeric activityId', { activityId: 1001 }, /^activityId: activityId must be a string of digits$/],
-    ['a date without a zone', { startsAt: '2026-12-01T10:00:00' }, /ISO-8601 date-time with a zone, e.g. 2026-12-01T10:00:00Z/],
+    [
+      'a date without a zone',
+      { startsAt: '2026-12-01T10:00:00' },
+      /ISO-8601 date-time with a zone, e.g. 2026-12-01T10:00:00Z/,
+    ],
   ];
   for (const [name, over, message] of cases) {
     it(`400 for ${name}; nothing written`, async () => {
@@ -76,7 +84,13 @@ it('admin answers carry the switch as `state` and the public phase as `publicSta
   const paused = await json(await t.admin('PATCH', `/admin/activities/${a.activityId}`, { state: 'paused' }));
   expect([paused.body.state, paused.body.publicState]).toEqual(['paused', 'upcoming']);
   const warmed = await json(await t.admin('POST', `/admin/activities/${a.activityId}/warmup`));
-  expect(warmed.body).toEqual({ activityId: a.activityId, stock: 3, holders: 0, state: 'paused', publicState: 'upcoming' });
+  expect(warmed.body).toEqual({
+    activityId: a.activityId,
+    stock: 3,
+    holders: 0,
+    state: 'paused',
+    publicState: 'upcoming',
+  });
   const stopped = await json(await t.admin('PATCH', `/admin/activities/${a.activityId}`, { state: 'stopped' }));
   expect([stopped.body.state, stopped.body.publicState]).toEqual(['stopped', 'ended']);
 });
@@ -101,7 +115,11 @@ describe('one sale from purchase to cleanup', () => {
     );
     const ordered = await reserve();
     expect(ordered.status).toBe(200);
-    expect(ordered.body).toMatchObject({ reservationId, status: 'ordered', orderNo: expect.stringMatching(/^[0-9A-F]{24}$/) });
+    expect(ordered.body).toMatchObject({
+      reservationId,
+      status: 'ordered',
+      orderNo: expect.stringMatching(/^[0-9A-F]{24}$/),
+    });
     expect((await pay(t, ordered.body.orderNo)).status).toBe(200);
     expect((await reserve()).body).toMatchObject({ reservationId, status: 'paid', orderNo: ordered.body.orderNo });
   });
