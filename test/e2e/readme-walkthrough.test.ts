@@ -80,7 +80,8 @@ it('the README walk-through runs as written: create, warm up, pause, buy, pay, r
   // What the README promises each step prints.
   expect(run.stdout).toContain(`"state":"open","publicState":"upcoming"`); // warm-up
   expect(run.stdout).toContain('{"state":"paused","publicState":"upcoming","soldOut":false}');
-  expect(run.stdout).toContain('"status":"paid"');
+  expect(run.stdout).toContain('"status":"paid"'); // the webhook's answer
+  expect(run.stdout).toMatch(/\{"status":"paid","orderNo":"[0-9A-F]{24}"\}/); // the repeat purchase
   expect(run.stdout).toContain('{"state":"stopped","publicState":"ended"}');
   expect(run.stdout).toContain('{"ok":true}'); // the report's reconciliation
   expect(run.stdout).toContain('{"state":"stopped","expiresInSeconds":86400}');
