@@ -155,6 +155,8 @@ const envSchema = z.object({
   CLEANUP_RETENTION_SECONDS: int(86_400, 1),
   /** Graceful stop: in-flight work gets this long before the process exits anyway. */
   SHUTDOWN_GRACE_MS: int(10_000, 0),
+  /** A repeat purchase looks up its reservation's current status (MySQL) for at most this long, else answers `queued`. */
+  REPEAT_STATUS_TIMEOUT_MS: int(100, 1),
 });
 
 /** Every setting's name (the README's configuration table must list each). */

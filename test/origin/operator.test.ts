@@ -5,6 +5,7 @@
  * report CLI naming the database it read.
  */
 import { spawnSync } from 'node:child_process';
+import mysql from 'mysql2/promise';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { count, pay, paymentHeaders, reconciliation } from '../helpers/lifecycle.js';
@@ -122,6 +123,20 @@ describe('one sale from purchase to cleanup', () => {
     });
     expect((await pay(t, ordered.body.orderNo)).status).toBe(200);
     expect((await reserve()).body).toMatchObject({ reservationId, status: 'paid', orderNo: ordered.body.orderNo });
+  });
+
+  it('a repeat whose status lookup is held up answers `queued` within REPEAT_STATUS_TIMEOUT_MS, never an error', async () => {
+    // A write lock on the orders table blocks every other session's read of it: the lookup cannot finish.
+    const locker = await mysql.createConnection({ uri: t.db.url });
+    try {
+      await locker.query('LOCK TABLES seckill_order WRITE');
+      const held = await reserve();
+      expect([held.status, held.body]).toEqual([200, { status: 'queued', reservationId }]);
+    } finally {
+      await locker.query('UNLOCK TABLES');
+      await locker.end();
+    }
+    expect((await reserve()).body.status).toBe('paid');
   });
 
   it('db.live_orders_within_stock shows the two figures compared: stock and live units', async () => {
