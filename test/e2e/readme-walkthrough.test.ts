@@ -78,8 +78,10 @@ it('the README walk-through runs as written: create, warm up, pause, buy, pay, r
   const activityId = /walkthrough-activity=(\d+)/.exec(run.stdout)?.[1];
   expect(activityId).toBeDefined();
   // What the README promises each step prints.
-  expect(run.stdout).toContain(`"state":"open","publicState":"upcoming"`); // warm-up
-  expect(run.stdout).toContain('{"state":"paused","publicState":"upcoming","soldOut":false}');
+  // The sale opens 3 s after creation; on a slow machine it may already have when these print.
+  expect(run.stdout).toMatch(/"state":"open","publicState":"(upcoming|open)"\}/); // warm-up
+  expect(run.stdout).toMatch(/\{"state":"paused","publicState":"(upcoming|paused)","soldOut":false\}/);
+  expect(run.stdout).toMatch(/\{"state":"open","publicState":"(upcoming|open)"\}/); // reopened
   expect(run.stdout).toContain('"status":"paid"'); // the webhook's answer
   expect(run.stdout).toMatch(/\{"status":"paid","orderNo":"[0-9A-F]{24}"\}/); // the repeat purchase
   expect(run.stdout).toContain('{"state":"stopped","publicState":"ended"}');

@@ -27,8 +27,8 @@ const activity = (over: Record<string, unknown> = {}) => ({
   skuId: uniqueId(),
   title: 'operator test',
   stock: 3,
-  startsAt: iso(60_000),
-  endsAt: iso(3_600_000),
+  startsAt: iso(3_600_000), // far enough ahead to be upcoming however slow the machine
+  endsAt: iso(7_200_000),
   ...over,
 });
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
