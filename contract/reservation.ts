@@ -28,10 +28,15 @@ export const reserveRequestSchema = z.object({
 });
 export type ReserveRequest = z.infer<typeof reserveRequestSchema>;
 
-/** Body of a successful reserve: 202 when new, 200 when the caller already held it. */
+/**
+ * Body of a successful reserve: 202 `queued` when new; 200 when the caller already held it, with the
+ * reservation's current status (and its order number and expiry once settled).
+ */
 export interface ReserveResponse {
-  status: 'queued';
+  status: ReservationStatus;
   reservationId: string;
+  orderNo?: string;
+  expireAt?: string;
 }
 
 /** The purchase body a client sends to the edge. */

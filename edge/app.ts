@@ -35,6 +35,7 @@ app.route('/internal', internalRoutes);
 // in wherever the Worker is reached directly (tests, a bare Miniflare), with the same headers.
 const PAGE_CACHE = 'no-cache';
 const VERSIONED_ASSET_CACHE = 'public, max-age=31536000, immutable';
+const FAVICON_CACHE = 'public, max-age=86400';
 
 /**
  * The page's security headers (issue 8.6), one list for the Worker and edge/public/_headers (a test
@@ -65,6 +66,8 @@ async function fromAssets(c: EdgeContext, path: string, cacheControl: string): P
 app.get('/', (c) => fromAssets(c, '/', PAGE_CACHE));
 app.get('/a/:activityId', (c) => fromAssets(c, '/', PAGE_CACHE));
 app.get('/assets/*', (c) => fromAssets(c, c.req.path, VERSIONED_ASSET_CACHE));
+// Browsers ask for it on every page load; without it each load logs a 404.
+app.get('/favicon.ico', (c) => fromAssets(c, '/favicon.ico', FAVICON_CACHE));
 
 app.onError(onError);
 app.notFound(notFound);

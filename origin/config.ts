@@ -3,6 +3,7 @@
  * passed down. Every timeout and retry limit lives here with its default.
  */
 import { z } from 'zod';
+import { KEY_PREFIX_PATTERN } from './redis/keys.js';
 
 export const DEV_SECRETS = {
   ADMIN_TOKEN: 'dev-admin-token',
@@ -54,6 +55,11 @@ const envSchema = z.object({
   BORROW_WAIT_MS: int(500, 10),
   /** A borrow left half-done this long (its process died) counts as stranded: recover gives its units back. */
   BORROW_STALE_MS: int(10_000, 100),
+  /** Put in front of every Redis key, the registry and the pub/sub channel: stacks sharing a Redis stay apart. */
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(KEY_PREFIX_PATTERN, 'letters, digits and _ . : - only (at most 64; no braces)')
+    .default(''),
   MYSQL_URL: z
     .string()
     .regex(/^mysql:\/\//, 'must be a mysql:// URL')
@@ -149,6 +155,8 @@ const envSchema = z.object({
   CLEANUP_RETENTION_SECONDS: int(86_400, 1),
   /** Graceful stop: in-flight work gets this long before the process exits anyway. */
   SHUTDOWN_GRACE_MS: int(10_000, 0),
+  /** A repeat purchase looks up its reservation's current status (MySQL) for at most this long, else answers `queued`. */
+  REPEAT_STATUS_TIMEOUT_MS: int(100, 1),
 });
 
 /** Every setting's name (the README's configuration table must list each). */

@@ -51,6 +51,7 @@ export async function createOriginContext(
     },
     log,
     borrowWaitMs: config.BORROW_WAIT_MS,
+    keyPrefix: config.REDIS_KEY_PREFIX,
   });
   await db.query('SELECT 1');
 

@@ -1,10 +1,24 @@
-/** `npm run report -- --activity <id>`: prints the end-of-sale report as JSON; exit 1 when reconciliation fails. */
+/**
+ * `npm run report -- --activity <id>`: prints the end-of-sale report as JSON; exit 1 when
+ * reconciliation fails. Reads MYSQL_URL / REDIS_URL / REDIS_KEY_PREFIX like the origin: a failure
+ * names where it looked (no password), since the usual mistake is reading another stack's database.
+ */
 import { parseArgs } from 'node:util';
 import { isId } from '../contract/ids.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createOriginContext } from './context.js';
 import { saleReport } from './lifecycle/report.js';
 import { createLogger } from './logger.js';
+
+let where = '';
+
+/** `database seckill on 127.0.0.1:3306, Redis 127.0.0.1:6379` — never the credentials. */
+function describeStores(mysqlUrl: string, redisUrl: string, prefix: string): string {
+  const m = new URL(mysqlUrl);
+  const r = new URL(redisUrl);
+  const keys = prefix ? ` (key prefix ${prefix})` : '';
+  return `database ${m.pathname.slice(1) || '(none)'} on ${m.host}, Redis ${r.host}${keys}`;
+}
 
 async function main() {
   const { values } = parseArgs({ options: { activity: { type: 'string' } } });
@@ -13,6 +27,7 @@ async function main() {
     process.exit(2);
   }
   const config = loadConfig({ LOG_LEVEL: 'silent', ...process.env });
+  where = describeStores(config.MYSQL_URL, config.REDIS_URL, config.REDIS_KEY_PREFIX);
   const ctx = await createOriginContext(config, createLogger(config.LOG_LEVEL));
   try {
     const report = await saleReport(ctx, values.activity);
@@ -24,6 +39,7 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(err instanceof ConfigError ? err.message : `report failed: ${(err as Error).message}`);
+  const hint = where ? ` — read ${where}; set MYSQL_URL / REDIS_URL (/ REDIS_KEY_PREFIX) as the origin has them` : '';
+  console.error(err instanceof ConfigError ? err.message : `report failed: ${(err as Error).message}${hint}`);
   process.exit(err instanceof ConfigError ? 2 : 1);
 });

@@ -11,3 +11,6 @@ export const EDGE_DEV_DEFAULTS = {
   TICKET_KEYS: 'k1:dev-ticket-key-one-0000000000',
   EDGE_ORIGIN_SECRET: DEV_SECRETS.EDGE_ORIGIN_SECRET,
 } as const;
+
+/** The edge settings that are secrets (wrangler.toml `[secrets] required`): never on a command line. */
+export const EDGE_SECRET_NAMES = ['USER_TOKEN_SECRET', 'TICKET_KEYS', 'EDGE_ORIGIN_SECRET'] as const;

@@ -11,14 +11,20 @@
  * Environment (all optional): PORT (origin, 3000), EDGE_PORT (8787), REDIS_URL, MYSQL_URL, the secrets
  * of DESIGN §9 (dev defaults otherwise, the same for origin and edge), DEMO_OPENS_IN_SECONDS (30),
  * DEMO_STOCK (10), DEMO_USER (42), START_SKIP_SERVICES=1 (Redis/MySQL are managed elsewhere).
+ *
+ * The demo sale belongs to this run: on Ctrl-C it is stopped (MySQL keeps its orders as history) and
+ * its Redis keys and registry entry are removed, so a Redis shared with other stacks keeps no
+ * leftovers and the next run's consumers do not look after it.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEV_SECRETS, loadConfig } from '../origin/config.js';
+import { DEV_SECRETS, loadConfig, type OriginConfig } from '../origin/config.js';
 import { migrate } from '../origin/db/migrate.js';
+import { createLogger } from '../origin/logger.js';
+import { StockStore, type Sale } from '../origin/redis/stock-store.js';
 import { EDGE_DEV_DEFAULTS } from './dev-defaults.js';
 import { mintUserToken, userTokenSecret } from './token.js';
 
@@ -52,6 +58,11 @@ interface Part {
 
 const parts: Part[] = [];
 let stopping: Promise<never> | null = null;
+let config: OriginConfig | undefined;
+/** This run's demo sale, once created: retired on the way out. */
+let demoSale: Sale | undefined;
+/** How long the stop call to the origin may take before we go on shutting down. */
+const DEMO_STOP_TIMEOUT_MS = 3_000;
 
 function say(line: string) {
   console.log(`[start] ${line}`);
@@ -127,6 +138,8 @@ async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> 
 /** SIGTERM to every part's process group, SIGKILL to any still there after the grace period. */
 function stopAll(code: number): Promise<never> {
   stopping ??= (async () => {
+    // While the origin is still up: the switch to stopped goes through it (MySQL + edge push).
+    if (demoSale) await stopDemoSale(demoSale);
     if (parts.length) say('stopping the edge and the origin…');
     await Promise.all(
       parts.map(async ({ name, child }) => {
@@ -140,6 +153,7 @@ function stopAll(code: number): Promise<never> {
         }
       }),
     );
+    if (demoSale && config) await forgetDemoSale(config, demoSale);
     say('stopped');
     process.exit(code);
   })();
@@ -167,15 +181,45 @@ async function waitReady(part: Part, url: string, timeoutMs: number, headers: Re
   }
 }
 
-async function admin(method: string, path: string, body?: unknown): Promise<any> {
+async function admin(method: string, path: string, body?: unknown, timeoutMs = 30_000): Promise<any> {
   const res = await fetch(ORIGIN_URL + path, {
     method,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
   });
   const json = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
+}
+
+async function stopDemoSale(sale: Sale) {
+  try {
+    await admin('PATCH', `/admin/activities/${sale.activityId}`, { state: 'stopped' }, DEMO_STOP_TIMEOUT_MS);
+  } catch (err) {
+    say(`could not stop the demo sale ${sale.activityId}: ${(err as Error).message}`);
+  }
+}
+
+/** Removes the demo sale's Redis keys and registry entry (through the StockStore, like the origin). */
+async function forgetDemoSale(c: OriginConfig, sale: Sale) {
+  let store: StockStore | undefined;
+  try {
+    store = await StockStore.connect({
+      redis: { url: c.REDIS_URL, clusterNodes: c.REDIS_CLUSTER_NODES?.split(',') },
+      keyPrefix: c.REDIS_KEY_PREFIX,
+      requestTimeoutMs: c.REDIS_COMMAND_TIMEOUT_MS,
+      opsTimeoutMs: c.REDIS_OPS_TIMEOUT_MS,
+      breaker: { failureThreshold: c.REDIS_BREAKER_FAILURES, openMs: c.REDIS_BREAKER_OPEN_MS },
+      log: createLogger('silent'),
+    });
+    await store.expire(sale, 1);
+    say(`demo sale ${sale.activityId} stopped; its Redis keys removed`);
+  } catch (err) {
+    say(`could not remove the demo sale's Redis keys: ${(err as Error).message}`);
+  } finally {
+    await store?.close();
+  }
 }
 
 /** A fresh activity per run (id = the current ms), opening DEMO_OPENS_IN_SECONDS from now. */
@@ -195,6 +239,7 @@ async function createDemoActivity() {
     currency: 'EUR',
     imageUrl: '/assets/demo-product.v1.svg',
   });
+  demoSale = { activityId, skuId: '1001', buckets: 1 };
   const warmed = await admin('POST', `/admin/activities/${activityId}/warmup`);
   return { activityId, startsAt, stock: warmed.stock as number };
 }
@@ -226,7 +271,7 @@ async function main() {
     }
   }
 
-  const config = loadConfig({ ...env, PORT: String(ORIGIN_PORT), EDGE_URL: EDGE_URL, ADMIN_TOKEN, EDGE_ORIGIN_SECRET });
+  config = loadConfig({ ...env, PORT: String(ORIGIN_PORT), EDGE_URL: EDGE_URL, ADMIN_TOKEN, EDGE_ORIGIN_SECRET });
   const migrated = await migrate(config.MYSQL_URL);
   say(
     `migrated ${migrated.database}: applied ${migrated.applied.length ? migrated.applied.join(', ') : 'nothing new'}`,
@@ -278,8 +323,22 @@ Flash-sale stack is up. Demo activity ${demo.activityId}: ${demo.stock} units, o
   Admin API (origin):         curl -H 'authorization: Bearer ${adminHint}' ${ORIGIN_URL}/admin/activities/${demo.activityId}
   Logs:                       ${relative(ROOT, origin.log)}, ${relative(ROOT, edge.log)}
 
-Ctrl-C stops everything.
+${secretsTable()}
+Ctrl-C stops everything (and retires the demo sale).
 `);
+}
+
+/** What to sign with against this stack: the dev defaults are public, so they are printed; real ones are not. */
+function secretsTable(): string {
+  const rows: [string, string | undefined, string][] = [
+    ['ADMIN_TOKEN', env.ADMIN_TOKEN, DEV_SECRETS.ADMIN_TOKEN],
+    ['PAYMENT_WEBHOOK_SECRET', env.PAYMENT_WEBHOOK_SECRET, DEV_SECRETS.PAYMENT_WEBHOOK_SECRET],
+    ['EDGE_ORIGIN_SECRET', env.EDGE_ORIGIN_SECRET, EDGE_DEV_DEFAULTS.EDGE_ORIGIN_SECRET],
+    ['USER_TOKEN_SECRET', env.USER_TOKEN_SECRET, EDGE_DEV_DEFAULTS.USER_TOKEN_SECRET],
+    ['TICKET_KEYS', env.TICKET_KEYS, EDGE_DEV_DEFAULTS.TICKET_KEYS],
+  ];
+  const lines = rows.map(([name, set, dev]) => `  ${name.padEnd(24)}${set ? '(from your environment)' : dev}`);
+  return `Secrets (dev defaults unless set):\n${lines.join('\n')}\n`;
 }
 
 main().catch((err) => {

@@ -93,14 +93,31 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   }
   const { reservationId } = answer.body;
   await setReceipt(c, settings.ticketKeys, { activityId, userId, reservationId, endsAt: snapshot.config.endsAt });
-  return queued(c, reservationId, answer.status === 200 ? 'repeat' : 'queued');
+  return queued(c, reservationId, answer.status === 200 ? 'repeat' : 'queued', answer.body);
 });
 
-function queued(c: Context<EdgeEnv>, reservationId: string, outcome: 'queued' | 'repeat') {
+/**
+ * 202 `queued` for a new reservation; 200 for a repeat, carrying the origin's current status of it
+ * (`ordered`, `paid`, … with orderNo / expireAt). A repeat answered from the receipt alone (sold out,
+ * no origin call) says `queued`: its pollUrl tells the rest.
+ */
+function queued(
+  c: Context<EdgeEnv>,
+  reservationId: string,
+  outcome: 'queued' | 'repeat',
+  current?: Pick<ReserveResponse, 'status' | 'orderNo' | 'expireAt'>,
+) {
   c.set('outcome', outcome);
   c.header('Cache-Control', 'no-store');
+  const { status = 'queued', orderNo, expireAt } = current ?? {};
   return c.json(
-    { status: 'queued' as const, reservationId, pollUrl: `/api/reservations/${reservationId}` },
+    {
+      status,
+      reservationId,
+      pollUrl: `/api/reservations/${reservationId}`,
+      ...(orderNo === undefined ? {} : { orderNo }),
+      ...(expireAt === undefined ? {} : { expireAt }),
+    },
     outcome === 'repeat' ? 200 : 202,
   );
 }

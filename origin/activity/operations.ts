@@ -35,6 +35,10 @@ export async function warmup(ctx: OriginContext, activityId: string): Promise<Wa
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
   const sale = saleOf(record);
+  // After the end (stopped, or endsAt passed — cleanup stops a sale) there is nothing to load: a
+  // warm-up would only put a cleaned-up sale back in front of the consumers.
+  if (record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt))
+    throw new ContractError('conflict', `activity ${activityId} has ended; warm-up is only for a sale yet to end`);
   // The Stream may be gone with the rest (FLUSHALL): MySQL's history still forbids a fresh load.
   if (!(await ctx.stock.isWarm(sale)) && (await hasSaleHistory(ctx.db, activityId)))
     throw new ContractError(

@@ -8,17 +8,37 @@ import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
 import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
 import type { Sale } from '../redis/stock-store.js';
 
+/** A JSON number is the usual slip (ids above 2^53 lose digits as numbers): say what is wanted. */
 const id = (name: string) =>
-  z.string({ error: `${name} is required` }).refine(isId, `${name} must be a decimal positive 64-bit integer`);
+  z
+    .string({
+      error: (iss) => (iss.input === undefined ? `${name} is required` : `${name} must be a string of digits`),
+    })
+    .refine(isId, `${name} must be a string of digits (a positive 64-bit integer, e.g. "1001")`);
+
+const ISO_HINT = 'must be an ISO-8601 date-time with a zone, e.g. 2026-12-01T10:00:00Z or 2026-12-01T11:00:00+01:00';
+const instant = () => z.iso.datetime({ offset: true, error: ISO_HINT });
+
+/** Operators create sales ahead of time; a window already over can only be a mistake. */
+const validWindow = (a: { startsAt: string; endsAt: string }, ctx: z.RefinementCtx) => {
+  if (Date.parse(a.endsAt) <= Date.parse(a.startsAt))
+    ctx.addIssue({ code: 'custom', message: 'endsAt must be after startsAt', path: ['endsAt'] });
+  else if (Date.parse(a.endsAt) <= Date.now())
+    ctx.addIssue({
+      code: 'custom',
+      message: 'endsAt is in the past: this sale would have ended already',
+      path: ['endsAt'],
+    });
+};
 
 export const createActivitySchema = z
   .object({
     activityId: id('activityId'),
     skuId: id('skuId'),
     title: z.string().min(1).max(200),
-    stock: z.number().int().min(0).max(100_000_000),
-    startsAt: z.iso.datetime({ offset: true }),
-    endsAt: z.iso.datetime({ offset: true }),
+    stock: z.number().int().min(1, 'stock must be at least 1: a sale with nothing to sell is refused').max(100_000_000),
+    startsAt: instant(),
+    endsAt: instant(),
     maxPerUser: z.number().int().min(1).max(MAX_QUANTITY).default(1),
     paymentTimeoutSeconds: z.number().int().min(10).max(86_400).default(900),
     userRatePerSec: z.number().positive().max(100).default(1),
@@ -30,10 +50,7 @@ export const createActivitySchema = z
     ...productFieldsSchema.shape,
   })
   .strict()
-  .refine((a) => Date.parse(a.endsAt) > Date.parse(a.startsAt), {
-    message: 'endsAt must be after startsAt',
-    path: ['endsAt'],
-  })
+  .superRefine(validWindow)
   .refine(priceIsComplete, { message: 'priceCents and currency go together', path: ['currency'] });
 export type CreateActivity = z.infer<typeof createActivitySchema>;
 

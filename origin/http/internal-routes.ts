@@ -34,7 +34,25 @@ export function internalRoutes(ctx: OriginContext) {
       { activityId: req.activityId, userId: req.userId, reservationId: result.reservationId, created: result.created },
       'reserve',
     );
-    return c.json({ status: 'queued' as const, reservationId: result.reservationId }, result.created ? 202 : 200);
+    if (result.created) return c.json({ status: 'queued' as const, reservationId: result.reservationId }, 202);
+    // A repeat answers where the reservation stands now (ordered, paid, …), not a stale "queued".
+    // The lookup is best effort and bounded: the reserve path stays fast while settlement keeps MySQL
+    // busy, and a repeat never fails because of it — the pollUrl tells the rest.
+    const queued = { status: 'queued' as const, reservationId: result.reservationId };
+    let timer: NodeJS.Timeout | undefined;
+    const current = await Promise.race([
+      reservationStatus(ctx, result.reservationId, req.userId).catch((err) => {
+        c.get('log').warn(
+          { err: (err as Error).message, reservationId: result.reservationId },
+          'repeat status lookup failed',
+        );
+        return queued;
+      }),
+      new Promise<typeof queued>(
+        (resolve) => (timer = setTimeout(resolve, ctx.config.REPEAT_STATUS_TIMEOUT_MS, queued)),
+      ),
+    ]).finally(() => clearTimeout(timer));
+    return c.json(current, 200);
   });
 
   // Status reads share one cap: a flood of polls cannot starve the event loop or the Redis/MySQL

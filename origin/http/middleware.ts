@@ -79,8 +79,11 @@ export function bearerToken(opts: { token: string; what: string }): MiddlewareHa
   return async function bearerToken(c, next) {
     const header = c.req.header('authorization') ?? '';
     const given = header.startsWith('Bearer ') ? header.slice(7) : '';
-    const ok = given.length > 0 && timingSafeEqual(createHash('sha256').update(given).digest(), expected);
-    if (!ok) throw new ContractError('unauthenticated', `${opts.what} required`);
+    // Missing and wrong are told apart (an operator's typo vs a forgotten header); neither says more.
+    if (given.length === 0)
+      throw new ContractError('unauthenticated', `${opts.what} required: send Authorization: Bearer <token>`);
+    if (!timingSafeEqual(createHash('sha256').update(given).digest(), expected))
+      throw new ContractError('unauthenticated', `${opts.what} is not valid`);
     await next();
   };
 }

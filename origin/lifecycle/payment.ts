@@ -39,7 +39,10 @@ export function verifyPaymentSignature(
   if (!timestamp || !signature || !/^\d{1,16}$/.test(timestamp) || !/^v1=[0-9a-f]{64}$/.test(signature))
     throw new ContractError('unauthenticated', 'missing payment signature');
   if (Math.abs((req.now ?? Date.now()) - Number(timestamp)) > maxAgeMs)
-    throw new ContractError('unauthenticated', 'stale payment signature');
+    throw new ContractError(
+      'unauthenticated',
+      `stale payment signature: x-payment-timestamp must be milliseconds since the epoch, within ${maxAgeMs} ms of now`,
+    );
   const expected = createHmac('sha256', secret).update(`${timestamp}\n${req.body}`).digest();
   const given = Buffer.from(signature.slice(3), 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected))

@@ -26,6 +26,8 @@ export interface Check {
   expected: number;
   actual: number;
   ok: boolean;
+  /** Absent: ok when actual = expected. `at_most`: expected is a bound, ok when actual ≤ expected. */
+  rule?: 'at_most';
 }
 
 export interface Reconciliation {
@@ -43,6 +45,15 @@ const check = (name: string, expected: number, actual: number): Check => ({
   expected,
   actual,
   ok: expected === actual,
+});
+
+/** A bound, not an equality: the two figures compared are shown, not a 1/0 flag. */
+const atMost = (name: string, bound: number, actual: number): Check => ({
+  name,
+  expected: bound,
+  actual,
+  ok: actual <= bound,
+  rule: 'at_most',
 });
 
 const sumValues = (h: Record<string, string>) => Object.values(h).reduce((s, v) => s + Number(v), 0);
@@ -96,7 +107,7 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
   const checks: Check[] = [
     check('db.initial_equals_available_plus_deducted_minus_refilled', initial, available + db.deducted - db.refilled),
     check('db.order_units_equal_deduct_log', db.deducted, orderUnits),
-    check('db.live_orders_within_stock', 1, liveUnits <= initial ? 1 : 0),
+    atMost('db.live_orders_within_stock', initial, liveUnits),
   ];
   const figures: Record<string, number | null> = {
     initial,

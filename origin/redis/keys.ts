@@ -3,12 +3,15 @@
  * hash tag, so one script touches one slot and the same code runs on Redis Cluster. A sale with one
  * bucket keeps the tag `{A:S}`; with B > 1 buckets, bucket b has the tag `{A:S:b}`, so buckets
  * spread over the cluster's shards, each with its own Stream and consumer group.
+ *
+ * A keyspace puts REDIS_KEY_PREFIX in front of every name — the bucket keys, the registry and the
+ * pub/sub channel — so two stacks sharing one Redis never see each other's sales (as BullMQ's
+ * `prefix`). The prefix goes before the hash tag and never contains braces, so the tag stays the slot.
  */
 export const CONSUMER_GROUP = 'settle';
-/** Hash activityId -> skuId (or `skuId:buckets` when B > 1) of warmed activities: what consumers look after. */
-export const ACTIVITY_REGISTRY_KEY = 'sk:activities';
-/** Pub/sub channel carrying `<activityId>:<1|0>` sold-out transitions between origin instances. */
-export const SOLD_OUT_CHANNEL = 'sk:soldout';
+
+/** What REDIS_KEY_PREFIX may hold: no braces (they would move the hash tag), no spaces. */
+export const KEY_PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{0,64}$/;
 
 export interface ActivityKeys {
   stock: string;
@@ -23,16 +26,42 @@ export interface ActivityKeys {
   lent: string;
 }
 
-export function activityKeys(activityId: string, skuId: string, bucket = 0, buckets = 1): ActivityKeys {
-  const base = buckets === 1 ? `sk:{${activityId}:${skuId}}` : `sk:{${activityId}:${skuId}:${bucket}}`;
+export interface Keyspace {
+  readonly prefix: string;
+  /** Hash activityId -> skuId (or `skuId:buckets` when B > 1) of warmed activities: what consumers look after. */
+  readonly registry: string;
+  /** Pub/sub channel carrying `<activityId>:<1|0>` sold-out transitions between origin instances. */
+  readonly soldOutChannel: string;
+  activity(activityId: string, skuId: string, bucket?: number, buckets?: number): ActivityKeys;
+}
+
+export function keyspace(prefix = ''): Keyspace {
+  if (!KEY_PREFIX_PATTERN.test(prefix)) throw new Error(`bad Redis key prefix ${JSON.stringify(prefix)}`);
   return {
-    stock: `${base}:stock`,
-    holders: `${base}:holders`,
-    events: `${base}:events`,
-    config: `${base}:cfg`,
-    released: `${base}:released`,
-    refilled: `${base}:refilled`,
-    borrowing: `${base}:borrowing`,
-    lent: `${base}:lent`,
+    prefix,
+    registry: `${prefix}sk:activities`,
+    soldOutChannel: `${prefix}sk:soldout`,
+    activity(activityId, skuId, bucket = 0, buckets = 1) {
+      const tag = buckets === 1 ? `{${activityId}:${skuId}}` : `{${activityId}:${skuId}:${bucket}}`;
+      const base = `${prefix}sk:${tag}`;
+      return {
+        stock: `${base}:stock`,
+        holders: `${base}:holders`,
+        events: `${base}:events`,
+        config: `${base}:cfg`,
+        released: `${base}:released`,
+        refilled: `${base}:refilled`,
+        borrowing: `${base}:borrowing`,
+        lent: `${base}:lent`,
+      };
+    },
   };
+}
+
+/** The keyspace without a prefix (REDIS_KEY_PREFIX unset): DESIGN §5's names as written. */
+const UNPREFIXED = keyspace('');
+export const ACTIVITY_REGISTRY_KEY = UNPREFIXED.registry;
+export const SOLD_OUT_CHANNEL = UNPREFIXED.soldOutChannel;
+export function activityKeys(activityId: string, skuId: string, bucket = 0, buckets = 1): ActivityKeys {
+  return UNPREFIXED.activity(activityId, skuId, bucket, buckets);
 }

@@ -22,7 +22,7 @@ import {
   type RedisTarget,
 } from './client.js';
 import { SaleEventReader } from './event-reader.js';
-import { ACTIVITY_REGISTRY_KEY, CONSUMER_GROUP, SOLD_OUT_CHANNEL, activityKeys, type ActivityKeys } from './keys.js';
+import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './keys.js';
 import type { ReservationEvent } from './reservation-event.js';
 import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
 import {
@@ -105,6 +105,8 @@ export interface StockStoreOptions {
   borrowWaitMs?: number;
   /** Test seam for the crash test only: runs between a borrow's take and its confirm. */
   afterBorrowTake?: () => Promise<void>;
+  /** REDIS_KEY_PREFIX: put in front of every key, the registry and the pub/sub channel (default none). */
+  keyPrefix?: string;
 }
 
 const num = (v: string | number | undefined) => Number(v ?? 0);
@@ -116,6 +118,7 @@ export class StockStore {
   private readonly ledger: SaleLedgerReader;
   private readonly readers = new Set<SaleEventReader>();
   private subscriber: RedisClient | null = null;
+  private readonly space: Keyspace;
 
   private constructor(
     private readonly opts: StockStoreOptions,
@@ -126,6 +129,7 @@ export class StockStore {
   ) {
     this.breaker = new CircuitBreaker(opts.breaker);
     this.ledger = new SaleLedgerReader(redis);
+    this.space = keyspace(opts.keyPrefix);
   }
 
   static async connect(opts: StockStoreOptions): Promise<StockStore> {
@@ -161,7 +165,7 @@ export class StockStore {
 
   /** The keys of one bucket of the sale. */
   keys(sale: Sale, bucket = 0): ActivityKeys {
-    return activityKeys(sale.activityId, sale.skuId, bucket, sale.buckets);
+    return this.space.activity(sale.activityId, sale.skuId, bucket, sale.buckets);
   }
 
   private allKeys(sale: Sale): ActivityKeys[] {
@@ -311,7 +315,7 @@ export class StockStore {
 
   private register(sale: Sale): Promise<number> {
     const value = sale.buckets === 1 ? sale.skuId : `${sale.skuId}:${sale.buckets}`;
-    return this.redis.hset(ACTIVITY_REGISTRY_KEY, sale.activityId, value);
+    return this.redis.hset(this.space.registry, sale.activityId, value);
   }
 
   /** True when every bucket's stock key exists (warmed and not lost). */
@@ -460,12 +464,12 @@ export class StockStore {
   async expire(sale: Sale, seconds: number): Promise<void> {
     for (const k of this.allKeys(sale))
       await Promise.all(Object.values(k).map((key) => this.redis.expire(key, seconds)));
-    await this.redis.hdel(ACTIVITY_REGISTRY_KEY, sale.activityId);
+    await this.redis.hdel(this.space.registry, sale.activityId);
   }
 
   /** Warmed sales (the registry written by warm-up and recover): what consumers and jobs look after. */
   async warmedSales(): Promise<Sale[]> {
-    const registry = await this.redis.hgetall(ACTIVITY_REGISTRY_KEY);
+    const registry = await this.redis.hgetall(this.space.registry);
     return Object.entries(registry).map(([activityId, value]) => {
       const [skuId, buckets] = value.split(':');
       return { activityId, skuId: skuId!, buckets: Number(buckets ?? 1) };
@@ -538,7 +542,7 @@ export class StockStore {
   // ── Sold-out transitions between origin processes (pub/sub) ────────────────────────────────────
 
   async publishSoldOut(activityId: string, soldOut: boolean): Promise<void> {
-    await this.redis.publish(SOLD_OUT_CHANNEL, `${activityId}:${soldOut ? 1 : 0}`);
+    await this.redis.publish(this.space.soldOutChannel, `${activityId}:${soldOut ? 1 : 0}`);
   }
 
   async onSoldOut(listener: (activityId: string, soldOut: boolean) => void): Promise<void> {
@@ -549,11 +553,11 @@ export class StockStore {
     });
     this.subscriber.on('error', (err) => this.opts.log.debug({ err: err.message }, 'redis subscriber error'));
     this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== SOLD_OUT_CHANNEL) return;
+      if (channel !== this.space.soldOutChannel) return;
       const [activityId, on] = message.split(':');
       if (activityId) listener(activityId, on === '1');
     });
-    await this.subscriber.subscribe(SOLD_OUT_CHANNEL);
+    await this.subscriber.subscribe(this.space.soldOutChannel);
   }
 
   async close(): Promise<void> {

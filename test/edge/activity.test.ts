@@ -237,4 +237,12 @@ describe('everything else', () => {
     expect(js.headers.get('cache-control')).toContain('max-age=31536000');
     await js.arrayBuffer();
   });
+  it('the favicon browsers ask for on every page load is served, not a 404 (issue 16)', async () => {
+    const res = await SELF.fetch(`${BASE}/favicon.ico`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('icon');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=86400');
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect([...bytes.slice(0, 4)]).toEqual([0, 0, 1, 0]); // ICO header: reserved 0, type 1 (icon)
+  });
 });
