@@ -13,6 +13,31 @@ export type PublicState = 'upcoming' | 'open' | 'sold_out' | 'paused' | 'ended';
 /** Upper bound of quantity per reservation and of `maxPerUser`; larger is a malformed request. */
 export const MAX_QUANTITY = 100;
 
+export const ADMISSION_MODES = ['fcfs', 'lottery'] as const;
+export type AdmissionMode = (typeof ADMISSION_MODES)[number];
+export const LOTTERY_WINDOW_MIN_MS = 100;
+export const LOTTERY_WINDOW_MAX_MS = 600_000;
+export const LOTTERY_WINDOW_DEFAULT_MS = 3_000;
+
+/**
+ * What the public may know of a lottery's draw (DESIGN §10): the commitment from creation on; the
+ * seed and the summary once the winners are final. `entrantsPublished` tells when the list is complete.
+ */
+export const drawPublicSchema = z.object({
+  commitment: z.string().regex(/^[0-9a-f]{64}$/),
+  seed: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  entrants: z.number().int().min(0).optional(),
+  winners: z.number().int().min(0).optional(),
+  /** Units on sale when the draw began, and how many of them the winners took. */
+  units: z.number().int().min(0).optional(),
+  unitsWon: z.number().int().min(0).optional(),
+  /** From the window's close to the winners being final. */
+  drawMs: z.number().int().min(0).optional(),
+  drawnAt: z.string().optional(),
+  entrantsPublished: z.boolean().optional(),
+});
+export type DrawPublic = z.infer<typeof drawPublicSchema>;
+
 const id = z.string().refine(isId, 'must be a decimal positive 64-bit integer');
 
 export const activityConfigSchema = z.object({
@@ -31,6 +56,10 @@ export const activityConfigSchema = z.object({
   version: z.number().int().min(1),
   /** What is sold, for the sale page: description, priceCents, currency, imageUrl (all optional). */
   ...productFieldsSchema.shape,
+  /** DESIGN §10: `lottery` turns the first `lotteryWindowMs` after startsAt into a draw. */
+  /** Absent means `fcfs` / LOTTERY_WINDOW_DEFAULT_MS. */
+  admission: z.enum(ADMISSION_MODES).optional(),
+  lotteryWindowMs: z.number().int().min(LOTTERY_WINDOW_MIN_MS).max(LOTTERY_WINDOW_MAX_MS).optional(),
 });
 export type ActivityConfig = z.infer<typeof activityConfigSchema>;
 
@@ -39,6 +68,8 @@ export const activitySnapshotSchema = z.object({
   config: activityConfigSchema,
   state: z.enum(ACTIVITY_STATES),
   soldOut: z.boolean(),
+  /** Lottery activities only. */
+  draw: drawPublicSchema.optional(),
 });
 export type ActivitySnapshot = z.infer<typeof activitySnapshotSchema>;
 
@@ -58,6 +89,25 @@ export interface PublicActivity {
   priceCents?: ProductFields['priceCents'];
   currency?: ProductFields['currency'];
   imageUrl?: ProductFields['imageUrl'];
+  admission?: AdmissionMode;
+  lotteryWindowMs?: number;
+  /** hex SHA-256 of the draw seed (the seed's 64 hex characters as ASCII), public from creation on. */
+  drawCommitment?: string;
+  /** Revealed once the winners are final. */
+  drawSeed?: string;
+  draw?: Omit<DrawPublic, 'commitment' | 'seed'>;
+}
+
+/** `[startsAt, startsAt + lotteryWindowMs)` for a lottery activity, else null. */
+export function lotteryWindow(c: ActivityConfig): { opensAt: number; closesAt: number } | null {
+  if (c.admission !== 'lottery') return null;
+  const opensAt = Date.parse(c.startsAt);
+  return { opensAt, closesAt: opensAt + (c.lotteryWindowMs ?? LOTTERY_WINDOW_DEFAULT_MS) };
+}
+
+export function inLotteryWindow(c: ActivityConfig, now: number): boolean {
+  const w = lotteryWindow(c);
+  return w !== null && now >= w.opensAt && now < w.closesAt;
 }
 
 export function publicState(s: ActivitySnapshot, now: number): PublicState {
@@ -84,5 +134,17 @@ export function publicActivity(s: ActivitySnapshot, now: number): PublicActivity
     ...(c.description !== undefined && { description: c.description }),
     ...(c.priceCents !== undefined && { priceCents: c.priceCents, currency: c.currency }),
     ...(c.imageUrl !== undefined && { imageUrl: c.imageUrl }),
+    ...lotteryFields(s),
+  };
+}
+
+function lotteryFields(s: ActivitySnapshot): Partial<PublicActivity> {
+  if (s.config.admission !== 'lottery') return {};
+  const { commitment, seed, ...summary } = s.draw ?? { commitment: undefined, seed: undefined };
+  return {
+    admission: 'lottery',
+    lotteryWindowMs: s.config.lotteryWindowMs ?? LOTTERY_WINDOW_DEFAULT_MS,
+    ...(commitment ? { drawCommitment: commitment } : {}),
+    ...(seed ? { drawSeed: seed, draw: summary } : {}),
   };
 }

@@ -43,3 +43,19 @@ export function toHex(buf: ArrayBuffer | Uint8Array): string {
   for (const b of bytes) out += b.toString(16).padStart(2, '0');
   return out;
 }
+
+/**
+ * A lottery entry names its activity and its user: `<activityId>-entry-<userId>`. Deterministic, so
+ * entering twice gives the same entry; it reveals nothing but the owner's own id to the owner.
+ */
+const ENTRY_ID = /^([1-9][0-9]{0,19})-entry-([1-9][0-9]{0,19})$/;
+
+export function entryIdOf(activityId: string, userId: string): string {
+  return `${activityId}-entry-${userId}`;
+}
+
+export function parseEntryId(entryId: unknown): { activityId: string; userId: string } | null {
+  if (typeof entryId !== 'string') return null;
+  const m = ENTRY_ID.exec(entryId);
+  return m && isId(m[1]) && isId(m[2]) ? { activityId: m[1]!, userId: m[2]! } : null;
+}

@@ -47,3 +47,12 @@ export const purchaseBodySchema = z.object({
     .min(1, 'quantity must be at least 1')
     .max(MAX_QUANTITY, `quantity must be at most ${MAX_QUANTITY}`),
 });
+
+/** A purchase inside a lottery window (DESIGN §10): 202 `{status:"entered", entryId, pollUrl}` at the edge. */
+export interface EntryResponse {
+  status: 'entered';
+  entryId: string;
+}
+
+/** An entry's poll: `drawing` until the winners are final, then the reservation body or `lost`. */
+export type EntryPollBody = { status: 'drawing' } | { status: 'lost' } | ReservationBody;

@@ -153,6 +153,16 @@ const envSchema = z.object({
   RECONCILE_CONFIRM_DELAY_MS: int(2_000, 0),
   /** After cleanup, a sale's Redis keys live this long (seconds) before Redis expires them. */
   CLEANUP_RETENTION_SECONDS: int(86_400, 1),
+  /** How often lottery activities are checked for a closed window whose draw is due (DESIGN §10). */
+  DRAW_POLL_MS: int(250, 10),
+  /** The draw's lease on its MySQL record: a draw whose origin died is resumed after this long. */
+  DRAW_LEASE_MS: int(10_000, 500),
+  /** Reservations the draw sends to Redis together (run in order; the outcome is that of one by one). */
+  DRAW_RESERVE_BATCH: int(100, 1),
+  /** Rows per INSERT when the entrant list is published to MySQL. */
+  DRAW_PUBLISH_BATCH: int(1_000, 1),
+  /** Most entrants one page of the public entrant list may hold. */
+  DRAW_ENTRANTS_PAGE_MAX: int(10_000, 1),
   /** Graceful stop: in-flight work gets this long before the process exits anyway. */
   SHUTDOWN_GRACE_MS: int(10_000, 0),
   /** A repeat purchase looks up its reservation's current status (MySQL) for at most this long, else answers `queued`. */

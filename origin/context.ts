@@ -12,6 +12,8 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
+import { LotteryAdmission } from './lottery/admission.js';
+import { findDraw, publicDraw } from './lottery/draw-store.js';
 
 /** At most one 'slow MySQL transactions' log line this often (the metric counts every one). */
 const SLOW_TX_LOG_EVERY_MS = 5_000;
@@ -26,6 +28,8 @@ export interface OriginContext {
   catalog: ActivityCatalog;
   soldOut: SoldOutFlags;
   pushEdge: EdgePush;
+  /** Lottery activities: entry window, then drawing, then FCFS (DESIGN §10). */
+  lottery: LotteryAdmission;
   /** The activity as the edge should see it: MySQL config and switch + the sold-out flag. */
   snapshot(activityId: string): Promise<ActivitySnapshot | null>;
   close(): Promise<void>;
@@ -91,6 +95,7 @@ export async function createOriginContext(
     catalog,
     soldOut: undefined as unknown as SoldOutFlags,
     pushEdge,
+    lottery: new LotteryAdmission(db, stock),
     async snapshot(activityId) {
       const record = await findActivity(db, activityId);
       if (!record) return null;
@@ -101,7 +106,8 @@ export async function createOriginContext(
         const left = await stock.stock(sale).catch(() => null);
         soldOut = left !== null && left <= 0;
       }
-      return { config: c, state, soldOut };
+      const draw = c.admission === 'lottery' ? await findDraw(db, activityId) : null;
+      return { config: c, state, soldOut, ...(draw ? { draw: publicDraw(draw) } : {}) };
     },
     async close() {
       await Promise.allSettled([stock.close(), db.end()]);

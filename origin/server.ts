@@ -12,6 +12,7 @@ import type { Logger } from './logger.js';
 import { orderEventWorkerFor, type OrderEventWorker } from './lifecycle/order-event-worker.js';
 import { OutboxWorker } from './lifecycle/outbox-worker.js';
 import { ReconcileJob } from './lifecycle/reconcile-job.js';
+import { DrawJob } from './lifecycle/draw-job.js';
 import { TimeoutJob } from './lifecycle/timeout-job.js';
 import { Settlement } from './settlement/settlement.js';
 
@@ -29,6 +30,7 @@ export interface RunningOrigin {
     reconciliation: ReconcileJob;
     /** Null when ORDER_EVENTS_URL is unset. */
     orderEvents: OrderEventWorker | null;
+    draws: DrawJob;
   } | null;
   stop(): Promise<void>;
 }
@@ -71,6 +73,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           outbox: new OutboxWorker(ctx),
           reconciliation: new ReconcileJob(ctx),
           orderEvents: orderEventWorkerFor(ctx),
+          draws: new DrawJob(ctx),
         }
       : null;
   if (lifecycle) {
@@ -79,6 +82,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
     lifecycle.outbox.start();
     lifecycle.reconciliation.start();
     lifecycle.orderEvents?.start();
+    lifecycle.draws.start();
   }
   // The HTTP role tells the edge which activities exist (DESIGN §10); nothing to tell without an edge.
   const liveList =
@@ -125,6 +129,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             lifecycle.outbox.stop(),
             lifecycle.reconciliation.stop(),
             lifecycle.orderEvents?.stop(),
+            lifecycle.draws.stop(),
           ]);
         await ctx.close();
       })();

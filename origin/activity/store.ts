@@ -1,12 +1,22 @@
 /** Activities and their stock rows in MySQL: the source of truth for config and switches. */
 import { z } from 'zod';
-import { ACTIVITY_STATES, MAX_QUANTITY, type ActivityConfig, type ActivitySwitch } from '../../contract/activity.js';
+import {
+  ACTIVITY_STATES,
+  ADMISSION_MODES,
+  LOTTERY_WINDOW_DEFAULT_MS,
+  LOTTERY_WINDOW_MAX_MS,
+  LOTTERY_WINDOW_MIN_MS,
+  MAX_QUANTITY,
+  type ActivityConfig,
+  type ActivitySwitch,
+} from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import { isId } from '../../contract/ids.js';
 import { priceIsComplete, productFieldsSchema, type ProductFields } from '../../contract/product.js';
 import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
 import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
 import type { Sale } from '../redis/stock-store.js';
+import { insertDrawRecord } from '../lottery/draw-store.js';
 
 /** A JSON number is the usual slip (ids above 2^53 lose digits as numbers): say what is wanted. */
 const id = (name: string) =>
@@ -48,10 +58,16 @@ export const createActivitySchema = z
     /** Redis buckets the stock is split over (DESIGN §10); more buckets spread a hot sale over cluster shards. */
     stockBuckets: z.number().int().min(1).max(MAX_STOCK_BUCKETS).default(1),
     ...productFieldsSchema.shape,
+    admission: z.enum(ADMISSION_MODES).default('fcfs'),
+    lotteryWindowMs: z.number().int().min(LOTTERY_WINDOW_MIN_MS).max(LOTTERY_WINDOW_MAX_MS).default(LOTTERY_WINDOW_DEFAULT_MS),
   })
   .strict()
   .superRefine(validWindow)
-  .refine(priceIsComplete, { message: 'priceCents and currency go together', path: ['currency'] });
+  .refine(priceIsComplete, { message: 'priceCents and currency go together', path: ['currency'] })
+  .refine((a) => a.admission !== 'lottery' || Date.parse(a.startsAt) + a.lotteryWindowMs < Date.parse(a.endsAt), {
+    message: 'the lottery window must close before endsAt',
+    path: ['lotteryWindowMs'],
+  });
 export type CreateActivity = z.infer<typeof createActivitySchema>;
 
 export const patchActivitySchema = z.object({ state: z.enum(ACTIVITY_STATES) }).strict();
@@ -75,8 +91,8 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
       await tx.execute(
         `INSERT INTO seckill_activity (id, sku_id, title, starts_at, ends_at, state, max_per_user, payment_timeout_seconds,
            user_rate_per_sec, admission_rate_per_sec, admission_shards, stock_buckets,
-           description, price_cents, currency, image_url)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           description, price_cents, currency, image_url, admission, lottery_window_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           a.activityId,
           a.skuId,
@@ -94,8 +110,12 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
           a.priceCents ?? null,
           a.currency ?? null,
           a.imageUrl ?? null,
+          a.admission,
+          a.lotteryWindowMs,
         ],
       );
+      // The draw's seed exists (secret) from creation on, so its commitment can be public at once.
+      if (a.admission === 'lottery') await insertDrawRecord(tx, a.activityId);
       await tx.execute(
         'INSERT INTO seckill_stock (activity_id, sku_id, initial_stock, available) VALUES (?, ?, ?, ?)',
         [a.activityId, a.skuId, a.stock, a.stock],
@@ -129,6 +149,8 @@ export async function findActivity(db: Db, activityId: string): Promise<Activity
       admissionShards: Number(r.admission_shards),
       version: Number(r.version),
       ...productFields(r),
+      admission: r.admission === 'lottery' ? 'lottery' : 'fcfs',
+      lotteryWindowMs: Number(r.lottery_window_ms),
     },
     state: r.state,
     initialStock: Number(r.initial_stock),

@@ -1,9 +1,12 @@
 /** The origin's internal API, called by the edge with a §9 signature (DESIGN §9). */
 import { Hono } from 'hono';
 import { ContractError } from '../../contract/errors.js';
-import { isId } from '../../contract/ids.js';
+import { isId, parseEntryId } from '../../contract/ids.js';
 import { reserveRequestSchema } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
+import { entrantsPage } from '../lottery/draw-store.js';
+import { lotteryPurchase } from '../lottery/entry.js';
+import { entryStatus } from '../lottery/entry-status.js';
 import { reserve } from '../reservation/reserve.js';
 import { reservationOfUser, reservationStatus } from '../reservation/status.js';
 import { edgeSignature, inFlightLimit, parseJson } from './middleware.js';
@@ -29,6 +32,12 @@ export function internalRoutes(ctx: OriginContext) {
     const req = reserveRequestSchema.parse(parseJson(c.get('rawBody')));
     // The edge's trace id wins over the header's only when it sent one in the body.
     const traceId = req.traceId ?? c.get('traceId');
+    // Lottery activities (DESIGN §10): an entry inside the window, `busy` while the draw runs.
+    const entry = await lotteryPurchase(ctx, req);
+    if (entry) {
+      c.get('log').info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');
+      return c.json(entry.body, entry.status);
+    }
     const result = await reserve(ctx, req, traceId);
     c.get('log').info(
       { activityId: req.activityId, userId: req.userId, reservationId: result.reservationId, created: result.created },
@@ -64,6 +73,8 @@ export function internalRoutes(ctx: OriginContext) {
 
   app.get('/reservations/:reservationId', async (c) => {
     const userId = requireId(c.req.query('userId'), 'userId');
+    const entry = parseEntryId(c.req.param('reservationId'));
+    if (entry) return c.json(await entryStatus(ctx, entry, userId));
     return c.json(await reservationStatus(ctx, c.req.param('reservationId'), userId));
   });
 
@@ -71,6 +82,23 @@ export function internalRoutes(ctx: OriginContext) {
     const activityId = requireId(c.req.param('id'), 'activity id');
     const userId = requireId(c.req.query('userId'), 'userId');
     return c.json(await reservationOfUser(ctx, activityId, userId));
+  });
+
+  // The published entrant list of a lottery (DESIGN §10), in draw order, a page at a time.
+  app.use('/activities/:id/draw/entrants', statusLimit);
+  app.get('/activities/:id/draw/entrants', async (c) => {
+    const activityId = requireId(c.req.param('id'), 'activity id');
+    const after = c.req.query('after') ?? '';
+    if (after !== '' && !/^[0-9a-f]{64}$/.test(after)) throw new ContractError('bad_request', 'after must be a ticket (64 hex)');
+    const limitText = c.req.query('limit') ?? String(ctx.config.DRAW_ENTRANTS_PAGE_MAX);
+    const limit = Number(limitText);
+    if (!/^\d{1,7}$/.test(limitText) || limit < 1 || limit > ctx.config.DRAW_ENTRANTS_PAGE_MAX)
+      throw new ContractError('bad_request', `limit must be 1-${ctx.config.DRAW_ENTRANTS_PAGE_MAX}`);
+    const snapshot = await ctx.snapshot(activityId);
+    if (!snapshot?.draw?.entrantsPublished) throw new ContractError('not_found', 'the entrant list is not published (yet)');
+    const entrants = await entrantsPage(ctx.db, activityId, after, limit);
+    const next = entrants.length === limit ? entrants[entrants.length - 1]!.ticket : null;
+    return c.json({ activityId, entrants, next });
   });
 
   app.get('/activities/:id', async (c) => {

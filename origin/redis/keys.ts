@@ -24,6 +24,12 @@ export interface ActivityKeys {
   borrowing: string;
   /** Units this bucket lent to other buckets' users: reservationId -> "quantity|homeBucket". */
   lent: string;
+  /** Lottery (DESIGN §10): hash userId -> quantity of the entries. */
+  entrants: string;
+  /** Lottery: absent while entries are open, then `closed`, then `drawn`. */
+  draw: string;
+  /** Lottery: hash userId -> reservationId of the draw's winners. */
+  winners: string;
 }
 
 export interface Keyspace {
@@ -53,6 +59,9 @@ export function keyspace(prefix = ''): Keyspace {
         refilled: `${base}:refilled`,
         borrowing: `${base}:borrowing`,
         lent: `${base}:lent`,
+        entrants: `${base}:entrants`,
+        draw: `${base}:draw`,
+        winners: `${base}:winners`,
       };
     },
   };

@@ -59,6 +59,17 @@ export const AbandonCode = { ABANDONED: 1, ALREADY: 2, CONFIRMED: -1, TOO_FRESH:
 /** lua/give-back-2.lua (a given-up borrow's units back to the donor) */
 export const GiveBackCode = { RETURNED: 1, NOTHING: 2, NOT_WARMED: -1 } as const;
 
+/** lua/enter-3.lua */
+export const EnterCode = {
+  ENTERED: 1,
+  EXISTS: 2,
+  NOT_WARMED: -1,
+  PAUSED: -2,
+  ENDED: -3,
+  LIMIT_EXCEEDED: -5,
+  CLOSED: -7,
+} as const;
+
 export interface LuaScript {
   name: string;
   keys: number;
@@ -111,6 +122,7 @@ const SCRIPT_NAMES = [
   'confirm',
   'abandon',
   'give-back',
+  'enter',
 ] as const;
 type ScriptName = (typeof SCRIPT_NAMES)[number];
 

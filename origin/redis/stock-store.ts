@@ -26,6 +26,7 @@ import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './ke
 import type { ReservationEvent } from './reservation-event.js';
 import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
 import {
+  EnterCode,
   RecoverCode,
   RefillCode,
   ReleaseCode,
@@ -80,6 +81,18 @@ export type RequeueResult =
   | { kind: 'sold_out' };
 export type RecoverResult =
   { kind: 'recovered'; stock: number; holders: number } | { kind: 'warm' } | { kind: 'no_stream' };
+
+export type EnterResult =
+  | { kind: 'entered'; entrants: number }
+  | { kind: 'repeat'; quantity: number }
+  | { kind: 'limit_exceeded' }
+  | { kind: 'closed' }
+  | { kind: 'paused' }
+  | { kind: 'ended' }
+  | { kind: 'not_warmed' };
+
+/** Lottery entries: `open` until the draw closes them, `drawn` once the winners are final. */
+export type DrawPhase = 'open' | 'closed' | 'drawn';
 
 export interface RecoverInput {
   stock: number;
@@ -281,6 +294,50 @@ export class StockStore {
     }
   }
 
+  /** lua/enter-3.lua: one lottery entry per user (DESIGN §10). */
+  async enter(input: Sale & { userId: string; quantity: number }): Promise<EnterResult> {
+    // The entry lives in the user's home bucket, beside that bucket's config (one slot per script).
+    const k = this.keys(input, homeBucket(input.userId, input.buckets));
+    const reply = await this.breaker.run(() =>
+      this.requestScripts.enter([k.entrants, k.config, k.draw], [input.userId, input.quantity]),
+    );
+    const code = num(reply[0]);
+    switch (code) {
+      case EnterCode.ENTERED:
+        return { kind: 'entered', entrants: num(reply[1]) };
+      case EnterCode.EXISTS:
+        return { kind: 'repeat', quantity: num(reply[1]) };
+      case EnterCode.LIMIT_EXCEEDED:
+        return { kind: 'limit_exceeded' };
+      case EnterCode.CLOSED:
+        return { kind: 'closed' };
+      case EnterCode.PAUSED:
+        return { kind: 'paused' };
+      case EnterCode.ENDED:
+        return { kind: 'ended' };
+      case EnterCode.NOT_WARMED:
+        return { kind: 'not_warmed' };
+      default:
+        throw unknownCode('enter', code);
+    }
+  }
+
+  /** Where the lottery stands (request path: the FCFS gate after the window, entry polls). */
+  async drawPhase(sale: Sale): Promise<DrawPhase> {
+    // The draw sets every bucket's flag; bucket 0's is the last one `markDrawn` writes.
+    const v = await this.breaker.run(() => this.requestRedis.get(this.keys(sale, 0).draw));
+    return v === 'closed' || v === 'drawn' ? v : 'open';
+  }
+
+  /** The user's entry (quantity) and, once drawn, their winning reservation (request path). */
+  async entryOf(sale: Sale, userId: string): Promise<{ quantity: number | null; reservationId: string | null }> {
+    const k = this.keys(sale, homeBucket(userId, sale.buckets));
+    const [quantity, reservationId] = await this.breaker.run(() =>
+      Promise.all([this.requestRedis.hget(k.entrants, userId), this.requestRedis.hget(k.winners, userId)]),
+    );
+    return { quantity: quantity === null ? null : Number(quantity), reservationId };
+  }
+
   /** Health: one PING on the request client (no breaker: health must see Redis itself). */
   async ping(): Promise<void> {
     await this.requestRedis.ping();
@@ -458,6 +515,87 @@ export class StockStore {
       sale,
       Date.now() - staleMs,
     );
+  }
+
+  // ── The lottery draw (origin/lottery/draw.ts): patient client ───────────────────────────────────
+
+  /** No entry after this (lua/enter-3.lua answers CLOSED); keeps `drawn` if already there. */
+  async closeEntries(sale: Sale): Promise<void> {
+    for (const k of this.allKeys(sale)) await this.redis.set(k.draw, 'closed', 'NX');
+  }
+
+  /** The winners are final: FCFS may start, polls answer results. */
+  async markDrawn(sale: Sale): Promise<void> {
+    for (const k of this.allKeys(sale).reverse()) await this.redis.set(k.draw, 'drawn');
+  }
+
+  /** Every entry: userId → quantity (HSCAN, so a million entrants do not block Redis in one reply). */
+  async entrants(sale: Sale): Promise<Map<string, number>> {
+    const all = new Map<string, number>();
+    for (const k of this.allKeys(sale)) {
+      let cursor = '0';
+      do {
+        const [next, flat] = await this.redis.hscan(k.entrants, cursor, 'COUNT', 10_000);
+        for (let i = 0; i < flat.length; i += 2) all.set(flat[i]!, Number(flat[i + 1]));
+        cursor = next;
+      } while (cursor !== '0');
+    }
+    return all;
+  }
+
+  /**
+   * The reserve decision for the draw (limit, stock, quantity — the same script as a purchase). One
+   * bucket: on the patient client, and calls issued together run in the order issued (one
+   * connection), so a batch decides exactly as one call after another would. Several buckets: the
+   * request path's reserve with its borrowing; the draw then sends one at a time to keep the order.
+   */
+  async reserveForDraw(input: ReserveInput): Promise<ReserveResult> {
+    if (input.buckets > 1) return this.reserve(input);
+    const k = this.keys(input, 0);
+    const reply = await this.scripts.reserve(
+      [k.stock, k.holders, k.events, k.config, k.borrowing],
+      [input.userId, input.quantity, newReservationId(input.activityId), input.requestId, input.traceId, Date.now(), 0],
+    );
+    const code = num(reply[0]);
+    switch (code) {
+      case ReserveCode.OK:
+        return { kind: 'reserved', reservationId: String(reply[1]), remaining: num(reply[2]) };
+      case ReserveCode.EXISTS:
+        return { kind: 'repeat', reservationId: String(reply[1]) };
+      case ReserveCode.SOLD_OUT:
+        return { kind: 'sold_out' };
+      case ReserveCode.INSUFFICIENT_STOCK:
+        return { kind: 'insufficient_stock' };
+      case ReserveCode.LIMIT_EXCEEDED:
+        return { kind: 'limit_exceeded' };
+      case ReserveCode.PAUSED:
+        return { kind: 'paused' };
+      case ReserveCode.ENDED:
+        return { kind: 'ended' };
+      case ReserveCode.NOT_WARMED:
+        return { kind: 'not_warmed' };
+      default:
+        throw unknownCode('reserve', code);
+    }
+  }
+
+  /** Each winner in their home bucket's `winners` hash. */
+  async recordWinners(sale: Sale, winners: Map<string, string>): Promise<void> {
+    const byBucket = new Map<number, Record<string, string>>();
+    for (const [userId, reservationId] of winners) {
+      const b = homeBucket(userId, sale.buckets);
+      byBucket.set(b, { ...byBucket.get(b), [userId]: reservationId });
+    }
+    for (const [b, fields] of byBucket) await this.redis.hset(this.keys(sale, b).winners, fields);
+  }
+
+  /** userId → reservationId of every winner recorded so far. */
+  async winners(sale: Sale): Promise<Map<string, string>> {
+    const all = new Map<string, string>();
+    for (const k of this.allKeys(sale))
+      for (const [userId, reservationId] of Object.entries(await this.redis.hgetall(k.winners)))
+        all.set(userId, reservationId);
+    return all;
   }
 
   /** After a sale: every key expires after `seconds`, and settlement forgets the sale. */

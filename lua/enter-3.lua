@@ -1,0 +1,55 @@
+--[[
+  Enter: a purchase inside a lottery window (DESIGN §10) becomes one entry per user. No stock moves;
+  the draw reserves for the winners later, in the order the seed decides.
+
+  Input:
+    KEYS[1] entrants key  sk:{A:S}:entrants  hash userId -> quantity asked for
+    KEYS[2] config key    sk:{A:S}:cfg       hash: state (open|paused|stopped), maxPerUser
+    KEYS[3] draw key      sk:{A:S}:draw      string: absent while entries are open, then closed|drawn
+
+    ARGV[1] userId
+    ARGV[2] quantity (integer >= 1)
+
+  Output:
+     1, entrants   ENTERED: a new entry; the number of entrants now
+     2, quantity   EXISTS: this user had entered already (the first entry's quantity stands)
+    -1             NOT_WARMED: config missing (never warmed, or Redis lost data)
+    -2             PAUSED: the sale is paused
+    -3             ENDED: the sale was stopped for good
+    -5             LIMIT_EXCEEDED: quantity above the activity's maxPerUser
+    -7             CLOSED: the draw has closed the entries
+
+  Side effects (ENTERED only): HSET entrants.
+]]
+local rcall = redis.call
+local entrantsKey = KEYS[1]
+local configKey = KEYS[2]
+local drawKey = KEYS[3]
+
+local userId = ARGV[1]
+local quantity = tonumber(ARGV[2])
+
+local config = rcall('HMGET', configKey, 'state', 'maxPerUser')
+if not config[1] then
+  return { -1 }
+end
+if config[1] == 'paused' then
+  return { -2 }
+end
+if config[1] == 'stopped' then
+  return { -3 }
+end
+if rcall('EXISTS', drawKey) == 1 then
+  return { -7 }
+end
+
+local entered = rcall('HGET', entrantsKey, userId)
+if entered then
+  return { 2, tonumber(entered) }
+end
+if quantity > tonumber(config[2] or '1') then
+  return { -5 }
+end
+
+rcall('HSET', entrantsKey, userId, quantity)
+return { 1, rcall('HLEN', entrantsKey) }

@@ -1,0 +1,37 @@
+/**
+ * Runs the lottery draws (DESIGN §10): every DRAW_POLL_MS it looks for lottery activities whose
+ * window has closed and whose draw is not published, and runs each (origin/lottery/draw.ts). Safe
+ * with many origins: the draw record's lease lets one work at a time, and a draw left half done by
+ * a dead process is resumed once its lease (DRAW_LEASE_MS) has run out.
+ */
+import { hostname } from 'node:os';
+import { randomHex } from '../../contract/ids.js';
+import type { OriginContext } from '../context.js';
+import { runDraw, type DrawSettings } from '../lottery/draw.js';
+import { dueDraws } from '../lottery/draw-store.js';
+import { PeriodicJob } from './periodic.js';
+
+export class DrawJob extends PeriodicJob {
+  private readonly settings: DrawSettings;
+
+  constructor(private readonly ctx: OriginContext) {
+    super('draw', ctx.config.DRAW_POLL_MS, ctx.log);
+    this.settings = {
+      owner: `${hostname().slice(0, 30)}:${process.pid}:${randomHex(4)}`,
+      leaseMs: ctx.config.DRAW_LEASE_MS,
+      reserveBatch: ctx.config.DRAW_RESERVE_BATCH,
+      publishBatch: ctx.config.DRAW_PUBLISH_BATCH,
+    };
+  }
+
+  async round(): Promise<boolean> {
+    for (const activityId of await dueDraws(this.ctx.db, new Date())) {
+      try {
+        await runDraw(this.ctx, activityId, this.settings);
+      } catch (err) {
+        this.ctx.log.warn({ activityId, err: (err as Error).message }, 'lottery draw did not finish; will resume');
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Which admission a purchase meets (DESIGN §10). FCFS activities: the reserve decision, as always.
+ * Lottery activities: inside `[startsAt, startsAt + lotteryWindowMs)` an entry; after the window,
+ * `drawing` until the winners are final (so nobody buys ahead of a winner), then FCFS on what is left.
+ * The window is immutable config, cached for the process's life; `drawn` is final, cached once seen.
+ */
+import { lotteryWindow } from '../../contract/activity.js';
+import type { Db } from '../db/pool.js';
+import type { Sale, StockStore } from '../redis/stock-store.js';
+
+export type AdmissionPhase = 'fcfs' | 'entry' | 'drawing';
+
+interface Window {
+  opensAt: number;
+  closesAt: number;
+}
+
+export class LotteryAdmission {
+  private readonly windows = new Map<string, Window | null>();
+  private readonly drawn = new Set<string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly stock: Pick<StockStore, 'drawPhase'>,
+  ) {}
+
+  async phase(sale: Sale, now = Date.now()): Promise<AdmissionPhase> {
+    const window = await this.windowOf(sale.activityId);
+    if (!window) return 'fcfs';
+    // Before opensAt the edge answers too_early; an origin whose clock is a little behind still enters.
+    if (now < window.closesAt) return 'entry';
+    if (this.drawn.has(sale.activityId)) return 'fcfs';
+    if ((await this.stock.drawPhase(sale)) !== 'drawn') return 'drawing';
+    this.drawn.add(sale.activityId);
+    return 'fcfs';
+  }
+
+  async windowOf(activityId: string): Promise<Window | null> {
+    if (this.windows.has(activityId)) return this.windows.get(activityId)!;
+    const [rows] = (await this.db.execute(
+      'SELECT admission, starts_at, lottery_window_ms FROM seckill_activity WHERE id = ?',
+      [activityId],
+    )) as any;
+    const r = rows[0];
+    if (!r) return null; // not cached: the catalog answers unknown ids
+    const window = lotteryWindow({
+      admission: r.admission,
+      startsAt: new Date(r.starts_at).toISOString(),
+      lotteryWindowMs: Number(r.lottery_window_ms),
+    } as Parameters<typeof lotteryWindow>[0]);
+    if (this.windows.size >= 10_000) this.windows.clear();
+    this.windows.set(activityId, window);
+    return window;
+  }
+}

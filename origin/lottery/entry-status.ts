@@ -1,0 +1,25 @@
+/**
+ * An entry's poll (DESIGN §10): `drawing` until the winners are final, then the winner's reservation
+ * (the §3 body, from reservationStatus) or `lost`. Only the entrant may read it.
+ */
+import { ContractError } from '../../contract/errors.js';
+import type { EntryPollBody } from '../../contract/reservation.js';
+import type { OriginContext } from '../context.js';
+import { reservationStatus } from '../reservation/status.js';
+
+export async function entryStatus(
+  ctx: OriginContext,
+  entry: { activityId: string; userId: string },
+  userId: string,
+): Promise<EntryPollBody> {
+  if (entry.userId !== userId) throw new ContractError('forbidden', 'this entry belongs to someone else');
+  const sale = await ctx.catalog.resolve(entry.activityId).catch((err) => {
+    if (err instanceof ContractError && err.code === 'not_found') throw new ContractError('not_found', 'no such entry');
+    throw err;
+  });
+  const [phase, mine] = await Promise.all([ctx.stock.drawPhase(sale), ctx.stock.entryOf(sale, userId)]);
+  if (mine.quantity === null) throw new ContractError('not_found', 'no such entry');
+  if (phase !== 'drawn') return { status: 'drawing' };
+  if (mine.reservationId) return reservationStatus(ctx, mine.reservationId, userId);
+  return { status: 'lost' };
+}

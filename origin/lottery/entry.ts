@@ -1,0 +1,53 @@
+/**
+ * A purchase that meets a lottery (DESIGN §10): inside the window it becomes the user's one entry
+ * (lua/enter-3.lua, no stock moves); between the window's close and the final winners it is turned
+ * away with 503 `busy` + Retry-After; after that `null` — the caller reserves FCFS as usual.
+ */
+import { ContractError } from '../../contract/errors.js';
+import { entryIdOf } from '../../contract/ids.js';
+import type { EntryResponse, ReserveRequest } from '../../contract/reservation.js';
+import type { OriginContext } from '../context.js';
+
+/** Seconds a buyer who clicks while the draw runs is told to wait. */
+const DRAWING_RETRY_AFTER_S = 1;
+
+export interface EntryAnswer {
+  /** 202 a new entry, 200 the same user's entry again. */
+  status: 200 | 202;
+  body: EntryResponse;
+}
+
+function drawing(): ContractError {
+  return new ContractError('busy', 'the draw is running; the rest goes on sale in a moment', {
+    retryAfter: DRAWING_RETRY_AFTER_S,
+  });
+}
+
+export async function lotteryPurchase(ctx: OriginContext, req: ReserveRequest): Promise<EntryAnswer | null> {
+  const sale = await ctx.catalog.resolve(req.activityId);
+  const phase = await ctx.lottery.phase(sale);
+  if (phase === 'fcfs') return null;
+  if (phase === 'drawing') throw drawing();
+
+  const result = await ctx.stock.enter({ ...sale, userId: req.userId, quantity: req.quantity });
+  const body: EntryResponse = { status: 'entered', entryId: entryIdOf(req.activityId, req.userId) };
+  switch (result.kind) {
+    case 'entered':
+      ctx.metrics.reserveOutcomes.inc({ code: 'entered' });
+      return { status: 202, body };
+    case 'repeat':
+      ctx.metrics.reserveOutcomes.inc({ code: 'entered_again' });
+      return { status: 200, body };
+    case 'closed':
+      // Another origin's clock closed the window first: the draw has begun.
+      throw drawing();
+    case 'limit_exceeded':
+      throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');
+    case 'paused':
+      throw new ContractError('paused', 'the sale is paused, try again later', { retryAfter: 5 });
+    case 'ended':
+      throw new ContractError('ended', 'the sale has ended');
+    case 'not_warmed':
+      throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
+  }
+}
