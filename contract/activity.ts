@@ -25,7 +25,10 @@ export const LOTTERY_WINDOW_DEFAULT_MS = 3_000;
  */
 export const drawPublicSchema = z.object({
   commitment: z.string().regex(/^[0-9a-f]{64}$/),
-  seed: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  seed: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   entrants: z.number().int().min(0).optional(),
   winners: z.number().int().min(0).optional(),
   /** Units on sale when the draw began, and how many of them the winners took. */

@@ -89,13 +89,15 @@ export function internalRoutes(ctx: OriginContext) {
   app.get('/activities/:id/draw/entrants', async (c) => {
     const activityId = requireId(c.req.param('id'), 'activity id');
     const after = c.req.query('after') ?? '';
-    if (after !== '' && !/^[0-9a-f]{64}$/.test(after)) throw new ContractError('bad_request', 'after must be a ticket (64 hex)');
+    if (after !== '' && !/^[0-9a-f]{64}$/.test(after))
+      throw new ContractError('bad_request', 'after must be a ticket (64 hex)');
     const limitText = c.req.query('limit') ?? String(ctx.config.DRAW_ENTRANTS_PAGE_MAX);
     const limit = Number(limitText);
     if (!/^\d{1,7}$/.test(limitText) || limit < 1 || limit > ctx.config.DRAW_ENTRANTS_PAGE_MAX)
       throw new ContractError('bad_request', `limit must be 1-${ctx.config.DRAW_ENTRANTS_PAGE_MAX}`);
     const snapshot = await ctx.snapshot(activityId);
-    if (!snapshot?.draw?.entrantsPublished) throw new ContractError('not_found', 'the entrant list is not published (yet)');
+    if (!snapshot?.draw?.entrantsPublished)
+      throw new ContractError('not_found', 'the entrant list is not published (yet)');
     const entrants = await entrantsPage(ctx.db, activityId, after, limit);
     const next = entrants.length === limit ? entrants[entrants.length - 1]!.ticket : null;
     return c.json({ activityId, entrants, next });

@@ -38,7 +38,8 @@ class LeaseLost extends Error {}
 export async function runDraw(ctx: OriginContext, activityId: string, s: DrawSettings): Promise<DrawOutcome> {
   if (!(await claimDraw(ctx.db, activityId, s.owner, s.leaseMs))) return 'held_elsewhere';
   const renew = async () => {
-    if (!(await claimDraw(ctx.db, activityId, s.owner, s.leaseMs))) throw new LeaseLost(`draw lease of ${activityId} lost`);
+    if (!(await claimDraw(ctx.db, activityId, s.owner, s.leaseMs)))
+      throw new LeaseLost(`draw lease of ${activityId} lost`);
   };
   const activity = await requireActivity(ctx.db, activityId);
   const window = lotteryWindow(activity.config);
@@ -158,11 +159,13 @@ async function publishEntrants(
 
 async function orderedEntrants(ctx: OriginContext, sale: Sale, seed: string): Promise<OrderedEntrant[]> {
   const entrants = await ctx.stock.entrants(sale);
-  return drawOrder(seed, Array.from(entrants, ([userId, quantity]) => ({ userId, quantity })));
+  return drawOrder(
+    seed,
+    Array.from(entrants, ([userId, quantity]) => ({ userId, quantity })),
+  );
 }
 
 async function pushSnapshot(ctx: OriginContext, activityId: string): Promise<void> {
   const snapshot = await ctx.snapshot(activityId);
   if (snapshot) await ctx.pushEdge(snapshot);
 }
-

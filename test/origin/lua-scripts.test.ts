@@ -4,6 +4,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { activityKeys, CONSUMER_GROUP, type ActivityKeys } from '../../origin/redis/keys.js';
 import {
   defineScripts,
+  EnterCode,
   readScripts,
   RecoverCode,
   RefillCode,
@@ -48,6 +49,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       confirm: '355114bb010867c19164ed4d4191b2abe2ca6794',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       recover: 'a948e1b10329bc41ba33c6cc51af19f070427d10',
+      enter: '1a530d79363dc3fcf40c548b1115e43247da0630',
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: '951294367e051c6ad42b5b704ec99cfb33068ba5',
@@ -402,5 +404,34 @@ describe('borrowing between buckets: reserve-5 BORROW/PENDING, take-3, confirm-3
     expect(await giveBack('res-b')).toEqual([GiveBackCode.NOTHING]);
     await redis.del(donor.stock);
     expect(await giveBack('res-b')).toEqual([GiveBackCode.NOT_WARMED]);
+  });
+});
+
+describe('lua/enter-3.lua', () => {
+  const enter = (userId: string, quantity = 1) =>
+    scripts.enter([keys.entrants, keys.config, keys.draw], [userId, quantity]);
+
+  it('ENTERED: one entry per user, no stock moves; EXISTS: a second entry keeps the first quantity', async () => {
+    await warm(5, 'open', 3);
+    expect(await enter('7', 2)).toEqual([EnterCode.ENTERED, 1]);
+    expect(await enter('8', 1)).toEqual([EnterCode.ENTERED, 2]);
+    expect(await enter('7', 3)).toEqual([EnterCode.EXISTS, 2]);
+    expect(await redis.hgetall(keys.entrants)).toEqual({ '7': '2', '8': '1' });
+    expect(await redis.get(keys.stock)).toBe('5');
+    expect(await redis.xlen(keys.events)).toBe(0);
+  });
+
+  it('NOT_WARMED, PAUSED, ENDED, LIMIT_EXCEEDED, CLOSED: nothing entered', async () => {
+    expect(await enter('7')).toEqual([EnterCode.NOT_WARMED]);
+    await warm(5, 'paused', 2);
+    expect(await enter('7')).toEqual([EnterCode.PAUSED]);
+    await warm(5, 'stopped', 2);
+    expect(await enter('7')).toEqual([EnterCode.ENDED]);
+    await warm(5, 'open', 2);
+    expect(await enter('7', 3)).toEqual([EnterCode.LIMIT_EXCEEDED]);
+    await redis.set(keys.draw, 'closed');
+    expect(await enter('7', 1)).toEqual([EnterCode.CLOSED]);
+    expect(await redis.exists(keys.entrants)).toBe(0);
+    await redis.del(keys.stock, keys.config, keys.events, keys.draw);
   });
 });

@@ -1,0 +1,368 @@
+/**
+ * Lottery admission (DESIGN §10, issue 12) through the origin's signed internal API, on the real
+ * Redis and MariaDB: entries inside the window, the draw at its close, polls, the published list,
+ * FCFS afterwards, and a draw that survives its origin being SIGKILLed.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entryIdOf } from '../../contract/ids.js';
+import { activityKeys } from '../../origin/redis/keys.js';
+import { commitmentOf, drawOrder, expectedOutcomes } from '../../origin/lottery/draw-rule.js';
+import { REDIS_URL, scalar } from '../helpers/db.js';
+import { uniqueId } from '../helpers/ids.js';
+import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
+
+let t: TestOrigin;
+beforeAll(async () => {
+  t = await startTestOrigin({ DRAW_POLL_MS: '50' });
+});
+const created: { activityId: string; skuId: string }[] = [];
+afterAll(async () => {
+  for (const a of created) {
+    const keys = await t.redis.keys(`sk:{${a.activityId}:${a.skuId}}:*`);
+    if (keys.length) await t.redis.del(...keys);
+  }
+  await t.stop();
+});
+
+/** A lottery activity whose window opens now and closes after `windowMs`, warmed. */
+async function lotterySale(
+  o: TestOrigin,
+  opts: { stock: number; maxPerUser?: number; windowMs: number },
+): Promise<{ activityId: string; skuId: string; closesAt: number }> {
+  const activityId = uniqueId();
+  const skuId = uniqueId();
+  created.push({ activityId, skuId });
+  const startsAt = Date.now();
+  const answer = await o.admin('POST', '/admin/activities', {
+    activityId,
+    skuId,
+    title: `lottery ${activityId}`,
+    stock: opts.stock,
+    startsAt: new Date(startsAt).toISOString(),
+    endsAt: new Date(startsAt + 3_600_000).toISOString(),
+    maxPerUser: opts.maxPerUser ?? 1,
+    admission: 'lottery',
+    lotteryWindowMs: opts.windowMs,
+  });
+  expect(answer.status).toBe(201);
+  expect((await o.admin('POST', `/admin/activities/${activityId}/warmup`)).status).toBe(200);
+  return { activityId, skuId, closesAt: startsAt + opts.windowMs };
+}
+
+async function purchase(o: TestOrigin, activityId: string, userId: string, quantity = 1) {
+  const res = await o.internal('POST', '/internal/reserve', {
+    activityId,
+    userId,
+    quantity,
+    requestId: `r-${userId}-${Math.random().toString(36).slice(2, 8)}`,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+async function poll(o: TestOrigin, id: string, userId: string) {
+  const res = await o.internal('GET', `/internal/reservations/${id}?userId=${userId}`);
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+async function snapshot(o: TestOrigin, activityId: string) {
+  return (await (await o.admin('GET', `/admin/activities/${activityId}`)).json()) as any;
+}
+
+const published = (o: TestOrigin, activityId: string, timeoutMs = 60_000) =>
+  waitFor(
+    () => snapshot(o, activityId),
+    (s) => s.draw?.entrantsPublished === true,
+    timeoutMs,
+    100,
+  );
+
+async function entrantList(o: TestOrigin, activityId: string) {
+  const all: { ticket: string; quantity: number; won: boolean }[] = [];
+  let after = '';
+  for (;;) {
+    const res = await o.internal('GET', `/internal/activities/${activityId}/draw/entrants?limit=40&after=${after}`);
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as any;
+    all.push(...page.entrants);
+    if (!page.next) return all;
+    after = page.next;
+  }
+}
+
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+
+describe('a lottery of 150 entrants for 20 units', () => {
+  it('exactly the 20 entrants the revealed seed picks win; the rest lose; the seed matches its commitment', async () => {
+    const sale = await lotterySale(t, { stock: 20, windowMs: 8_000 });
+    const before = await snapshot(t, sale.activityId);
+    expect(before.draw.commitment).toMatch(/^[0-9a-f]{64}$/);
+    expect(before.draw.seed).toBeUndefined();
+
+    const users = Array.from({ length: 150 }, (_, i) => String(7_000_000 + i));
+    const entries = await Promise.all(users.map((u) => purchase(t, sale.activityId, u)));
+    for (const [i, e] of entries.entries()) {
+      expect(e.status).toBe(202);
+      expect(e.body).toEqual({ status: 'entered', entryId: entryIdOf(sale.activityId, users[i]!) });
+    }
+    // Entering twice is one entry: same entry id, 200, the entrant count unchanged.
+    const again = await purchase(t, sale.activityId, users[0]!);
+    expect(again).toEqual({ status: 200, body: { status: 'entered', entryId: entryIdOf(sale.activityId, users[0]!) } });
+    const keys = activityKeys(sale.activityId, sale.skuId);
+    expect(await t.redis.hlen(keys.entrants)).toBe(150);
+    // Nothing is reserved during the window; a poll says the draw is still to come.
+    expect(await t.redis.get(keys.stock)).toBe('20');
+    expect((await poll(t, entryIdOf(sale.activityId, users[3]!), users[3]!)).body).toEqual({ status: 'drawing' });
+    // Someone else's entry is not readable; a made-up one is not found.
+    expect((await poll(t, entryIdOf(sale.activityId, users[3]!), users[4]!)).status).toBe(403);
+    expect((await poll(t, entryIdOf(sale.activityId, '99999999'), '99999999')).status).toBe(404);
+
+    await sleepUntil(sale.closesAt);
+    const after = await published(t, sale.activityId);
+    const seed: string = after.draw.seed;
+    expect(commitmentOf(seed)).toBe(before.draw.commitment);
+    expect(after.draw).toMatchObject({ entrants: 150, winners: 20, units: 20, unitsWon: 20 });
+
+    const expected = drawOrder(
+      seed,
+      users.map((userId) => ({ userId, quantity: 1 })),
+    )
+      .slice(0, 20)
+      .map((e) => e.userId)
+      .sort();
+    expect(Object.keys(await t.redis.hgetall(keys.holders)).sort()).toEqual(expected);
+    expect(await t.redis.get(keys.stock)).toBe('0');
+    expect(await t.redis.xlen(keys.events)).toBe(20);
+
+    for (const u of users) {
+      const p = await poll(t, entryIdOf(sale.activityId, u), u);
+      expect(p.status).toBe(200);
+      if (expected.includes(u)) {
+        expect(['queued', 'ordered']).toContain(p.body.status);
+        expect(p.body.reservationId).toBe(await t.redis.hget(keys.holders, u));
+      } else expect(p.body).toEqual({ status: 'lost' });
+    }
+
+    // Settled into MySQL: one order per winner, nobody else.
+    await waitFor(
+      () => scalar(t.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [sale.activityId]),
+      (n) => n === 20,
+    );
+    const [rows] = (await t.db.pool.query('SELECT user_id FROM seckill_order WHERE activity_id = ?', [
+      sale.activityId,
+    ])) as any;
+    expect(rows.map((r: any) => String(r.user_id)).sort()).toEqual(expected);
+
+    // The published list: 150 tickets in draw order, the rule's outcome, 20 won.
+    const list = await entrantList(t, sale.activityId);
+    expect(list).toHaveLength(150);
+    expect(list.map((e) => e.ticket)).toEqual([...list.map((e) => e.ticket)].sort());
+    expect(list.map((e) => e.won)).toEqual(expectedOutcomes(list, 20));
+    expect(list.filter((e) => e.won)).toHaveLength(20);
+    // A sold-out lottery is sold out afterwards.
+    expect(after.soldOut).toBe(true);
+  });
+});
+
+describe('entrants asking for more than one unit', () => {
+  it('each winner takes their quantity; one asking for more than is left loses and the next is tried', async () => {
+    const sale = await lotterySale(t, { stock: 10, maxPerUser: 3, windowMs: 4_000 });
+    const users = Array.from({ length: 12 }, (_, i) => ({ userId: String(8_000_000 + i), quantity: (i % 3) + 1 }));
+    for (const u of users) expect((await purchase(t, sale.activityId, u.userId, u.quantity)).status).toBe(202);
+    // Above maxPerUser: refused at entry, no entry made.
+    const over = await purchase(t, sale.activityId, '8100000', 4);
+    expect(over.status).toBe(409);
+    expect(over.body.error).toBe('limit_exceeded');
+    // A second entry with another quantity changes nothing: the first stands.
+    expect((await purchase(t, sale.activityId, users[0]!.userId, 3)).status).toBe(200);
+
+    await sleepUntil(sale.closesAt);
+    const after = await published(t, sale.activityId);
+    const ordered = drawOrder(after.draw.seed, users);
+    const outcomes = expectedOutcomes(ordered, 10);
+    const winners = ordered.filter((_, i) => outcomes[i]);
+    const unitsWon = winners.reduce((n, e) => n + e.quantity, 0);
+    expect(after.draw).toMatchObject({ entrants: 12, winners: winners.length, unitsWon });
+    const keys = activityKeys(sale.activityId, sale.skuId);
+    expect(Number(await t.redis.get(keys.stock))).toBe(10 - unitsWon);
+    expect(Object.keys(await t.redis.hgetall(keys.holders)).sort()).toEqual(winners.map((w) => w.userId).sort());
+    await waitFor(
+      () =>
+        scalar(t.db.pool, 'SELECT COALESCE(SUM(quantity), 0) FROM seckill_order WHERE activity_id = ?', [
+          sale.activityId,
+        ]),
+      (n) => n === unitsWon,
+    );
+    const [rows] = (await t.db.pool.query('SELECT user_id, quantity FROM seckill_order WHERE activity_id = ?', [
+      sale.activityId,
+    ])) as any;
+    expect(Object.fromEntries(rows.map((r: any) => [String(r.user_id), Number(r.quantity)]))).toEqual(
+      Object.fromEntries(winners.map((w) => [w.userId, w.quantity])),
+    );
+  });
+});
+
+describe('after the window', () => {
+  it('what the draw left is sold first come, first served; a winner buying again gets the same reservation', async () => {
+    const sale = await lotterySale(t, { stock: 8, windowMs: 3_000 });
+    const entrants = ['8200001', '8200002', '8200003'];
+    for (const u of entrants) expect((await purchase(t, sale.activityId, u)).status).toBe(202);
+    await sleepUntil(sale.closesAt);
+    await published(t, sale.activityId);
+    const keys = activityKeys(sale.activityId, sale.skuId);
+    expect(await t.redis.get(keys.stock)).toBe('5');
+
+    // FCFS: a purchase is a reservation now (202 queued), not an entry.
+    const late = Array.from({ length: 7 }, (_, i) => String(8_300_000 + i));
+    const answers = [];
+    for (const u of late) answers.push(await purchase(t, sale.activityId, u));
+    expect(answers.slice(0, 5).map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
+    expect(answers[0]!.body.status).toBe('queued');
+    expect(answers.slice(5).map((a) => a.body.error)).toEqual(['sold_out', 'sold_out']);
+    // The first five, in arrival order, hold the units.
+    for (const u of late.slice(0, 5)) expect(await t.redis.hget(keys.holders, u)).not.toBeNull();
+    const again = await purchase(t, sale.activityId, entrants[0]!);
+    expect(again.status).toBe(200);
+    expect(again.body.reservationId).toBe(await t.redis.hget(keys.holders, entrants[0]!));
+  });
+
+  it('a purchase after the window but before the winners are final is turned away with busy', async () => {
+    // Not warmed: the draw cannot begin, so the "drawing" phase lasts; warm-up then lets it finish.
+    const activityId = uniqueId();
+    const skuId = uniqueId();
+    created.push({ activityId, skuId });
+    const startsAt = Date.now() - 5_000;
+    const answer = await t.admin('POST', '/admin/activities', {
+      activityId,
+      skuId,
+      title: 'lottery not warmed',
+      stock: 3,
+      startsAt: new Date(startsAt).toISOString(),
+      endsAt: new Date(startsAt + 3_600_000).toISOString(),
+      admission: 'lottery',
+      lotteryWindowMs: 1_000,
+    });
+    expect(answer.status).toBe(201);
+    const res = await t.internal('POST', '/internal/reserve', {
+      activityId,
+      userId: '8400001',
+      quantity: 1,
+      requestId: 'busy-1',
+    });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as any).error).toBe('busy');
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect((await t.admin('POST', `/admin/activities/${activityId}/warmup`)).status).toBe(200);
+    const done = await published(t, activityId);
+    expect(done.draw).toMatchObject({ entrants: 0, winners: 0 });
+    expect((await purchase(t, activityId, '8400001')).status).toBe(202);
+  });
+});
+
+describe('the admin create schema', () => {
+  it('refuses a lottery window that does not close before endsAt, and an unknown admission', async () => {
+    const now = Date.now();
+    const base = {
+      activityId: uniqueId(),
+      skuId: uniqueId(),
+      title: 'x',
+      stock: 1,
+      startsAt: new Date(now).toISOString(),
+      endsAt: new Date(now + 2_000).toISOString(),
+    };
+    const long = await t.admin('POST', '/admin/activities', { ...base, admission: 'lottery', lotteryWindowMs: 5_000 });
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as any).error).toBe('bad_request');
+    const bad = await t.admin('POST', '/admin/activities', { ...base, admission: 'raffle' });
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('the origin SIGKILLed during the draw', () => {
+  it('after a restart the draw completes once, with the same winners', async () => {
+    const STOCK = 400;
+    // A generous Redis timeout: 600 entries at once on a shared machine are not an outage.
+    const writer = await startTestOrigin({ ORIGIN_ROLE: 'http', REDIS_COMMAND_TIMEOUT_MS: '2000' });
+    const drawer = (env: Record<string, string> = {}) =>
+      spawn(process.execPath, ['--import', 'tsx', 'origin/main.ts'], {
+        env: {
+          ...process.env,
+          ...TEST_SECRETS,
+          ORIGIN_ROLE: 'consumers',
+          MYSQL_URL: writer.db.url,
+          REDIS_URL,
+          LOG_LEVEL: 'silent',
+          SETTLE_WORKERS: '1',
+          SETTLE_DISCOVERY_MS: '100',
+          DRAW_POLL_MS: '20',
+          DRAW_LEASE_MS: '1000',
+          // One reservation per batch, each followed by a lease renewal: a draw slow enough to kill mid-way.
+          DRAW_RESERVE_BATCH: '1',
+          ...env,
+        },
+        stdio: 'ignore',
+      });
+    try {
+      const sale = await lotterySale(writer, { stock: STOCK, windowMs: 6_000 });
+      const keys = activityKeys(sale.activityId, sale.skuId);
+      const users = Array.from({ length: 600 }, (_, i) => String(9_000_000 + i));
+      const entries = await Promise.all(users.map((u) => purchase(writer, sale.activityId, u)));
+      expect(entries.filter((e) => e.status !== 202).map((e) => e.body)).toEqual([]);
+
+      const first = drawer();
+      await sleepUntil(sale.closesAt);
+      // Kill it with part of the winners reserved and the draw not finished.
+      const atKill = await waitFor(
+        () => writer.redis.hlen(keys.holders),
+        (n) => n >= 20,
+        30_000,
+        2,
+      );
+      first.kill('SIGKILL');
+      await once(first, 'exit');
+      expect(atKill).toBeLessThan(STOCK);
+      expect(
+        await scalar(writer.db.pool, 'SELECT COUNT(*) FROM seckill_draw WHERE activity_id = ? AND state = ?', [
+          sale.activityId,
+          'drawing',
+        ]),
+      ).toBe(1);
+
+      const second = drawer();
+      try {
+        const after = await published(writer, sale.activityId, 90_000);
+        const expected = drawOrder(
+          after.draw.seed,
+          users.map((userId) => ({ userId, quantity: 1 })),
+        )
+          .slice(0, STOCK)
+          .map((e) => e.userId)
+          .sort();
+        expect(after.draw).toMatchObject({ entrants: 600, winners: STOCK, unitsWon: STOCK });
+        expect(Object.keys(await writer.redis.hgetall(keys.holders)).sort()).toEqual(expected);
+        expect(Object.keys(await writer.redis.hgetall(keys.winners)).sort()).toEqual(expected);
+        // Once: one reservation event per winner, stock exactly used up, one order per winner.
+        expect(await writer.redis.xlen(keys.events)).toBe(STOCK);
+        expect(await writer.redis.get(keys.stock)).toBe('0');
+        await waitFor(
+          () => scalar(writer.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [sale.activityId]),
+          (n) => n === STOCK,
+          60_000,
+        );
+        const [rows] = (await writer.db.pool.query('SELECT user_id FROM seckill_order WHERE activity_id = ?', [
+          sale.activityId,
+        ])) as any;
+        expect(rows.map((r: any) => String(r.user_id)).sort()).toEqual(expected);
+        const list = await entrantList(writer, sale.activityId);
+        expect(list).toHaveLength(600);
+        expect(list.filter((e) => e.won)).toHaveLength(STOCK);
+      } finally {
+        second.kill('SIGTERM');
+        await once(second, 'exit');
+      }
+    } finally {
+      await writer.stop();
+    }
+  });
+});
