@@ -5,6 +5,7 @@ import { notFound, onError } from './errors.js';
 import { bodyLimit } from './middleware/body-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { activityRoutes } from './routes/activities.js';
+import { drawRoutes } from './routes/draw.js';
 import { internalRoutes } from './routes/internal.js';
 import { purchaseRoutes } from './routes/purchase.js';
 import { reservationRoutes } from './routes/reservations.js';
@@ -27,6 +28,7 @@ app.use(
 );
 app.route('/api/activities', activityRoutes);
 app.route('/api/activities', purchaseRoutes);
+app.route('/api/activities', drawRoutes);
 app.route('/api/reservations', reservationRoutes);
 app.route('/internal', internalRoutes);
 

@@ -8,9 +8,11 @@
 import { Hono, type Context } from 'hono';
 import {
   ContractError,
+  inLotteryWindow,
   isRequestId,
   publicState,
   purchaseBodySchema,
+  type EntryResponse,
   type ReserveResponse,
 } from '../../contract/index.js';
 import { activityStub, loadActivity, peekActivity, rememberActivity } from '../activity-cache.js';
@@ -68,12 +70,15 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
 
   // 6. Per-user rate, 7. admission to the origin.
   await admitUser(c.env, settings.userGateShards, userId, `purchase:${activityId}`, snapshot.config.userRatePerSec);
-  await admitToOrigin(c.env, snapshot, userId);
+  // Lottery window (DESIGN §10): every click in the window counts, so admission does not cap
+  // entries (an entry is one cheap script, no stock); the user gate above still applies.
+  const lottery = inLotteryWindow(snapshot.config, now);
+  if (!lottery) await admitToOrigin(c.env, snapshot, userId);
 
   // 8. The origin decides.
   let answer;
   try {
-    answer = await callOrigin<ReserveResponse>(settings, {
+    answer = await callOrigin<ReserveResponse | EntryResponse>(settings, {
       method: 'POST',
       path: '/internal/reserve',
       body: { activityId, userId, quantity, requestId, traceId },
@@ -91,10 +96,18 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
     }
     throw err;
   }
+  // The origin's clock decides entry vs reservation: it answers `entered` inside its window.
+  if (answer.body.status === 'entered') return entered(c, answer.body.entryId, answer.status === 200);
   const { reservationId } = answer.body;
   await setReceipt(c, settings.ticketKeys, { activityId, userId, reservationId, endsAt: snapshot.config.endsAt });
   return queued(c, reservationId, answer.status === 200 ? 'repeat' : 'queued', answer.body);
 });
+
+function entered(c: Context<EdgeEnv>, entryId: string, repeat: boolean) {
+  c.set('outcome', repeat ? 'repeat' : 'entered');
+  c.header('Cache-Control', 'no-store');
+  return c.json({ status: 'entered' as const, entryId, pollUrl: `/api/reservations/${entryId}` }, repeat ? 200 : 202);
+}
 
 /**
  * 202 `queued` for a new reservation; 200 for a repeat, carrying the origin's current status of it

@@ -7,7 +7,7 @@
  * than one.
  */
 import { Hono } from 'hono';
-import { ContractError, activityOfReservation, type ReservationBody } from '../../contract/index.js';
+import { ContractError, activityOfReservation, parseEntryId, type EntryPollBody } from '../../contract/index.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
 import { admitUser } from '../gates.js';
@@ -20,14 +20,15 @@ export const POLL_RATE_PER_SEC = 1;
 
 export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', async (c) => {
   const reservationId = c.req.param('reservationId');
-  const activityId = activityOfReservation(reservationId);
+  // A lottery entry id (`<activity>-entry-<user>`) polls here too: drawing, then the reservation or lost.
+  const activityId = activityOfReservation(reservationId) ?? parseEntryId(reservationId)?.activityId;
   if (!activityId) throw new ContractError('not_found', 'no such reservation');
   c.set('activityId', activityId);
   const userId = await requireUser(c);
   const settings = settingsOf(c.env);
   await assertLive(c.env, activityId, settings.liveListTtlMs);
   await admitUser(c.env, settings.userGateShards, userId, 'poll', POLL_RATE_PER_SEC);
-  const answer = await callOrigin<ReservationBody>(settings, {
+  const answer = await callOrigin<EntryPollBody>(settings, {
     method: 'GET',
     path: `/internal/reservations/${reservationId}?userId=${userId}`,
     traceId: c.get('traceId'),
