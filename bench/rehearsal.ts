@@ -11,6 +11,7 @@
 import { resolve } from 'node:path';
 import { localCrowd, workerCrowd } from './rehearsal/crowd.js';
 import { LoadMonitor } from './rehearsal/monitor.js';
+import { awaitDraw } from './rehearsal/lottery.js';
 import { parseOptions, type RehearsalOptions } from './rehearsal/options.js';
 import { Recorder } from './rehearsal/recorder.js';
 import { buildReport, printReport, writeReport, type Report } from './rehearsal/report.js';
@@ -68,9 +69,15 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
       progress.done();
     }
     const loadEndedAt = Date.now();
+    const lottery = o.admission === 'lottery' ? await awaitDraw(stack.edgeUrl, activityId, rec) : null;
 
     const facts = await settle(o, stack.originUrl, activityId, rec, watch, pool, (what) => progress.show(what));
     progress.done();
+    if (lottery)
+      console.log(
+        `lottery: ${lottery.entrants} entrants (${rec.entered} entries answered 202), ${lottery.winners} winners ` +
+          `(${lottery.unitsWon} units), time to draw ${lottery.drawMs} ms after the window closed`,
+      );
     if (stack.own) await endSale(o, stack.originUrl, activityId);
     const report = buildReport({
       o,

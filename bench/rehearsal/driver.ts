@@ -246,7 +246,14 @@ export class Driver {
       { 'idempotency-key': key, 'content-type': 'application/json' },
       '{"quantity":1}',
     );
-    if (r.status === 202 || r.status === 200) {
+    if (r.body?.status === 'entered') {
+      // Lottery (DESIGN §10): an entry, not a reservation; the draw's winners are registered after it.
+      if (r.status === 202) this.rec.entered++;
+      if (r.status === 202 && user.luck < this.o.pollRatio) {
+        const pollUrl = r.body.pollUrl as string;
+        this.later(POLL_EVERY_MS, () => this.poll(user, pollUrl, 1));
+      }
+    } else if (r.status === 202 || r.status === 200) {
       this.rec.reserved(user.id, r.body.reservationId, r.status);
       if (r.status === 202 && user.luck < this.o.pollRatio) {
         const pollUrl = r.body.pollUrl as string;
@@ -260,7 +267,7 @@ export class Driver {
     const r = await this.call('poll', 'GET', pollUrl, user);
     if (r.status === 429 && n < MAX_POLLS) {
       this.later(jitter(Math.max(r.retryAfterMs, POLL_EVERY_MS)), () => this.poll(user, pollUrl, n + 1));
-    } else if (r.status === 200 && r.body.status === 'queued' && n < MAX_POLLS) {
+    } else if (r.status === 200 && (r.body.status === 'queued' || r.body.status === 'drawing') && n < MAX_POLLS) {
       this.later(POLL_EVERY_MS, () => this.poll(user, pollUrl, n + 1));
     } else if (r.status === 200 && r.body.status === 'ordered' && user.luck / this.o.pollRatio < this.o.payRatio) {
       await this.pay(r.body.orderNo as string, user);

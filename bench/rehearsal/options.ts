@@ -36,6 +36,9 @@ export interface RehearsalOptions {
   adminToken: string;
   userTokenSecret: string;
   paymentSecret: string;
+  /** `lottery`: the first `lotteryWindowMs` of the sale is a draw (DESIGN §10). */
+  admission: 'fcfs' | 'lottery';
+  lotteryWindowMs: number;
 }
 
 const USAGE = `npm run rehearsal -- [options]
@@ -57,6 +60,8 @@ const USAGE = `npm run rehearsal -- [options]
   --out DIR            report directory (default reports/rehearsal-<timestamp>)
   --progress / --no-progress   live progress line on stderr (default: when stderr is a TTY)
   --settle-timeout S   give up waiting for settlement after S seconds (default 300)
+  --admission A        fcfs | lottery (default fcfs); lottery: purchases in the window are entries, drawn at its close
+  --lottery-window S   the lottery window, seconds (default: --duration, so the arriving crowd enters)
  Existing stack (otherwise the rehearsal starts origin + edge itself):
   --edge-url URL --origin-url URL [--activity ID] [--mysql-url URL]
   secrets from ADMIN_TOKEN, USER_TOKEN_SECRET, PAYMENT_WEBHOOK_SECRET in the environment`;
@@ -101,6 +106,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       progress: { type: 'boolean' },
       'no-progress': { type: 'boolean' },
       'settle-timeout': { type: 'string', default: '300' },
+      admission: { type: 'string', default: 'fcfs' },
+      'lottery-window': { type: 'string' },
       'edge-url': { type: 'string' },
       'origin-url': { type: 'string' },
       activity: { type: 'string' },
@@ -115,6 +122,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (!CURVES.includes(values.curve as Curve)) throw new Error(`--curve must be one of ${CURVES.join(', ')}`);
   if (Boolean(values['edge-url']) !== Boolean(values['origin-url']))
     throw new Error('--edge-url and --origin-url go together (the origin is needed for admin calls and payments)');
+  if (values.admission !== 'fcfs' && values.admission !== 'lottery')
+    throw new Error('--admission must be fcfs or lottery');
   const external = Boolean(values['edge-url']);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   return {
@@ -142,5 +151,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     adminToken: external ? (env.ADMIN_TOKEN ?? '') : BENCH_SECRETS.ADMIN_TOKEN,
     userTokenSecret: external ? (env.USER_TOKEN_SECRET ?? '') : BENCH_EDGE_SECRETS.USER_TOKEN_SECRET,
     paymentSecret: external ? (env.PAYMENT_WEBHOOK_SECRET ?? '') : BENCH_SECRETS.PAYMENT_WEBHOOK_SECRET,
+    admission: values.admission,
+    lotteryWindowMs: num('lottery-window', values['lottery-window'] ?? values.duration, 0.1, 600) * 1000,
   };
 }

@@ -63,7 +63,15 @@ export class Recorder {
   readonly holderRepeatsRefused = new Map<string, number>();
 
   /** A purchase answered with a reservation: new (202) or a repeat (200); or a lookup found one after an ambiguous answer. */
-  reserved(userId: string, reservationId: string, status: number, via: 'purchase' | 'lookup' = 'purchase'): void {
+  /** Lottery: purchases answered `entered` (new entries; repeats answer 200 with the same entry). */
+  entered = 0;
+
+  reserved(
+    userId: string,
+    reservationId: string,
+    status: number,
+    via: 'purchase' | 'lookup' | 'draw' = 'purchase',
+  ): void {
     const held = this.holders.get(userId);
     if (via === 'lookup') this.foundByLookup++;
     if (status === 202 && via === 'purchase') this.granted202++;

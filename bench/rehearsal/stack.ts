@@ -103,6 +103,7 @@ export async function createSale(o: RehearsalOptions, originUrl: string, edgeUrl
     endsAt: new Date(startsAt + 6 * 3_600_000).toISOString(),
     paymentTimeoutSeconds: o.paymentTimeoutSeconds,
     admissionRatePerSec: o.admissionRate,
+    ...(o.admission === 'lottery' ? { admission: 'lottery', lotteryWindowMs: Math.round(o.lotteryWindowMs) } : {}),
   });
   await adminRequest(o, originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
   // The origin pushed the activity to the edge; make sure the edge answers for it before the crowd comes.

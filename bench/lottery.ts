@@ -1,0 +1,127 @@
+/**
+ * Lottery benchmark (DESIGN §10, issue 12): what entering costs and what the draw costs at scale.
+ *  - entries: N users through StockStore.enter (lua/enter-3.lua on the request path, `--concurrency`
+ *    in flight), entries/s, and Redis memory for the entrant hash (used_memory delta, MEMORY USAGE);
+ *  - the draw: the real runDraw (origin/lottery/draw.ts) on those entries — read (HSCAN) + order
+ *    (HMAC, sort), reserve in order until the units are gone, then the entrant list into MySQL —
+ *    with the time to final winners, the time to publish, and the process's peak RSS.
+ *
+ *   npx tsx bench/lottery.ts [--entrants 1000000] [--units 1000] [--concurrency 64]
+ */
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { createActivity, warmup } from '../origin/activity/operations.js';
+import { loadConfig } from '../origin/config.js';
+import { createOriginContext } from '../origin/context.js';
+import { createLogger } from '../origin/logger.js';
+import { runDraw } from '../origin/lottery/draw.js';
+import { drawOrder } from '../origin/lottery/draw-rule.js';
+import { findDraw } from '../origin/lottery/draw-store.js';
+import { activityKeys } from '../origin/redis/keys.js';
+import { BENCH_SECRETS, benchDatabase } from './lib/stack.js';
+
+const { values } = parseArgs({
+  options: {
+    entrants: { type: 'string', default: '1000000' },
+    units: { type: 'string', default: '1000' },
+    concurrency: { type: 'string', default: '64' },
+  },
+});
+const N = Number(values.entrants);
+const UNITS = Number(values.units);
+const CONCURRENCY = Number(values.concurrency);
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const usedMemory = async (r: Redis) => Number(/used_memory:(\d+)/.exec(await r.info('memory'))![1]);
+
+const db = await benchDatabase();
+const log = createLogger('warn');
+const ctx = await createOriginContext(
+  loadConfig({ ...BENCH_SECRETS, MYSQL_URL: db.url, REDIS_URL, REDIS_COMMAND_TIMEOUT_MS: '2000', LOG_LEVEL: 'warn' }),
+  log,
+);
+const redis = new Redis(REDIS_URL);
+const activityId = String(Date.now());
+const skuId = '1';
+const sale = { activityId, skuId };
+try {
+  const startsAt = Date.now();
+  await createActivity(ctx, {
+    activityId,
+    skuId,
+    title: 'lottery bench',
+    stock: UNITS,
+    startsAt: new Date(startsAt).toISOString(),
+    endsAt: new Date(startsAt + 3_600_000).toISOString(),
+    maxPerUser: 1,
+    paymentTimeoutSeconds: 900,
+    userRatePerSec: 1,
+    admissionRatePerSec: 5000,
+    admissionShards: 4,
+    state: 'open',
+    admission: 'lottery',
+    lotteryWindowMs: 600_000,
+  });
+  await warmup(ctx, activityId);
+
+  // ── Entries ──
+  const memBefore = await usedMemory(redis);
+  let next = 0;
+  let refused = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < N; i = next++) {
+        const r = await ctx.stock.enter({ ...sale, userId: String(10_000_000 + i), quantity: 1 });
+        if (r.kind !== 'entered') refused++;
+        if (i > 0 && i % 200_000 === 0) process.stdout.write(`  ${i} entries…\n`);
+      }
+    }),
+  );
+  const entrySeconds = (performance.now() - started) / 1000;
+  const memAfter = await usedMemory(redis);
+  const keyBytes = Number(
+    await redis.call('MEMORY', 'USAGE', activityKeys(activityId, skuId).entrants, 'SAMPLES', '0'),
+  );
+  console.log(
+    `entries: ${N} in ${entrySeconds.toFixed(1)} s = ${Math.round(N / entrySeconds)} entries/s ` +
+      `(${CONCURRENCY} in flight, one EVALSHA each), ${refused} refused`,
+  );
+  console.log(
+    `redis memory: used_memory +${mb(memAfter - memBefore)}; entrant hash ${mb(keyBytes)} ` +
+      `= ${(keyBytes / N).toFixed(0)} bytes/entrant`,
+  );
+
+  // ── Order alone (what every draw, and every resume, computes) ──
+  const record = (await findDraw(ctx.db, activityId))!;
+  let t = performance.now();
+  const all = await ctx.stock.entrants(sale);
+  const readMs = performance.now() - t;
+  t = performance.now();
+  drawOrder(
+    record.seed,
+    Array.from(all, ([userId, quantity]) => ({ userId, quantity })),
+  );
+  const orderMs = performance.now() - t;
+  console.log(`order: HSCAN ${N} entries ${readMs.toFixed(0)} ms, HMAC + sort ${orderMs.toFixed(0)} ms`);
+
+  // ── The full draw ──
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+  t = performance.now();
+  const drawStarted = Date.now();
+  await runDraw(ctx, activityId, { owner: 'bench', leaseMs: 60_000, reserveBatch: 100, publishBatch: 1_000 });
+  const totalMs = performance.now() - t;
+  clearInterval(sampler);
+  const done = (await findDraw(ctx.db, activityId))!;
+  const decidedMs = done.drawnAt!.getTime() - drawStarted;
+  console.log(
+    `draw: winners final after ${decidedMs} ms (${done.winners} winners, ${done.unitsWon} units), ` +
+      `entrant list published after ${totalMs.toFixed(0)} ms in all; origin peak RSS ${mb(peakRss)}`,
+  );
+} finally {
+  await ctx.close();
+  await redis.quit();
+  await db.drop([[activityId, skuId]]);
+}
