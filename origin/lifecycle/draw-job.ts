@@ -11,8 +11,13 @@ import { runDraw, type DrawSettings } from '../lottery/draw.js';
 import { dueDraws } from '../lottery/draw-store.js';
 import { PeriodicJob } from './periodic.js';
 
+/** A draw that could not finish (not warmed, paused, stopped, MySQL or Redis trouble) is retried after this long. */
+const DRAW_RETRY_AFTER_MS = 5_000;
+
 export class DrawJob extends PeriodicJob {
   private readonly settings: DrawSettings;
+  /** activityId → when a failed draw may be tried again (one warning per try, not per poll). */
+  private readonly retryAt = new Map<string, number>();
 
   constructor(private readonly ctx: OriginContext) {
     super('draw', ctx.config.DRAW_POLL_MS, ctx.log);
@@ -26,9 +31,12 @@ export class DrawJob extends PeriodicJob {
 
   async round(): Promise<boolean> {
     for (const activityId of await dueDraws(this.ctx.db, new Date())) {
+      if ((this.retryAt.get(activityId) ?? 0) > Date.now()) continue;
       try {
         await runDraw(this.ctx, activityId, this.settings);
+        this.retryAt.delete(activityId);
       } catch (err) {
+        this.retryAt.set(activityId, Date.now() + DRAW_RETRY_AFTER_MS);
         this.ctx.log.warn({ activityId, err: (err as Error).message }, 'lottery draw did not finish; will resume');
       }
     }
