@@ -6,7 +6,7 @@
  *    (HMAC, sort), reserve in order until the units are gone, then the entrant list into MySQL —
  *    with the time to final winners, the time to publish, and the process's peak RSS.
  *
- *   npx tsx bench/lottery.ts [--entrants 1000000] [--units 1000] [--concurrency 64]
+ *   npx tsx bench/lottery.ts [--entrants 1000000] [--units 1000] [--concurrency 64] [--buckets 1]
  */
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -25,11 +25,13 @@ const { values } = parseArgs({
     entrants: { type: 'string', default: '1000000' },
     units: { type: 'string', default: '1000' },
     concurrency: { type: 'string', default: '64' },
+    buckets: { type: 'string', default: '1' },
   },
 });
 const N = Number(values.entrants);
 const UNITS = Number(values.units);
 const CONCURRENCY = Number(values.concurrency);
+const BUCKETS = Number(values.buckets);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -44,7 +46,7 @@ const ctx = await createOriginContext(
 const redis = new Redis(REDIS_URL);
 const activityId = String(Date.now());
 const skuId = '1';
-const sale = { activityId, skuId };
+const sale = { activityId, skuId, buckets: BUCKETS };
 try {
   const startsAt = Date.now();
   await createActivity(ctx, {
@@ -62,6 +64,7 @@ try {
     state: 'open',
     admission: 'lottery',
     lotteryWindowMs: 600_000,
+    stockBuckets: BUCKETS,
   });
   await warmup(ctx, activityId);
 
@@ -122,6 +125,7 @@ try {
   );
 } finally {
   await ctx.close();
+  for (let b = 0; b < BUCKETS; b++) await redis.del(...Object.values(activityKeys(activityId, skuId, b, BUCKETS)));
   await redis.quit();
   await db.drop([[activityId, skuId]]);
 }

@@ -59,7 +59,12 @@ export const createActivitySchema = z
     stockBuckets: z.number().int().min(1).max(MAX_STOCK_BUCKETS).default(1),
     ...productFieldsSchema.shape,
     admission: z.enum(ADMISSION_MODES).default('fcfs'),
-    lotteryWindowMs: z.number().int().min(LOTTERY_WINDOW_MIN_MS).max(LOTTERY_WINDOW_MAX_MS).default(LOTTERY_WINDOW_DEFAULT_MS),
+    lotteryWindowMs: z
+      .number()
+      .int()
+      .min(LOTTERY_WINDOW_MIN_MS)
+      .max(LOTTERY_WINDOW_MAX_MS)
+      .default(LOTTERY_WINDOW_DEFAULT_MS),
   })
   .strict()
   .superRefine(validWindow)

@@ -119,7 +119,10 @@ async function reserveInOrder(
       if ((r.kind === 'reserved' && r.remaining <= 0) || r.kind === 'sold_out') gone = true;
       // Stopped, paused or lost Redis state: the draw cannot decide now; it resumes where it was.
       if (r.kind === 'paused' || r.kind === 'ended' || r.kind === 'not_warmed' || r.kind === 'busy')
-        throw new ContractError(r.kind === 'not_warmed' ? 'not_ready' : r.kind, `draw of ${sale.activityId} waits: ${r.kind}`);
+        throw new ContractError(
+          r.kind === 'not_warmed' ? 'not_ready' : r.kind,
+          `draw of ${sale.activityId} waits: ${r.kind}`,
+        );
     });
     await ctx.stock.recordWinners(sale, won);
     for (const [u, r] of won) winners.set(u, r);
