@@ -20,7 +20,12 @@ let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack({ originEnv: { DRAW_POLL_MS: '50' } });
 });
+const saleTags: string[] = [];
 afterAll(async () => {
+  for (const tag of saleTags) {
+    const keys = await stack.origin.redis.keys(`sk:{${tag}}:*`);
+    if (keys.length) await stack.origin.redis.del(...keys);
+  }
   await stack?.stop();
 });
 
@@ -56,6 +61,7 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
   const o = stack.origin;
   const activityId = uniqueId();
   const skuId = uniqueId();
+  saleTags.push(`${activityId}:${skuId}`);
   const startsAt = Date.now();
   const WINDOW_MS = 6_000;
   // Admission of 1 request/s: entries must not be capped by it (a purchase would be 503 busy).
@@ -149,8 +155,6 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
     () => scalar(o.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
     (n) => n === 5,
   );
-  const keys = await o.redis.keys(`sk:{${activityId}:${skuId}}:*`);
-  if (keys.length) await o.redis.del(...keys);
 });
 
 it('the entrant list refuses a malformed cursor with 400 bad_request', async () => {
