@@ -16,7 +16,8 @@ interface Window {
 }
 
 export class LotteryAdmission {
-  private readonly windows = new Map<string, Window | null>();
+  /** One lookup per activity, shared by the burst of purchases at a sale's start. */
+  private readonly windows = new Map<string, Promise<Window | null | undefined>>();
   private readonly drawn = new Set<string>();
 
   constructor(
@@ -35,21 +36,32 @@ export class LotteryAdmission {
     return 'fcfs';
   }
 
-  async windowOf(activityId: string): Promise<Window | null> {
-    if (this.windows.has(activityId)) return this.windows.get(activityId)!;
+  windowOf(activityId: string): Promise<Window | null> {
+    let window = this.windows.get(activityId);
+    if (!window) {
+      if (this.windows.size >= 10_000) this.windows.clear();
+      window = this.lookUp(activityId);
+      this.windows.set(activityId, window);
+      // A failed lookup, or an id MySQL does not know (yet), is asked again next time.
+      window.then(
+        (w) => w === undefined && this.windows.delete(activityId),
+        () => this.windows.delete(activityId),
+      );
+    }
+    return window.then((w) => w ?? null);
+  }
+
+  private async lookUp(activityId: string): Promise<Window | null | undefined> {
     const [rows] = (await this.db.execute(
       'SELECT admission, starts_at, lottery_window_ms FROM seckill_activity WHERE id = ?',
       [activityId],
     )) as any;
     const r = rows[0];
-    if (!r) return null; // not cached: the catalog answers unknown ids
-    const window = lotteryWindow({
+    if (!r) return undefined;
+    return lotteryWindow({
       admission: r.admission,
       startsAt: new Date(r.starts_at).toISOString(),
       lotteryWindowMs: Number(r.lottery_window_ms),
     } as Parameters<typeof lotteryWindow>[0]);
-    if (this.windows.size >= 10_000) this.windows.clear();
-    this.windows.set(activityId, window);
-    return window;
   }
 }
