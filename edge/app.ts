@@ -8,7 +8,7 @@ import { activityRoutes } from './routes/activities.js';
 import { drawRoutes } from './routes/draw.js';
 import { internalRoutes } from './routes/internal.js';
 import { purchaseRoutes } from './routes/purchase.js';
-import { reservationRoutes } from './routes/reservations.js';
+import { entryRoutes, reservationRoutes } from './routes/reservations.js';
 import { settingsOf } from './settings.js';
 
 export const app = new Hono<EdgeEnv>();
@@ -29,6 +29,7 @@ app.use(
 app.route('/api/activities', activityRoutes);
 app.route('/api/activities', purchaseRoutes);
 app.route('/api/activities', drawRoutes);
+app.route('/api/activities', entryRoutes);
 app.route('/api/reservations', reservationRoutes);
 app.route('/internal', internalRoutes);
 

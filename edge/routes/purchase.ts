@@ -103,10 +103,13 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   return queued(c, reservationId, answer.status === 200 ? 'repeat' : 'queued', answer.body);
 });
 
+const activityIdOfEntry = (entryId: string) => entryId.slice(0, entryId.indexOf('-'));
+
 function entered(c: Context<EdgeEnv>, entryId: string, repeat: boolean) {
   c.set('outcome', repeat ? 'repeat' : 'entered');
   c.header('Cache-Control', 'no-store');
-  return c.json({ status: 'entered' as const, entryId, pollUrl: `/api/reservations/${entryId}` }, repeat ? 200 : 202);
+  const pollUrl = `/api/activities/${activityIdOfEntry(entryId)}/entries/${entryId}`;
+  return c.json({ status: 'entered' as const, entryId, pollUrl }, repeat ? 200 : 202);
 }
 
 /**

@@ -6,7 +6,7 @@
  * cannot turn into more than 100k status reads a second at the origin, and one bot into no more
  * than one.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { ContractError, activityOfReservation, parseEntryId, type EntryPollBody } from '../../contract/index.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
@@ -18,8 +18,21 @@ import { settingsOf } from '../settings.js';
 /** Status polls one user may make per second, all reservations together. */
 export const POLL_RATE_PER_SEC = 1;
 
-export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', async (c) => {
-  const reservationId = c.req.param('reservationId');
+export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', (c) =>
+  poll(c, c.req.param('reservationId')),
+);
+
+/**
+ * `GET /api/activities/:id/entries/:entryId` — a lottery entry's poll (DESIGN §10) under its activity,
+ * the shape the sale page accepts; the same answer as `/api/reservations/<entryId>`.
+ */
+export const entryRoutes = new Hono<EdgeEnv>().get('/:id/entries/:entryId', (c) => {
+  const entry = parseEntryId(c.req.param('entryId'));
+  if (!entry || entry.activityId !== c.req.param('id')) throw new ContractError('not_found', 'no such entry');
+  return poll(c, c.req.param('entryId'));
+});
+
+async function poll(c: Context<EdgeEnv>, reservationId: string) {
   // A lottery entry id (`<activity>-entry-<user>`) polls here too: drawing, then the reservation or lost.
   const activityId = activityOfReservation(reservationId) ?? parseEntryId(reservationId)?.activityId;
   if (!activityId) throw new ContractError('not_found', 'no such reservation');
@@ -35,4 +48,4 @@ export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', asyn
   });
   c.header('Cache-Control', 'no-store');
   return c.json(answer.body);
-});
+}

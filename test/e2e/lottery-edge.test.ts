@@ -63,7 +63,7 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
   const skuId = uniqueId();
   saleTags.push(`${activityId}:${skuId}`);
   const startsAt = Date.now();
-  const WINDOW_MS = 6_000;
+  const WINDOW_MS = 15_000;
   // Admission of 1 request/s: entries must not be capped by it (a purchase would be 503 busy).
   const created = await o.admin('POST', '/admin/activities', {
     activityId,
@@ -89,7 +89,10 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
   const answers = await Promise.all(users.map((u) => buy(activityId, u)));
   for (const [i, a] of answers.entries()) {
     const entryId = entryIdOf(activityId, users[i]!);
-    expect(a).toEqual({ status: 202, body: { status: 'entered', entryId, pollUrl: `/api/reservations/${entryId}` } });
+    expect(a).toEqual({
+      status: 202,
+      body: { status: 'entered', entryId, pollUrl: `/api/activities/${activityId}/entries/${entryId}` },
+    });
   }
   // The user gate still applies: a second click at once is 429; after a second it is the same entry.
   const fast = await buy(activityId, users[0]!, 'again-1');
@@ -101,6 +104,11 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
   expect((await poll(answers[1]!.body.pollUrl, users[1]!)).body).toEqual({ status: 'drawing' });
   // Someone else's entry: 403 at the origin, passed through.
   expect((await poll(answers[1]!.body.pollUrl, users[2]!)).status).toBe(403);
+  // The same poll under /api/reservations/<entryId>; an entry id of another activity is 404 here.
+  await new Promise((r) => setTimeout(r, 1_100));
+  expect((await poll(`/api/reservations/${answers[1]!.body.entryId}`, users[1]!)).body).toEqual({ status: 'drawing' });
+  await new Promise((r) => setTimeout(r, 1_100));
+  expect((await poll(`/api/activities/123/entries/${answers[1]!.body.entryId}`, users[1]!)).status).toBe(404);
 
   await new Promise((r) => setTimeout(r, Math.max(0, startsAt + WINDOW_MS - Date.now())));
   const after = await waitFor(
