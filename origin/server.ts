@@ -13,6 +13,9 @@ import { orderEventWorkerFor, type OrderEventWorker } from './lifecycle/order-ev
 import { OutboxWorker } from './lifecycle/outbox-worker.js';
 import { ReconcileJob } from './lifecycle/reconcile-job.js';
 import { TimeoutJob } from './lifecycle/timeout-job.js';
+import { WarmupJob } from './lifecycle/warmup-job.js';
+import { ReleaseJob } from './activity/tranches.js';
+import { DenyPushJob } from './access/deny-list.js';
 import { Settlement } from './settlement/settlement.js';
 
 export interface RunningOrigin {
@@ -22,13 +25,15 @@ export interface RunningOrigin {
   /** Where `/healthz` and `/metrics` are served: `url`, or the METRICS_PORT listener. */
   metricsUrl: string | null;
   settlement: Settlement | null;
-  /** Timeout job, outbox worker and reconciliation: they run wherever settlement runs. */
+  /** Timeout job, outbox worker, reconciliation, order events, scheduled warm-up and releases: they run wherever settlement runs. */
   lifecycle: {
     timeouts: TimeoutJob;
     outbox: OutboxWorker;
     reconciliation: ReconcileJob;
     /** Null when ORDER_EVENTS_URL is unset. */
     orderEvents: OrderEventWorker | null;
+    warmups: WarmupJob;
+    releases: ReleaseJob;
   } | null;
   stop(): Promise<void>;
 }
@@ -71,6 +76,8 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           outbox: new OutboxWorker(ctx),
           reconciliation: new ReconcileJob(ctx),
           orderEvents: orderEventWorkerFor(ctx),
+          warmups: new WarmupJob(ctx),
+          releases: new ReleaseJob(ctx),
         }
       : null;
   if (lifecycle) {
@@ -79,6 +86,8 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
     lifecycle.outbox.start();
     lifecycle.reconciliation.start();
     lifecycle.orderEvents?.start();
+    lifecycle.warmups.start();
+    lifecycle.releases.start();
   }
   // The HTTP role tells the edge which activities exist (DESIGN §10); nothing to tell without an edge.
   const liveList =
@@ -97,6 +106,9 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
         )
       : null;
   liveList?.start();
+  // Deny-list changes the edge did not confirm are pushed again (DESIGN §10: in force within 1 s).
+  const denyPush = config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL ? new DenyPushJob(ctx) : null;
+  denyPush?.start();
   ctx.log.info({ url, metricsUrl, role: config.ORIGIN_ROLE }, 'origin started');
 
   let stopped: Promise<void> | null = null;
@@ -118,6 +130,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           ),
         );
         await liveList?.stop();
+        await denyPush?.stop();
         await settlement?.stop();
         if (lifecycle)
           await Promise.all([
@@ -125,6 +138,8 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             lifecycle.outbox.stop(),
             lifecycle.reconciliation.stop(),
             lifecycle.orderEvents?.stop(),
+            lifecycle.warmups.stop(),
+            lifecycle.releases.stop(),
           ]);
         await ctx.close();
       })();

@@ -21,6 +21,8 @@ export interface ActivityKeys {
   borrowing: string;
   /** Units this bucket lent to other buckets' users: reservationId -> "quantity|homeBucket". */
   lent: string;
+  /** Hash releaseId -> units: tranches of held-back stock already added (DESIGN §10). */
+  tranches: string;
 }
 
 export function activityKeys(activityId: string, skuId: string, bucket = 0, buckets = 1): ActivityKeys {
@@ -34,5 +36,6 @@ export function activityKeys(activityId: string, skuId: string, bucket = 0, buck
     refilled: `${base}:refilled`,
     borrowing: `${base}:borrowing`,
     lent: `${base}:lent`,
+    tranches: `${base}:tranches`,
   };
 }
