@@ -55,9 +55,7 @@ export class ActivityDO extends DurableObject<Env> {
   async upsert(pushed: ActivitySnapshot): Promise<ActivitySnapshot> {
     const stored = this.snapshot;
     const next =
-      stored && pushed.config.version < stored.config.version
-        ? { config: stored.config, state: pushed.state, soldOut: pushed.soldOut }
-        : pushed;
+      stored && pushed.config.version < stored.config.version ? { ...pushed, config: stored.config } : pushed;
     await this.save(next);
     return next;
   }

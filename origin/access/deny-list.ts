@@ -23,7 +23,8 @@ interface DenyRow extends DenyEntry {
 export type DenyPush = (entries: DenyEntry[]) => Promise<boolean>;
 
 export function createDenyPush(opts: PushOptions): DenyPush {
-  return (entries) => signedPut(opts, '/internal/deny', JSON.stringify({ users: entries }), { denyEntries: entries.length });
+  return (entries) =>
+    signedPut(opts, '/internal/deny', JSON.stringify({ users: entries }), { denyEntries: entries.length });
 }
 
 function pushOf(ctx: OriginContext): DenyPush {
@@ -60,10 +61,11 @@ async function confirmPushed(ctx: OriginContext, rows: DenyRow[]): Promise<boole
   if (!ok) return false;
   // Only the revision that was pushed counts: a newer change in between is pushed again.
   for (const r of rows)
-    await ctx.db.query(
-      'UPDATE seckill_deny_list SET pushed_revision = ? WHERE user_id = ? AND pushed_revision < ?',
-      [r.revision, r.userId, r.revision],
-    );
+    await ctx.db.query('UPDATE seckill_deny_list SET pushed_revision = ? WHERE user_id = ? AND pushed_revision < ?', [
+      r.revision,
+      r.userId,
+      r.revision,
+    ]);
   return true;
 }
 

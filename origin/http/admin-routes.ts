@@ -30,7 +30,8 @@ function userIdOf(value: string): string {
 const ACTOR = /^[A-Za-z0-9_.@:+-]{1,64}$/;
 function actorOf(header: string | undefined): string {
   if (header === undefined || header === '') return 'admin';
-  if (!ACTOR.test(header)) throw new ContractError('bad_request', 'x-admin-actor must be 1-64 characters of [A-Za-z0-9_.@:+-]');
+  if (!ACTOR.test(header))
+    throw new ContractError('bad_request', 'x-admin-actor must be 1-64 characters of [A-Za-z0-9_.@:+-]');
   return header;
 }
 

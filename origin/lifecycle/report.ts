@@ -35,7 +35,9 @@ export async function saleReport(ctx: OriginContext, activityId: string): Promis
   )) as any;
   const orders = { pending: byStatus.get(0) ?? 0, paid: byStatus.get(1) ?? 0, timeout: byStatus.get(2) ?? 0, total: 0 };
   orders.total = orders.pending + orders.paid + orders.timeout;
-  const [[warm]] = (await ctx.db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [activityId])) as any;
+  const [[warm]] = (await ctx.db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [
+    activityId,
+  ])) as any;
   return {
     reconciliation,
     orders,

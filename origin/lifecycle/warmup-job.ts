@@ -77,7 +77,10 @@ export class WarmupJob extends PeriodicJob {
     } catch (err) {
       // Left 'warming': claimed again after the lease.
       this.ctx.metrics.warmups.inc({ outcome: 'failed' });
-      this.ctx.log.error({ activityId, err: (err as Error).message }, 'scheduled warm-up failed; retried after the lease');
+      this.ctx.log.error(
+        { activityId, err: (err as Error).message },
+        'scheduled warm-up failed; retried after the lease',
+      );
     }
   }
 
@@ -87,14 +90,17 @@ export class WarmupJob extends PeriodicJob {
       result = await this.confirmed(activityId);
     } catch (err) {
       this.ctx.metrics.warmups.inc({ outcome: 'failed' });
-      this.ctx.log.error({ activityId, err: (err as Error).message }, 'warm-up verification could not run; retried after the lease');
+      this.ctx.log.error(
+        { activityId, err: (err as Error).message },
+        'warm-up verification could not run; retried after the lease',
+      );
       return;
     }
     const status = result.ok ? 'verified' : 'mismatch';
-    await this.ctx.db.query("UPDATE seckill_activity SET warmup_status = ? WHERE id = ? AND warmup_status = 'verifying'", [
-      status,
-      activityId,
-    ]);
+    await this.ctx.db.query(
+      "UPDATE seckill_activity SET warmup_status = ? WHERE id = ? AND warmup_status = 'verifying'",
+      [status, activityId],
+    );
     this.ctx.metrics.warmups.inc({ outcome: status });
     if (result.ok) {
       this.ctx.log.info({ activityId }, 'warm-up verified');
@@ -106,7 +112,10 @@ export class WarmupJob extends PeriodicJob {
       'warm-up verification failed: the sale is paused until an operator acts',
     );
     await setState(this.ctx, activityId, 'paused', 'warmup-verify').catch((err) =>
-      this.ctx.log.error({ activityId, err: (err as Error).message }, 'could not pause the sale after a warm-up mismatch'),
+      this.ctx.log.error(
+        { activityId, err: (err as Error).message },
+        'could not pause the sale after a warm-up mismatch',
+      ),
     );
   }
 
