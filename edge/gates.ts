@@ -49,11 +49,12 @@ export function shardOf(userId: string, shards: number): number {
 
 /**
  * Isolate memory of refusals: (scope, user) → the time its UserGateDO said the next token comes. Until then
- * this isolate refuses the key itself — exact, because only the DO hands out tokens and nothing can
- * make that time earlier — so a bot hammering one user costs no DO call. Bounded; expired entries
- * are pruned when it fills.
+ * this isolate refuses the key itself — exact, because only the DO hands out tokens and nothing but
+ * a rate change can make that time earlier — so a bot hammering one user costs no DO call. An entry
+ * remembers the rate it was refused at: after a live change of `userRatePerSec` (DESIGN §10) it no
+ * longer counts and the DO is asked. Bounded; expired entries are pruned when it fills.
  */
-const refusedUntil = new Map<string, number>();
+const refusedUntil = new Map<string, { until: number; ratePerSec: number }>();
 const REFUSED_MAX_ENTRIES = 50_000;
 
 function rateLimited(retryAfterMs: number): ContractError {
@@ -79,9 +80,9 @@ export async function admitUser(
   opts: { deny?: boolean } = {},
 ): Promise<void> {
   const key = `${scope}:${userId}`;
-  const until = refusedUntil.get(key);
-  if (until !== undefined) {
-    if (until > now) throw rateLimited(until - now);
+  const refused = refusedUntil.get(key);
+  if (refused !== undefined) {
+    if (refused.until > now && refused.ratePerSec === ratePerSec) throw rateLimited(refused.until - now);
     refusedUntil.delete(key);
   }
   const ns = env.USER_GATE;
@@ -90,10 +91,10 @@ export async function admitUser(
   if (!answer.ok && 'denied' in answer) throw new ContractError('denied', 'this account may not buy');
   if (!answer.ok) {
     if (refusedUntil.size >= REFUSED_MAX_ENTRIES) {
-      for (const [k, t] of refusedUntil) if (t <= now) refusedUntil.delete(k);
+      for (const [k, r] of refusedUntil) if (r.until <= now) refusedUntil.delete(k);
       if (refusedUntil.size >= REFUSED_MAX_ENTRIES) refusedUntil.clear();
     }
-    refusedUntil.set(key, now + answer.retryAfterMs);
+    refusedUntil.set(key, { until: now + answer.retryAfterMs, ratePerSec });
     throw rateLimited(answer.retryAfterMs);
   }
 }
