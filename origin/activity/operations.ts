@@ -26,6 +26,7 @@ export async function createActivity(ctx: OriginContext, input: CreateActivity) 
   await insertActivity(ctx.db, input);
   ctx.catalog.remember({ activityId: input.activityId, skuId: input.skuId, buckets: input.stockBuckets });
   ctx.log.info({ activityId: input.activityId, stock: input.stock }, 'activity created');
+  ctx.metrics.heldBackUnits.set({ activity: input.activityId }, input.stock - (input.initialRelease ?? input.stock));
   await pushSnapshot(ctx, input.activityId);
   return ctx.snapshot(input.activityId);
 }
