@@ -133,6 +133,12 @@ describe('tranches', () => {
 
 describe('scheduled warm-up', () => {
   it('an activity created 12 s before its start (lead 8 s) opens warmed and verified, nobody calling warm-up', async () => {
+    // A second origin on the same database runs the same job: each step is done exactly once.
+    const second = await startTestOrigin(
+      { REDIS_COMMAND_TIMEOUT_MS: '1000', WARMUP_LEAD_SECONDS: '8', WARMUP_VERIFY_SECONDS: '4', WARMUP_SCAN_MS: '200' },
+      t.db,
+      { log: pino({ level: 'info' }, sink) },
+    );
     const { activityId, keys } = await create({}, 12_000);
     const startsAt = Date.now() + 12_000;
     expect(await t.redis.exists(`${keys}:stock`)).toBe(0);
@@ -158,6 +164,10 @@ describe('scheduled warm-up', () => {
     expect(check.body.checks.map((c: any) => c.name)).toContain('redis.stock_matches_mysql');
     const bought = await reserveAll(t, activityId, ['77']);
     expect(bought[0]!.status).toBe(202);
+    await second.stop();
+    const mine = (msg: string) => lines.filter((l) => l.msg === msg && l.activityId === activityId);
+    expect(mine('scheduled warm-up done')).toHaveLength(1);
+    expect(mine('warm-up verified')).toHaveLength(1);
   }, 60_000);
 
   it('a failed verification alarms, counts, and keeps the sale closed until an operator acts', async () => {
