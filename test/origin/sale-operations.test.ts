@@ -113,6 +113,21 @@ describe('tranches', () => {
     expect(report.tranches).toEqual({ heldBack: 0, pending: 0, applied: 20 });
   });
 
+  it('with stock buckets: a release is split over the buckets and the sale reconciles', async () => {
+    const { activityId } = await create({ stock: 40, initialRelease: 20, stockBuckets: 4 });
+    expect((await t.admin('POST', `/admin/activities/${activityId}/warmup`)).status).toBe(200);
+    expect(tally(await reserveAll(t, activityId, users(5000, 25)))).toEqual({ '202 queued': 20, '409 sold_out': 5 });
+    const release = await json(await t.admin('POST', `/admin/activities/${activityId}/releases`, { units: 20 }));
+    expect(release.body).toEqual({ released: 20, heldBack: 0, applied: true });
+    expect(tally(await reserveAll(t, activityId, users(6000, 25)))).toEqual({ '202 queued': 20, '409 sold_out': 5 });
+    await waitFor(
+      () => scalar(t.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
+      (n) => n === 40,
+    );
+    const rec = await json(await t.admin('GET', `/admin/activities/${activityId}/reconciliation`));
+    expect(rec.body.checks.filter((c: any) => !c.ok)).toEqual([]);
+  });
+
   it('reconciliation counts units still held back; a release before warm-up waits for it and is applied once', async () => {
     const { activityId, keys } = await create({ initialRelease: 10 }, 60_000); // starts in 60 s: not warmed by the job
     const early = await json(await t.admin('POST', `/admin/activities/${activityId}/releases`, { units: 15 }));
