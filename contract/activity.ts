@@ -79,10 +79,16 @@ export interface PublicActivity {
 
 export type StockHint = 'plenty' | 'limited' | 'few' | 'sold_out';
 
-/** plenty > 50 % of the units on sale left, limited > 10 %, few; sold_out with the public state or at 0. */
+/**
+ * plenty > 50 % of the units on sale left, limited > 10 %, few; sold_out with the public state or at
+ * 0. Only while the sale is open or sold out: before the start, paused or ended it would say nothing
+ * a buyer can act on.
+ */
 export function stockHint(s: ActivitySnapshot, now: number): StockHint | undefined {
-  if (publicState(s, now) === 'sold_out') return 'sold_out';
-  return s.units ? hintOf(s.units.left, s.units.onSale) : undefined;
+  const state = publicState(s, now);
+  if (state === 'sold_out') return 'sold_out';
+  if (state !== 'open' || !s.units) return undefined;
+  return hintOf(s.units.left, s.units.onSale);
 }
 
 /** The hint bucket of `left` units out of `onSale` (one rule for the edge's hint and the origin's pushes). */

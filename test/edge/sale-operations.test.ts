@@ -123,6 +123,11 @@ describe('stockHint', () => {
     expect(await hint({ left: 0, onSale: 100 })).toBe('sold_out');
     expect(await hint({ left: 30, onSale: 100 }, true)).toBe('sold_out'); // early sold-out threshold
     expect(await hint()).toBeUndefined();
+    // Before the start (or paused, ended) there is no hint to act on.
+    const upcoming = newActivityId();
+    const future = new Date(Date.now() + 60_000).toISOString();
+    await push({ ...snapshotOf(upcoming, { startsAt: future }), units: { left: 100, onSale: 100 } });
+    expect(((await (await SELF.fetch(`${BASE}/api/activities/${upcoming}`)).json()) as any).stockHint).toBeUndefined();
   });
 
   it('an older pushed config keeps the newer stored config but takes the pushed units', async () => {
