@@ -65,6 +65,8 @@ try {
     admission: 'lottery',
     lotteryWindowMs: 600_000,
     stockBuckets: BUCKETS,
+    soldOutThreshold: 0,
+    eligibility: null,
   });
   await warmup(ctx, activityId);
 

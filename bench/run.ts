@@ -9,7 +9,8 @@
  *   npm run bench -- reserve -- --seconds 5        options after `--` go to each chosen benchmark
  *
  * JSON: {"reserve": {ratio, p99Ms, rps, bareRps}, "settle": {ordersPerSec, perMessagePerSec,
- * bareUpdatePerSec}, "edgeDoomed": {worstRatio, originCalls, scenarios: [...]}, "cluster": ...};
+ * bareUpdatePerSec}, "edgeDoomed": {worstRatio, originCalls, scenarios: [...]}, "cluster": ...,
+ * "denyList": {bytesPerId, lookupNs, pushSeconds, runs: [...]}};
  * a benchmark not run (or failed) is null, a figure a benchmark does not report is null.
  */
 import { spawnSync } from 'node:child_process';
@@ -65,6 +66,12 @@ const BENCHES: Record<string, Bench> = {
     key: 'cluster',
     module: 'bench/cluster.ts',
     export: 'benchCluster',
+    summarize: (r) => r,
+  },
+  'deny-list': {
+    key: 'denyList',
+    module: 'bench/deny-list.ts',
+    export: 'benchDenyList',
     summarize: (r) => r,
   },
 };

@@ -43,6 +43,15 @@ export type DrawPublic = z.infer<typeof drawPublicSchema>;
 
 const id = z.string().refine(isId, 'must be a decimal positive 64-bit integer');
 
+/** `{"claim": "tier", "values": ["gold"]}`: a JWT claim (string, or array of strings) naming one of the values. */
+export const eligibilitySchema = z
+  .object({
+    claim: z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/, 'claim must be 1-64 characters of [A-Za-z0-9_:.-]'),
+    values: z.array(z.string().min(1).max(100)).min(1).max(100),
+  })
+  .strict();
+export type Eligibility = z.infer<typeof eligibilitySchema>;
+
 export const activityConfigSchema = z.object({
   activityId: id,
   skuId: id,
@@ -63,6 +72,10 @@ export const activityConfigSchema = z.object({
   /** Absent means `fcfs` / LOTTERY_WINDOW_DEFAULT_MS. */
   admission: z.enum(ADMISSION_MODES).optional(),
   lotteryWindowMs: z.number().int().min(LOTTERY_WINDOW_MIN_MS).max(LOTTERY_WINDOW_MAX_MS).optional(),
+  /** Public state sold out once Redis has this many units or fewer (DESIGN §10); 0 = only when empty. */
+  soldOutThreshold: z.number().int().min(0).max(100_000_000).optional(),
+  /** Members-only sale: the JWT claim that must hold one of `values`; absent / null = everyone. */
+  eligibility: eligibilitySchema.nullable().optional(),
 });
 export type ActivityConfig = z.infer<typeof activityConfigSchema>;
 
@@ -73,6 +86,8 @@ export const activitySnapshotSchema = z.object({
   soldOut: z.boolean(),
   /** Lottery activities only. */
   draw: drawPublicSchema.optional(),
+  /** Units left in Redis and units put on sale so far (initial stock − held back), for `stockHint`. */
+  units: z.object({ left: z.number().int().min(0), onSale: z.number().int().min(0) }).optional(),
 });
 export type ActivitySnapshot = z.infer<typeof activitySnapshotSchema>;
 
@@ -99,6 +114,30 @@ export interface PublicActivity {
   /** Revealed once the winners are final. */
   drawSeed?: string;
   draw?: Omit<DrawPublic, 'commitment' | 'seed'>;
+  /** Coarse stock left (DESIGN §10); absent when the edge has no figure yet. */
+  stockHint?: StockHint;
+}
+
+export type StockHint = 'plenty' | 'limited' | 'few' | 'sold_out';
+
+/**
+ * plenty > 50 % of the units on sale left, limited > 10 %, few; sold_out with the public state or at
+ * 0. Only while the sale is open or sold out: before the start, paused or ended it would say nothing
+ * a buyer can act on.
+ */
+export function stockHint(s: ActivitySnapshot, now: number): StockHint | undefined {
+  const state = publicState(s, now);
+  if (state === 'sold_out') return 'sold_out';
+  if (state !== 'open' || !s.units) return undefined;
+  return hintOf(s.units.left, s.units.onSale);
+}
+
+/** The hint bucket of `left` units out of `onSale` (one rule for the edge's hint and the origin's pushes). */
+export function hintOf(left: number, onSale: number): StockHint {
+  if (left <= 0) return 'sold_out';
+  if (left * 2 > onSale) return 'plenty';
+  if (left * 10 > onSale) return 'limited';
+  return 'few';
 }
 
 /** `[startsAt, startsAt + lotteryWindowMs)` for a lottery activity, else null. */
@@ -137,6 +176,7 @@ export function publicActivity(s: ActivitySnapshot, now: number): PublicActivity
     ...(c.description !== undefined && { description: c.description }),
     ...(c.priceCents !== undefined && { priceCents: c.priceCents, currency: c.currency }),
     ...(c.imageUrl !== undefined && { imageUrl: c.imageUrl }),
+    stockHint: stockHint(s, now),
     ...lotteryFields(s),
   };
 }

@@ -21,7 +21,7 @@ import { settingsOf, type EdgeSettings } from './settings.js';
 const VERIFIED_TOKEN_TTL_MS = 60_000;
 const MAX_VERIFIED_TOKENS = 50_000;
 const MAX_TOKEN_LENGTH = 4096;
-const verifiedTokens = new Map<string, { userId: string; expiresAt: number }>();
+const verifiedTokens = new Map<string, { userId: string; expiresAt: number; claims: Record<string, unknown> }>();
 
 /** header.payload.signature, each unpadded base64url: no `=`, no `+` or `/`, no whitespace. */
 const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -38,13 +38,15 @@ export async function requireUser(c: EdgeContext): Promise<string> {
   const known = verifiedTokens.get(token);
   if (known && known.expiresAt > now) {
     c.set('userId', known.userId);
+    c.set('claims', known.claims);
     return known.userId;
   }
   const settings = settingsOf(c.env); // outside the try: a missing secret is our 500, not the user's 401
-  const { userId, expiresAt } = await verifyUserToken(token, settings, now);
+  const { userId, expiresAt, claims } = await verifyUserToken(token, settings, now);
   if (verifiedTokens.size >= MAX_VERIFIED_TOKENS) verifiedTokens.clear();
-  verifiedTokens.set(token, { userId, expiresAt: Math.min(expiresAt, now + VERIFIED_TOKEN_TTL_MS) });
+  verifiedTokens.set(token, { userId, expiresAt: Math.min(expiresAt, now + VERIFIED_TOKEN_TTL_MS), claims });
   c.set('userId', userId);
+  c.set('claims', claims);
   return userId;
 }
 
@@ -53,7 +55,7 @@ export async function verifyUserToken(
   token: string,
   s: Pick<EdgeSettings, 'userTokenSecret' | 'jwtLeewaySeconds' | 'jwtMaxLifetimeSeconds' | 'jwtIssuer' | 'jwtAudience'>,
   nowMs: number,
-): Promise<{ userId: string; expiresAt: number }> {
+): Promise<{ userId: string; expiresAt: number; claims: Record<string, unknown> }> {
   if (!COMPACT_JWT.test(token)) throw invalid();
   let payload: Record<string, unknown>;
   try {
@@ -80,5 +82,5 @@ export async function verifyUserToken(
   const issuedAt = typeof iat === 'number' ? iat : now;
   if (exp - issuedAt > s.jwtMaxLifetimeSeconds) throw invalid('the bearer token lives too long');
   if (!isId(sub)) throw invalid('the bearer token names no valid user');
-  return { userId: sub, expiresAt: (exp + leeway) * 1000 };
+  return { userId: sub, expiresAt: (exp + leeway) * 1000, claims: payload };
 }

@@ -8,6 +8,8 @@ export interface EdgeVariables {
   body: string;
   /** Set once known, for the request log line. */
   userId?: string;
+  /** The verified JWT's claims (eligibility reads one of them). */
+  claims?: Record<string, unknown>;
   activityId?: string;
   /** Error code, or `ok`; set by onError / handlers for the request log line. */
   outcome?: string;

@@ -1,6 +1,7 @@
 /**
  * The edge's cheap refusals, in the order DESIGN §4 runs them after the ticket: sale window and
- * switches (from the cached snapshot), then the per-user gate, then admission to the origin.
+ * switches (from the cached snapshot), then who may buy (eligibility by a JWT claim), then the
+ * per-user gate (which also holds the deny list, DESIGN §10), then admission to the origin.
  */
 import { ContractError, publicState, type ActivitySnapshot } from '../contract/index.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
@@ -23,6 +24,19 @@ export function assertOpen(snapshot: ActivitySnapshot, now: number): void {
   }
 }
 
+/**
+ * 403 `not_eligible` when the activity is members-only (`eligibility`) and the user's JWT does not
+ * carry the claim with one of the values. The claim may be a string or an array of strings.
+ */
+export function assertEligible(snapshot: ActivitySnapshot, claims: Record<string, unknown> | undefined): void {
+  const rule = snapshot.config.eligibility;
+  if (!rule) return;
+  const value = claims?.[rule.claim];
+  const held = Array.isArray(value) ? value : [value];
+  if (held.some((v) => typeof v === 'string' && rule.values.includes(v))) return;
+  throw new ContractError('not_eligible', 'this sale is open to eligible members only');
+}
+
 /** FNV-1a: a stable, cheap spread of user ids over shards. */
 export function shardOf(userId: string, shards: number): number {
   let h = 0x811c9dc5;
@@ -35,11 +49,12 @@ export function shardOf(userId: string, shards: number): number {
 
 /**
  * Isolate memory of refusals: (scope, user) → the time its UserGateDO said the next token comes. Until then
- * this isolate refuses the key itself — exact, because only the DO hands out tokens and nothing can
- * make that time earlier — so a bot hammering one user costs no DO call. Bounded; expired entries
- * are pruned when it fills.
+ * this isolate refuses the key itself — exact, because only the DO hands out tokens and nothing but
+ * a rate change can make that time earlier — so a bot hammering one user costs no DO call. An entry
+ * remembers the rate it was refused at: after a live change of `userRatePerSec` (DESIGN §10) it no
+ * longer counts and the DO is asked. Bounded; expired entries are pruned when it fills.
  */
-const refusedUntil = new Map<string, number>();
+const refusedUntil = new Map<string, { until: number; ratePerSec: number }>();
 const REFUSED_MAX_ENTRIES = 50_000;
 
 function rateLimited(retryAfterMs: number): ContractError {
@@ -52,6 +67,8 @@ function rateLimited(retryAfterMs: number): ContractError {
  * 429 `rate_limited` unless this user still has a token for `scope` (e.g. `purchase:<activity>`,
  * `poll`) in their UserGateDO shard. The bucket and the refusal memory are keyed by scope AND user,
  * always: nothing one user does can use up or refuse another user's requests.
+ * With `deny: true` (tickets and purchases) the same shard call answers 403 `denied` for a user on
+ * the deny list, before any token is taken: the deny list costs no call of its own.
  */
 export async function admitUser(
   env: Env,
@@ -60,21 +77,24 @@ export async function admitUser(
   scope: string,
   ratePerSec: number,
   now = Date.now(),
+  opts: { deny?: boolean } = {},
 ): Promise<void> {
   const key = `${scope}:${userId}`;
-  const until = refusedUntil.get(key);
-  if (until !== undefined) {
-    if (until > now) throw rateLimited(until - now);
+  const refused = refusedUntil.get(key);
+  if (refused !== undefined) {
+    if (refused.until > now && refused.ratePerSec === ratePerSec) throw rateLimited(refused.until - now);
     refusedUntil.delete(key);
   }
   const ns = env.USER_GATE;
-  const answer = await ns.get(ns.idFromName(`user-gate-${shardOf(userId, shards)}`)).admit(key, ratePerSec);
+  const gate = ns.get(ns.idFromName(`user-gate-${shardOf(userId, shards)}`));
+  const answer = await gate.admit(key, ratePerSec, opts.deny ? userId : undefined);
+  if (!answer.ok && 'denied' in answer) throw new ContractError('denied', 'this account may not buy');
   if (!answer.ok) {
     if (refusedUntil.size >= REFUSED_MAX_ENTRIES) {
-      for (const [k, t] of refusedUntil) if (t <= now) refusedUntil.delete(k);
+      for (const [k, r] of refusedUntil) if (r.until <= now) refusedUntil.delete(k);
       if (refusedUntil.size >= REFUSED_MAX_ENTRIES) refusedUntil.clear();
     }
-    refusedUntil.set(key, now + answer.retryAfterMs);
+    refusedUntil.set(key, { until: now + answer.retryAfterMs, ratePerSec });
     throw rateLimited(answer.retryAfterMs);
   }
 }

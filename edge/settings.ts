@@ -29,6 +29,9 @@ export const DEFAULT_JWT_MAX_LIFETIME_SECONDS = 86_400;
 /** One doomed refusal in this many gets a log line; all are counted (REFUSAL_LOG_SAMPLE). */
 export const DEFAULT_REFUSAL_LOG_SAMPLE = 1_000;
 
+/** The bot-check verifier must answer within this long (BOT_CHECK_TIMEOUT_MS), else 503 (fail closed). */
+export const DEFAULT_BOT_CHECK_TIMEOUT_MS = 2_000;
+
 export interface EdgeSettings {
   originUrl: string;
   originTimeoutMs: number;
@@ -49,6 +52,8 @@ export interface EdgeSettings {
   /** When set, a JWT's `aud` must name it (JWT_AUDIENCE). */
   jwtAudience?: string;
   refusalLogSample: number;
+  /** Bot check at ticket issuance (BOT_CHECK_URL + secret BOT_CHECK_SECRET); absent = off. */
+  botCheck?: { url: string; secret: string; timeoutMs: number };
 }
 
 const cache = new WeakMap<object, EdgeSettings>();
@@ -114,5 +119,18 @@ export function parseSettings(env: Env): EdgeSettings {
     jwtIssuer: env.JWT_ISSUER || undefined,
     jwtAudience: env.JWT_AUDIENCE || undefined,
     refusalLogSample: int('REFUSAL_LOG_SAMPLE', env.REFUSAL_LOG_SAMPLE, DEFAULT_REFUSAL_LOG_SAMPLE, 1, 1_000_000),
+    botCheck: parseBotCheck(env),
+  };
+}
+
+function parseBotCheck(env: Env): EdgeSettings['botCheck'] {
+  const url = env.BOT_CHECK_URL;
+  if (!url) return undefined;
+  if (!/^https?:\/\//.test(url)) throw new Error('edge setting BOT_CHECK_URL must be an http(s) URL');
+  return {
+    url,
+    // Set URL without secret is a misconfiguration, not "off": refuse rather than let bots through.
+    secret: secret('BOT_CHECK_SECRET', env.BOT_CHECK_SECRET),
+    timeoutMs: int('BOT_CHECK_TIMEOUT_MS', env.BOT_CHECK_TIMEOUT_MS, DEFAULT_BOT_CHECK_TIMEOUT_MS, 50, 10_000),
   };
 }

@@ -167,6 +167,17 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: int(10_000, 0),
   /** A repeat purchase looks up its reservation's current status (MySQL) for at most this long, else answers `queued`. */
   REPEAT_STATUS_TIMEOUT_MS: int(100, 1),
+  /** The origin warms an activity by itself this long before its start (DESIGN §10). */
+  WARMUP_LEAD_SECONDS: int(600, 1),
+  /** ... and verifies Redis against MySQL this long before its start; a mismatch pauses the sale. */
+  WARMUP_VERIFY_SECONDS: int(60, 0),
+  /** How often the warm-up job looks for activities due for warm-up or verification. */
+  WARMUP_SCAN_MS: int(1_000, 50),
+  /** A warm-up step claimed by an origin that did not finish it within this long is claimed again. */
+  WARMUP_CLAIM_LEASE_MS: int(30_000, 100),
+  /** Deny-list changes the edge has not confirmed are pushed again this often (in batches of DENY_PUSH_BATCH). */
+  DENY_PUSH_RETRY_MS: int(2_000, 100),
+  DENY_PUSH_BATCH: z.coerce.number().int().min(1).max(1_000).default(500),
 });
 
 /** Every setting's name (the README's configuration table must list each). */

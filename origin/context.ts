@@ -14,6 +14,7 @@ import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
 import { LotteryAdmission } from './lottery/admission.js';
 import { findDraw, publicDraw } from './lottery/draw-store.js';
+import { StockWatch } from './reservation/stock-watch.js';
 
 /** At most one 'slow MySQL transactions' log line this often (the metric counts every one). */
 const SLOW_TX_LOG_EVERY_MS = 5_000;
@@ -30,7 +31,12 @@ export interface OriginContext {
   pushEdge: EdgePush;
   /** Lottery activities: entry window, then drawing, then FCFS (DESIGN §10). */
   lottery: LotteryAdmission;
-  /** The activity as the edge should see it: MySQL config and switch + the sold-out flag. */
+  /** Pushes the edge when reservations cross the stock hint / early sold-out lines (DESIGN §10). */
+  stockWatch: StockWatch;
+  /**
+   * The activity as the edge should see it: MySQL config and switch, units left, and sold out when
+   * the flag is set or Redis has `soldOutThreshold` units or fewer left.
+   */
   snapshot(activityId: string): Promise<ActivitySnapshot | null>;
   close(): Promise<void>;
 }
@@ -96,30 +102,42 @@ export async function createOriginContext(
     soldOut: undefined as unknown as SoldOutFlags,
     pushEdge,
     lottery: new LotteryAdmission(db, stock),
+    stockWatch: undefined as unknown as StockWatch,
     async snapshot(activityId) {
       const record = await findActivity(db, activityId);
       if (!record) return null;
       const { config: c, state } = record;
-      const sale = saleOf(record);
-      let soldOut = ctx.soldOut.has(activityId);
-      if (!soldOut) {
-        const left = await stock.stock(sale).catch(() => null);
-        soldOut = left !== null && left <= 0;
-      }
+      const left = await stock.stock(saleOf(record)).catch(() => null);
+      const soldOut = ctx.soldOut.has(activityId) || (left !== null && left <= (c.soldOutThreshold ?? 0));
+      const units =
+        left === null ? undefined : { left: Math.max(0, left), onSale: record.initialStock - record.heldBack };
       const draw = c.admission === 'lottery' ? await findDraw(db, activityId) : null;
-      return { config: c, state, soldOut, ...(draw ? { draw: publicDraw(draw) } : {}) };
+      return { config: c, state, soldOut, ...(units ? { units } : {}), ...(draw ? { draw: publicDraw(draw) } : {}) };
     },
     async close() {
       await Promise.allSettled([stock.close(), db.end()]);
     },
   };
-  ctx.soldOut = new SoldOutFlags(stock, log, (activityId, soldOut) => {
-    log.info({ activityId, soldOut }, soldOut ? 'sold out' : 'stock back on sale');
+  const pushSnapshot = (activityId: string) =>
     void ctx
       .snapshot(activityId)
-      .then((s) => s && pushEdge({ ...s, soldOut }))
+      .then((s) => s && pushEdge(s))
       .catch(() => undefined);
+  ctx.soldOut = new SoldOutFlags(stock, log, (activityId, soldOut) => {
+    log.info({ activityId, soldOut }, soldOut ? 'sold out' : 'stock back on sale');
+    // The snapshot already reflects the flag; when cleared it may still be sold out by the threshold.
+    pushSnapshot(activityId);
   });
+  ctx.stockWatch = new StockWatch(
+    async (activityId) => {
+      const record = await findActivity(db, activityId);
+      return (
+        record && { onSale: record.initialStock - record.heldBack, threshold: record.config.soldOutThreshold ?? 0 }
+      );
+    },
+    pushSnapshot,
+    (sale) => stock.stock(sale),
+  );
   await ctx.soldOut.start();
   return ctx;
 }

@@ -18,14 +18,14 @@ import type { Logger } from './logger.js';
 export type EdgePush = (snapshot: ActivitySnapshot) => Promise<boolean>;
 export type LiveListPush = (activityIds: string[]) => Promise<boolean>;
 
-interface PushOptions {
+export interface PushOptions {
   edgeUrl?: string;
   secret: string;
   timeoutMs: number;
   log: Logger;
 }
 
-async function signedPut(opts: PushOptions, path: string, body: string, what: Record<string, unknown>) {
+export async function signedPut(opts: PushOptions, path: string, body: string, what: Record<string, unknown>) {
   const { edgeUrl, secret, timeoutMs, log } = opts;
   if (!edgeUrl) return false;
   try {

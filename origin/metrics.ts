@@ -120,5 +120,28 @@ export function createMetrics() {
       labelNames: ['activity'],
       registers: [registry],
     }),
+    adminChanges: new client.Counter({
+      name: 'seckill_admin_changes_total',
+      help: 'Live changes by operators (switches, thresholds, eligibility, releases, deny list), by setting',
+      labelNames: ['setting'],
+      registers: [registry],
+    }),
+    heldBackUnits: new client.Gauge({
+      name: 'seckill_held_back_units',
+      help: 'Units of an activity not yet released for sale (tranches), as of its last change here',
+      labelNames: ['activity'],
+      registers: [registry],
+    }),
+    warmups: new client.Counter({
+      name: 'seckill_warmup_total',
+      help: 'Scheduled warm-up steps by outcome (warmed, verified, mismatch, failed)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    warmupMismatches: new client.Counter({
+      name: 'seckill_warmup_mismatches_total',
+      help: 'Warm-up verifications that found Redis and MySQL disagreeing (alert: warmup_mismatch)',
+      registers: [registry],
+    }),
   };
 }

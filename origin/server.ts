@@ -14,6 +14,9 @@ import { OutboxWorker } from './lifecycle/outbox-worker.js';
 import { ReconcileJob } from './lifecycle/reconcile-job.js';
 import { DrawJob } from './lifecycle/draw-job.js';
 import { TimeoutJob } from './lifecycle/timeout-job.js';
+import { WarmupJob } from './lifecycle/warmup-job.js';
+import { ReleaseJob } from './activity/tranches.js';
+import { DenyPushJob } from './access/deny-list.js';
 import { Settlement } from './settlement/settlement.js';
 
 export interface RunningOrigin {
@@ -23,7 +26,7 @@ export interface RunningOrigin {
   /** Where `/healthz` and `/metrics` are served: `url`, or the METRICS_PORT listener. */
   metricsUrl: string | null;
   settlement: Settlement | null;
-  /** Timeout job, outbox worker and reconciliation: they run wherever settlement runs. */
+  /** Timeout job, outbox worker, reconciliation, order events, scheduled warm-up and releases: they run wherever settlement runs. */
   lifecycle: {
     timeouts: TimeoutJob;
     outbox: OutboxWorker;
@@ -31,6 +34,8 @@ export interface RunningOrigin {
     /** Null when ORDER_EVENTS_URL is unset. */
     orderEvents: OrderEventWorker | null;
     draws: DrawJob;
+    warmups: WarmupJob;
+    releases: ReleaseJob;
   } | null;
   stop(): Promise<void>;
 }
@@ -74,6 +79,8 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           reconciliation: new ReconcileJob(ctx),
           orderEvents: orderEventWorkerFor(ctx),
           draws: new DrawJob(ctx),
+          warmups: new WarmupJob(ctx),
+          releases: new ReleaseJob(ctx),
         }
       : null;
   if (lifecycle) {
@@ -83,6 +90,8 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
     lifecycle.reconciliation.start();
     lifecycle.orderEvents?.start();
     lifecycle.draws.start();
+    lifecycle.warmups.start();
+    lifecycle.releases.start();
   }
   // The HTTP role tells the edge which activities exist (DESIGN §10); nothing to tell without an edge.
   const liveList =
@@ -101,6 +110,9 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
         )
       : null;
   liveList?.start();
+  // Deny-list changes the edge did not confirm are pushed again (DESIGN §10: in force within 1 s).
+  const denyPush = config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL ? new DenyPushJob(ctx) : null;
+  denyPush?.start();
   ctx.log.info({ url, metricsUrl, role: config.ORIGIN_ROLE }, 'origin started');
 
   let stopped: Promise<void> | null = null;
@@ -122,6 +134,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           ),
         );
         await liveList?.stop();
+        await denyPush?.stop();
         await settlement?.stop();
         if (lifecycle)
           await Promise.all([
@@ -130,6 +143,8 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             lifecycle.reconciliation.stop(),
             lifecycle.orderEvents?.stop(),
             lifecycle.draws.stop(),
+            lifecycle.warmups.stop(),
+            lifecycle.releases.stop(),
           ]);
         await ctx.close();
       })();

@@ -56,7 +56,7 @@ export class ActivityDO extends DurableObject<Env> {
     const stored = this.snapshot;
     const next =
       stored && pushed.config.version < stored.config.version
-        ? { config: stored.config, state: pushed.state, soldOut: pushed.soldOut, draw: stored.draw ?? pushed.draw }
+        ? { ...pushed, config: stored.config, draw: stored.draw ?? pushed.draw }
         : pushed;
     await this.save(next);
     return next;

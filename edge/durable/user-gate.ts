@@ -3,6 +3,11 @@
  * keeps a map key → token bucket in memory, pruned of idle (fully refilled) buckets. Exact per
  * user because one user always lands on the same shard. In memory only: an evicted shard forgets,
  * which at worst lets a user through once more — a rate limit, not a stock guard.
+ *
+ * The shard also keeps its users' deny-list entries (DESIGN §10), because every ticket and purchase
+ * already calls it: a denied user costs no extra call, and the check is one Set lookup. Unlike the
+ * buckets the deny list must survive eviction, so it is stored (key `deny:<userId>`) and loaded into
+ * the Set when the object starts. 100k denied users over 16 shards ≈ 6k ids per shard (README).
  */
 import { DurableObject } from 'cloudflare:workers';
 import { isIdle, take, type Bucket } from './token-bucket.js';
@@ -10,20 +15,50 @@ import { isIdle, take, type Bucket } from './token-bucket.js';
 /** How often (at most) a shard sweeps idle buckets out of its map. */
 const PRUNE_EVERY_MS = 10_000;
 
-export type GateAnswer = { ok: true } | { ok: false; retryAfterMs: number };
+export type GateAnswer = { ok: true } | { ok: false; retryAfterMs: number } | { ok: false; denied: true };
+
+const DENY_PREFIX = 'deny:';
 
 export class UserGateDO extends DurableObject<Env> {
   private readonly buckets = new Map<string, Bucket>();
+  private readonly denied = new Set<string>();
   private lastPrune = 0;
 
-  /** One request by `key` (e.g. `purchase:<activity>:<user>`) at `ratePerSec`, burst 1 s worth (≥ 1). */
-  async admit(key: string, ratePerSec: number): Promise<GateAnswer> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      for (const key of (await ctx.storage.list({ prefix: DENY_PREFIX })).keys())
+        this.denied.add(key.slice(DENY_PREFIX.length));
+    });
+  }
+
+  /**
+   * One request by `key` (e.g. `purchase:<activity>:<user>`) at `ratePerSec`, burst 1 s worth (≥ 1).
+   * With `userId`: a denied user is refused before any token is taken.
+   */
+  async admit(key: string, ratePerSec: number, userId?: string): Promise<GateAnswer> {
+    if (userId !== undefined && this.denied.has(userId)) return { ok: false, denied: true };
     const now = Date.now();
     this.prune(now);
     const result = take(this.buckets.get(key), 1, { ratePerSec, capacity: Math.max(1, ratePerSec) }, now);
     if (!result.ok) return result;
     this.buckets.set(key, result.bucket);
     return { ok: true };
+  }
+
+  /** Applies deny-list changes pushed by the origin (only those of this shard's users arrive here). */
+  async setDenied(entries: { userId: string; denied: boolean }[]): Promise<number> {
+    const add = entries.filter((e) => e.denied).map((e) => DENY_PREFIX + e.userId);
+    const remove = entries.filter((e) => !e.denied).map((e) => DENY_PREFIX + e.userId);
+    // storage.put / delete take at most 128 keys per call.
+    for (let i = 0; i < add.length; i += 128)
+      await this.ctx.storage.put(Object.fromEntries(add.slice(i, i + 128).map((k) => [k, 1])));
+    for (let i = 0; i < remove.length; i += 128) await this.ctx.storage.delete(remove.slice(i, i + 128));
+    for (const e of entries) {
+      if (e.denied) this.denied.add(e.userId);
+      else this.denied.delete(e.userId);
+    }
+    return this.denied.size;
   }
 
   /** Number of users currently tracked (for tests and diagnostics). */

@@ -7,7 +7,8 @@ import { ContractError, isId, publicActivity, type ReservationBody } from '../..
 import { loadActivity, peekActivity } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
-import { admitUser, assertOpen } from '../gates.js';
+import { CHALLENGE_HEADER, verifyChallenge } from '../bot-check.js';
+import { admitUser, assertEligible, assertOpen } from '../gates.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
 import { issueTicket } from '../ticket.js';
@@ -41,8 +42,22 @@ export const activityRoutes = new Hono<EdgeEnv>()
     now = Date.now();
     assertOpen(snapshot, now);
     const settings = settingsOf(c.env);
+    // Who may buy (DESIGN §10): members-only, then the deny list (in the user's gate shard).
+    assertEligible(snapshot, c.get('claims'));
     // Issuance is behind the user's gate too: a burst of tickets is 429 + Retry-After.
-    await admitUser(c.env, settings.userGateShards, userId, `ticket:${activityId}`, snapshot.config.userRatePerSec);
+    await admitUser(
+      c.env,
+      settings.userGateShards,
+      userId,
+      `ticket:${activityId}`,
+      snapshot.config.userRatePerSec,
+      now,
+      {
+        deny: true,
+      },
+    );
+    // Last: the one check that calls out (the bot-check verifier).
+    if (settings.botCheck) await verifyChallenge(settings.botCheck, c.req.header(CHALLENGE_HEADER));
     const expiresAt = now + settings.ticketTtlSeconds * 1000;
     const ticket = await issueTicket(settings.ticketKeys, { activityId, userId, expiresAt });
     c.header('Cache-Control', 'no-store');

@@ -3,7 +3,9 @@
  * - `PUT /internal/activities/:id` with a full ActivitySnapshot: upserts the ActivityDO, the colo
  *   cache and this isolate's cache, and puts the id on the live list;
  * - `PUT /internal/activities` `{"activityIds": [...]}`: the origin's full list of live activities
- *   (replaces the stored one); ids not on it are answered 404 without an origin call.
+ *   (replaces the stored one); ids not on it are answered 404 without an origin call;
+ * - `PUT /internal/deny` `{"users": [{"userId", "denied"}]}`: deny-list changes, handed to each
+ *   user's UserGateDO shard (DESIGN §10).
  * The body limit (413) runs before the signature check (app.ts).
  */
 import { Hono } from 'hono';
@@ -19,6 +21,7 @@ import {
 import { activityStub, rememberActivity } from '../activity-cache.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
 import { addLive, replaceLive } from '../live-activities.js';
+import { shardOf } from '../gates.js';
 import { settingsOf } from '../settings.js';
 import { activityIdParam } from './activities.js';
 
@@ -27,6 +30,18 @@ const MAX_LIVE_ACTIVITIES = 10_000;
 const liveListSchema = z
   .object({
     activityIds: z.array(z.string().refine(isId, 'activityIds must be contract ids')).max(MAX_LIVE_ACTIVITIES),
+  })
+  .strict();
+
+/** Deny-list entries per push (the origin sends DENY_PUSH_BATCH ≤ this). */
+const MAX_DENY_ENTRIES = 1_000;
+const denySchema = z
+  .object({
+    users: z
+      .array(
+        z.object({ userId: z.string().refine(isId, 'userId must be a contract id'), denied: z.boolean() }).strict(),
+      )
+      .max(MAX_DENY_ENTRIES),
   })
   .strict();
 
@@ -57,6 +72,21 @@ export const internalRoutes = new Hono<EdgeEnv>()
     if (!parsed.success) throw new ContractError('bad_request', parsed.error.issues[0]?.message ?? 'invalid list');
     const count = await replaceLive(c.env, parsed.data.activityIds);
     return c.json({ live: count });
+  })
+  .put('/deny', async (c) => {
+    const parsed = denySchema.safeParse(await signedBody(c));
+    if (!parsed.success) throw new ContractError('bad_request', parsed.error.issues[0]?.message ?? 'invalid deny list');
+    const shards = settingsOf(c.env).userGateShards;
+    const byShard = new Map<number, { userId: string; denied: boolean }[]>();
+    for (const entry of parsed.data.users) {
+      const shard = shardOf(entry.userId, shards);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), entry]);
+    }
+    const ns = c.env.USER_GATE;
+    await Promise.all(
+      [...byShard].map(([shard, entries]) => ns.get(ns.idFromName(`user-gate-${shard}`)).setDenied(entries)),
+    );
+    return c.json({ applied: parsed.data.users.length });
   })
   .put('/activities/:id', async (c) => {
     const json = await signedBody(c);

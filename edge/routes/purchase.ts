@@ -18,7 +18,7 @@ import {
 import { activityStub, loadActivity, peekActivity, rememberActivity } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
-import { admitToOrigin, admitUser, assertOpen } from '../gates.js';
+import { admitToOrigin, admitUser, assertEligible, assertOpen } from '../gates.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
 import { hasReceipt, readReceipt, setReceipt } from '../receipt.js';
@@ -68,8 +68,19 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   }
   assertOpen(snapshot, now);
 
-  // 6. Per-user rate, 7. admission to the origin.
-  await admitUser(c.env, settings.userGateShards, userId, `purchase:${activityId}`, snapshot.config.userRatePerSec);
+  // 6. Who may buy (eligibility; the deny list rides on the gate call), per-user rate, 7. admission to the origin.
+  assertEligible(snapshot, c.get('claims'));
+  await admitUser(
+    c.env,
+    settings.userGateShards,
+    userId,
+    `purchase:${activityId}`,
+    snapshot.config.userRatePerSec,
+    Date.now(),
+    {
+      deny: true,
+    },
+  );
   // Lottery window (DESIGN §10): every click in the window counts, so admission does not cap
   // entries (an entry is one cheap script, no stock); the user gate above still applies.
   const lottery = inLotteryWindow(snapshot.config, now);

@@ -6,7 +6,16 @@ import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import { hasSaleHistory } from '../lifecycle/recover.js';
-import { insertActivity, requireActivity, saleOf, updateState, type CreateActivity } from './store.js';
+import {
+  insertActivity,
+  requireActivity,
+  saleOf,
+  updateSettings,
+  updateState,
+  type ActivityPatch,
+  type CreateActivity,
+  type LiveSetting,
+} from './store.js';
 
 async function pushSnapshot(ctx: OriginContext, activityId: string): Promise<void> {
   const snapshot = await ctx.snapshot(activityId);
@@ -17,6 +26,7 @@ export async function createActivity(ctx: OriginContext, input: CreateActivity) 
   await insertActivity(ctx.db, input);
   ctx.catalog.remember({ activityId: input.activityId, skuId: input.skuId, buckets: input.stockBuckets });
   ctx.log.info({ activityId: input.activityId, stock: input.stock }, 'activity created');
+  ctx.metrics.heldBackUnits.set({ activity: input.activityId }, input.stock - (input.initialRelease ?? input.stock));
   await pushSnapshot(ctx, input.activityId);
   return ctx.snapshot(input.activityId);
 }
@@ -57,17 +67,45 @@ export async function warmup(ctx: OriginContext, activityId: string): Promise<Wa
     loaded: loaded.kind === 'loaded',
   };
   ctx.log.info(result, 'activity warmed');
+  // Scheduled warm-up (WarmupJob) skips a sale an operator already warmed; a verified one stays verified.
+  await ctx.db.execute(
+    "UPDATE seckill_activity SET warmup_status = 'warmed' WHERE id = ? AND warmup_status IN ('pending', 'warming')",
+    [activityId],
+  );
+  ctx.stockWatch.forget(activityId);
   ctx.soldOut.set(activityId, result.stock <= 0);
   await pushSnapshot(ctx, activityId);
   return result;
 }
 
 /** open / paused / stopped: in force in the Lua script at once, at the edge via the push. */
-export async function setState(ctx: OriginContext, activityId: string, state: ActivitySwitch) {
-  await updateState(ctx.db, activityId, state);
-  const record = await requireActivity(ctx.db, activityId);
-  await ctx.stock.setState(saleOf(record), state);
-  ctx.log.info({ activityId, state }, 'activity state changed');
+export async function setState(ctx: OriginContext, activityId: string, state: ActivitySwitch, actor = 'system') {
+  return changeActivity(ctx, activityId, { state }, actor);
+}
+
+/**
+ * The live switches (DESIGN §10): state, userRatePerSec, admissionRatePerSec, soldOutThreshold,
+ * eligibility. Written to MySQL with a version bump, the state also to Redis (the Lua script reads
+ * it), then the snapshot is pushed: in force at the edge within 1 s. Each change is logged with who
+ * made it (`actor`, from the admin's `x-admin-actor` header) and each setting's old and new value.
+ */
+export async function changeActivity(ctx: OriginContext, activityId: string, patch: ActivityPatch, actor: string) {
+  const before = await requireActivity(ctx.db, activityId);
+  const { state, ...settings } = patch;
+  await updateSettings(ctx.db, activityId, settings);
+  if (state !== undefined) {
+    await updateState(ctx.db, activityId, state);
+    await ctx.stock.setState(saleOf(before), state);
+  }
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  if (state !== undefined) changes.state = { from: before.state, to: state };
+  for (const [name, to] of Object.entries(settings)) {
+    changes[name] = { from: before.config[name as LiveSetting], to };
+    ctx.metrics.adminChanges.inc({ setting: name });
+  }
+  if (state !== undefined) ctx.metrics.adminChanges.inc({ setting: 'state' });
+  ctx.log.info({ activityId, actor, changes }, 'activity changed');
+  ctx.stockWatch.forget(activityId);
   await pushSnapshot(ctx, activityId);
   return ctx.snapshot(activityId);
 }

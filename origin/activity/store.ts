@@ -7,8 +7,10 @@ import {
   LOTTERY_WINDOW_MAX_MS,
   LOTTERY_WINDOW_MIN_MS,
   MAX_QUANTITY,
+  eligibilitySchema,
   type ActivityConfig,
   type ActivitySwitch,
+  type Eligibility,
 } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import { isId } from '../../contract/ids.js';
@@ -65,17 +67,37 @@ export const createActivitySchema = z
       .min(LOTTERY_WINDOW_MIN_MS)
       .max(LOTTERY_WINDOW_MAX_MS)
       .default(LOTTERY_WINDOW_DEFAULT_MS),
+    /** Units on sale at the start (default: all of `stock`); the rest is held back for releases. */
+    initialRelease: z.number().int().min(0).max(100_000_000).optional(),
+    soldOutThreshold: z.number().int().min(0).max(100_000_000).default(0),
+    eligibility: eligibilitySchema.nullable().default(null),
   })
   .strict()
   .superRefine(validWindow)
   .refine(priceIsComplete, { message: 'priceCents and currency go together', path: ['currency'] })
+  .refine((a) => a.initialRelease === undefined || a.initialRelease <= a.stock, {
+    message: 'initialRelease must not exceed stock',
+    path: ['initialRelease'],
+  })
   .refine((a) => a.admission !== 'lottery' || Date.parse(a.startsAt) + a.lotteryWindowMs < Date.parse(a.endsAt), {
     message: 'the lottery window must close before endsAt',
     path: ['lotteryWindowMs'],
   });
 export type CreateActivity = z.infer<typeof createActivitySchema>;
 
-export const patchActivitySchema = z.object({ state: z.enum(ACTIVITY_STATES) }).strict();
+/** The live switches (DESIGN §10): any of them, at least one. */
+export const patchActivitySchema = z
+  .object({
+    state: z.enum(ACTIVITY_STATES),
+    userRatePerSec: z.number().positive().max(100),
+    admissionRatePerSec: z.number().int().min(1).max(1_000_000),
+    soldOutThreshold: z.number().int().min(0).max(100_000_000),
+    eligibility: eligibilitySchema.nullable(),
+  })
+  .partial()
+  .strict()
+  .refine((p) => Object.keys(p).length > 0, { message: 'name at least one setting to change' });
+export type ActivityPatch = z.infer<typeof patchActivitySchema>;
 
 export interface ActivityRecord {
   config: ActivityConfig;
@@ -83,11 +105,22 @@ export interface ActivityRecord {
   initialStock: number;
   available: number;
   stockBuckets: number;
+  /** Units not yet put on sale (seckill_stock.held_back). */
+  heldBack: number;
+  warmupStatus: WarmupStatus;
 }
+
+export type WarmupStatus = 'pending' | 'warming' | 'warmed' | 'verifying' | 'verified' | 'mismatch';
 
 /** The sale's stock as the StockStore names it. */
 export function saleOf(record: ActivityRecord): Sale {
   return { activityId: record.config.activityId, skuId: record.config.skuId, buckets: record.stockBuckets };
+}
+
+function parseEligibility(text: unknown): Eligibility | null {
+  if (typeof text !== 'string' || text === '') return null;
+  const parsed = eligibilitySchema.safeParse(JSON.parse(text));
+  return parsed.success ? parsed.data : null;
 }
 
 export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
@@ -96,8 +129,9 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
       await tx.execute(
         `INSERT INTO seckill_activity (id, sku_id, title, starts_at, ends_at, state, max_per_user, payment_timeout_seconds,
            user_rate_per_sec, admission_rate_per_sec, admission_shards, stock_buckets,
-           description, price_cents, currency, image_url, admission, lottery_window_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           description, price_cents, currency, image_url, admission, lottery_window_ms, sold_out_threshold,
+           eligibility)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           a.activityId,
           a.skuId,
@@ -117,13 +151,16 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
           a.imageUrl ?? null,
           a.admission,
           a.lotteryWindowMs,
+          a.soldOutThreshold,
+          a.eligibility ? JSON.stringify(a.eligibility) : null,
         ],
       );
       // The draw's seed exists (secret) from creation on, so its commitment can be public at once.
       if (a.admission === 'lottery') await insertDrawRecord(tx, a.activityId);
+      const onSale = a.initialRelease ?? a.stock;
       await tx.execute(
-        'INSERT INTO seckill_stock (activity_id, sku_id, initial_stock, available) VALUES (?, ?, ?, ?)',
-        [a.activityId, a.skuId, a.stock, a.stock],
+        'INSERT INTO seckill_stock (activity_id, sku_id, initial_stock, available, held_back) VALUES (?, ?, ?, ?, ?)',
+        [a.activityId, a.skuId, a.stock, onSale, a.stock - onSale],
       );
     });
   } catch (err) {
@@ -134,7 +171,7 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
 
 export async function findActivity(db: Db, activityId: string): Promise<ActivityRecord | null> {
   const [rows] = (await db.execute(
-    `SELECT a.*, s.initial_stock, s.available FROM seckill_activity a
+    `SELECT a.*, s.initial_stock, s.available, s.held_back FROM seckill_activity a
        JOIN seckill_stock s ON s.activity_id = a.id AND s.sku_id = a.sku_id WHERE a.id = ?`,
     [activityId],
   )) as any;
@@ -156,11 +193,15 @@ export async function findActivity(db: Db, activityId: string): Promise<Activity
       ...productFields(r),
       admission: r.admission === 'lottery' ? 'lottery' : 'fcfs',
       lotteryWindowMs: Number(r.lottery_window_ms),
+      soldOutThreshold: Number(r.sold_out_threshold),
+      eligibility: parseEligibility(r.eligibility),
     },
     state: r.state,
     initialStock: Number(r.initial_stock),
     available: Number(r.available),
     stockBuckets: Number(r.stock_buckets ?? 1),
+    heldBack: Number(r.held_back),
+    warmupStatus: r.warmup_status,
   };
 }
 
@@ -190,5 +231,33 @@ export async function updateState(db: Db, activityId: string, state: ActivitySwi
   if (res.affectedRows === 0) {
     await requireActivity(db, activityId);
     throw new ContractError('conflict', `activity ${activityId} is stopped; a stopped sale cannot change state`);
+  }
+}
+
+/** Column of each live setting other than `state` (DESIGN §10 live switches). */
+const SETTING_COLUMNS = {
+  userRatePerSec: 'user_rate_per_sec',
+  admissionRatePerSec: 'admission_rate_per_sec',
+  soldOutThreshold: 'sold_out_threshold',
+  eligibility: 'eligibility',
+} as const;
+export type LiveSetting = keyof typeof SETTING_COLUMNS;
+
+/** Writes live settings (not `state`) in one UPDATE that bumps the version; a stopped sale refuses. */
+export async function updateSettings(db: Db, activityId: string, patch: Partial<Pick<ActivityConfig, LiveSetting>>) {
+  const names = (Object.keys(SETTING_COLUMNS) as LiveSetting[]).filter((k) => patch[k] !== undefined);
+  if (names.length === 0) return;
+  const values = names.map((k) =>
+    k === 'eligibility' ? (patch.eligibility ? JSON.stringify(patch.eligibility) : null) : patch[k],
+  );
+  const [res] = (await db.query(
+    `UPDATE seckill_activity SET ${names.map((k) => `${SETTING_COLUMNS[k]} = ?`).join(', ')},
+            version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
+      WHERE id = ? AND state <> 'stopped'`,
+    [...values, activityId],
+  )) as any;
+  if (res.affectedRows === 0) {
+    await requireActivity(db, activityId);
+    throw new ContractError('conflict', `activity ${activityId} is stopped; its settings cannot change`);
   }
 }

@@ -1,5 +1,6 @@
 /** The end-of-sale report: the reconciliation plus counts of orders by status, refills and dead letters. */
 import type { OriginContext } from '../context.js';
+import { notReleased } from '../activity/tranches.js';
 import { reconcile, type Reconciliation } from '../reconcile/reconcile.js';
 
 export interface SaleReport {
@@ -8,6 +9,10 @@ export interface SaleReport {
   refills: { logged: number; applied: number; pending: number };
   deadLetters: Record<string, number>;
   refundsNeeded: number;
+  /** Tranches (DESIGN §10): units still held back, releases committed but not yet in Redis, units released. */
+  tranches: { heldBack: number; pending: number; applied: number };
+  /** Scheduled warm-up step reached (pending, warmed, verified, mismatch, ...). */
+  warmupStatus: string | null;
 }
 
 export async function saleReport(ctx: OriginContext, activityId: string): Promise<SaleReport> {
@@ -30,11 +35,16 @@ export async function saleReport(ctx: OriginContext, activityId: string): Promis
   )) as any;
   const orders = { pending: byStatus.get(0) ?? 0, paid: byStatus.get(1) ?? 0, timeout: byStatus.get(2) ?? 0, total: 0 };
   orders.total = orders.pending + orders.paid + orders.timeout;
+  const [[warm]] = (await ctx.db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [
+    activityId,
+  ])) as any;
   return {
     reconciliation,
     orders,
     refills: { logged: Number(refills.logged), applied: Number(refills.applied), pending: Number(refills.pending) },
     deadLetters: Object.fromEntries(deadRows.map((r: any) => [r.status, Number(r.n)])),
     refundsNeeded: Number(refills.refunds),
+    tranches: await notReleased(ctx, activityId),
+    warmupStatus: warm?.warmup_status ?? null,
   };
 }

@@ -2,8 +2,8 @@
  * Reconciliation (DESIGN §6), per activity+SKU. Every check reports expected and actual; any
  * mismatch — under-selling as much as over-selling — makes `ok` false.
  *
- *   DB:    initial = available + Σ deduct − Σ refill;  Σ order quantity = Σ deduct
- *   Redis: initial − stock = issued − released − refilled;  issued = settled + unsettled + dead-lettered + surplus
+ *   DB:    initial = available + not released + Σ deduct − Σ refill;  Σ order quantity = Σ deduct
+ *   Redis: initial − not released − stock = issued − released − refilled;  issued = settled + unsettled + dead-lettered + surplus
  *   Both:  available = stock + unsettled + refills not yet synced + dead-lettered units not restocked
  *
  * It must be exact while a sale is live, so it reads two snapshots and relates them:
@@ -15,6 +15,9 @@
  * reservations beyond the bound were granted after snapshot 1, so their units are added back to
  * `available` for the cross check. What can still move between the two reads (a refill applied
  * and marked done in between) is rare and is what the periodic job's re-reads are for.
+ *
+ * "Not released" = units held back (tranches, DESIGN §10) + releases committed in MySQL but not yet
+ * applied to Redis: neither `available` nor Redis has them (activity/tranches.ts).
  */
 import type { OriginContext } from '../context.js';
 import { requireActivity, saleOf } from '../activity/store.js';
@@ -68,7 +71,11 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
   const args = [activityId, skuId];
   const db = await inTransaction(ctx.db, async (tx) => {
     const [[stock]] = (await tx.execute(
-      'SELECT initial_stock, available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?',
+      'SELECT initial_stock, available, held_back FROM seckill_stock WHERE activity_id = ? AND sku_id = ?',
+      args,
+    )) as any;
+    const [[releases]] = (await tx.execute(
+      'SELECT COALESCE(SUM(units), 0) AS units FROM seckill_stock_release WHERE activity_id = ? AND sku_id = ? AND status = 0',
       args,
     )) as any;
     const [[log]] = (await tx.execute(
@@ -93,6 +100,8 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
     return {
       initial: Number(stock.initial_stock),
       available: Number(stock.available),
+      heldBack: Number(stock.held_back),
+      pendingReleases: Number(releases.units),
       deducted: Number(log.deducted),
       refilled: Number(log.refilled),
       orders: orders as { reservation_id: string; quantity: number; status: number }[],
@@ -104,14 +113,21 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
   const orderUnits = db.orders.reduce((s, o) => s + Number(o.quantity), 0);
   const liveUnits = db.orders.filter((o) => Number(o.status) !== 2).reduce((s, o) => s + Number(o.quantity), 0);
   const { initial, available } = db;
+  const notReleased = db.heldBack + db.pendingReleases;
   const checks: Check[] = [
-    check('db.initial_equals_available_plus_deducted_minus_refilled', initial, available + db.deducted - db.refilled),
+    check(
+      'db.initial_equals_available_plus_deducted_minus_refilled',
+      initial,
+      available + notReleased + db.deducted - db.refilled,
+    ),
     check('db.order_units_equal_deduct_log', db.deducted, orderUnits),
     atMost('db.live_orders_within_stock', initial, liveUnits),
   ];
   const figures: Record<string, number | null> = {
     initial,
     available,
+    heldBack: db.heldBack,
+    pendingReleases: db.pendingReleases,
     deducted: db.deducted,
     refilledDb: db.refilled,
     orders: db.orders.length,
@@ -162,7 +178,7 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
     checks.push(
       check(
         'redis.initial_minus_stock_equals_issued_minus_released_minus_refilled',
-        initial - redis.stock,
+        initial - notReleased - redis.stock,
         issued - released - refilledRedis + inTransit,
       ),
       check(

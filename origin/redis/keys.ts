@@ -30,6 +30,8 @@ export interface ActivityKeys {
   draw: string;
   /** Lottery: hash userId -> reservationId of the draw's winners. */
   winners: string;
+  /** Hash releaseId -> units: tranches of held-back stock already added (DESIGN §10). */
+  tranches: string;
 }
 
 export interface Keyspace {
@@ -62,6 +64,7 @@ export function keyspace(prefix = ''): Keyspace {
         entrants: `${base}:entrants`,
         draw: `${base}:draw`,
         winners: `${base}:winners`,
+        tranches: `${base}:tranches`,
       };
     },
   };

@@ -438,6 +438,57 @@ export class StockStore {
     throw unknownCode('refill', code);
   }
 
+  /**
+   * A tranche of held-back units goes on sale, once per release id. The same atomic step as a
+   * refill (lua/refill-2.lua: add units once per id, never create a stock key), on its own hash so
+   * reconciliation tells tranches from refilled orders. With buckets the units are split evenly
+   * over them, each bucket's share idempotent on its own: a release cut short by a crash is finished
+   * by the retry, the buckets already done answering ALREADY.
+   */
+  async releaseTranche(sale: Sale, r: { releaseId: string; units: number }): Promise<RefillResult> {
+    const shares = splitStock(r.units, sale.buckets);
+    let stock = 0;
+    let added = false;
+    for (const [b, k] of this.allKeys(sale).entries()) {
+      if (shares[b] === 0) {
+        stock += Number((await this.redis.get(k.stock)) ?? 0);
+        continue;
+      }
+      const reply = await this.scripts.refill([k.stock, k.tranches], [r.releaseId, shares[b]!]);
+      const code = num(reply[0]);
+      if (code === RefillCode.NOT_WARMED) return { kind: 'not_warmed' };
+      if (code !== RefillCode.REFILLED && code !== RefillCode.ALREADY) throw unknownCode('releaseTranche', code);
+      added ||= code === RefillCode.REFILLED;
+      stock += num(reply[1]);
+    }
+    return added ? { kind: 'refilled', stock } : { kind: 'already', stock };
+  }
+
+  /**
+   * Warm-up verification: what Redis holds for the sale — each bucket's stock key and value, bucket
+   * 0's config hash, whether every bucket has its consumer group, and the settlement registry.
+   */
+  async warmState(sale: Sale): Promise<{
+    stocks: { key: string; value: number | null }[];
+    config: Record<string, string>;
+    group: boolean;
+    registered: boolean;
+  }> {
+    const all = this.allKeys(sale);
+    const [values, config, registered, groups] = await Promise.all([
+      Promise.all(all.map((k) => this.redis.get(k.stock))),
+      this.redis.hgetall(this.keys(sale).config),
+      this.redis.hexists(this.space.registry, sale.activityId),
+      Promise.all(all.map((k) => this.ledger.groupInfo(k.events))),
+    ]);
+    return {
+      stocks: all.map((k, b) => ({ key: k.stock, value: values[b] === null ? null : Number(values[b]) })),
+      config,
+      group: groups.every((g) => g !== null),
+      registered: registered === 1,
+    };
+  }
+
   /** lua/requeue-4.lua on the user's home bucket: an admin's retry of a dead-lettered reservation. */
   async requeue(sale: Sale, e: ReservationEvent): Promise<RequeueResult> {
     const k = this.keys(sale, homeBucket(e.userId, sale.buckets));

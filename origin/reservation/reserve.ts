@@ -61,6 +61,7 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
   switch (result.kind) {
     case 'reserved':
       if (result.remaining === 0) ctx.soldOut.set(req.activityId, true);
+      else ctx.stockWatch.observe(sale, result.remaining + req.quantity, result.remaining);
       return { created: true, reservationId: result.reservationId };
     case 'repeat':
       return { created: false, reservationId: result.reservationId };

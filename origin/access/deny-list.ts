@@ -1,0 +1,92 @@
+/**
+ * The deny list (DESIGN §10): `PUT` / `DELETE /admin/deny/:userId`. MySQL keeps the list; the edge
+ * keeps its own copy in the UserGateDO shard of each user (the shard every ticket and purchase of
+ * that user already calls), so a denied user costs no extra call and no origin call at the edge.
+ *
+ * Each change bumps the row's `revision` and is pushed at once (`PUT /internal/deny`, signed); a
+ * change the edge did not confirm (`pushed_revision < revision`) is pushed again by DenyPushJob
+ * every DENY_PUSH_RETRY_MS, so a lost push never leaves a user denied or allowed by mistake.
+ */
+import type { OriginContext } from '../context.js';
+import { signedPut, type PushOptions } from '../edge-push.js';
+import { PeriodicJob } from '../lifecycle/periodic.js';
+
+export interface DenyEntry {
+  userId: string;
+  denied: boolean;
+}
+
+interface DenyRow extends DenyEntry {
+  revision: number;
+}
+
+export type DenyPush = (entries: DenyEntry[]) => Promise<boolean>;
+
+export function createDenyPush(opts: PushOptions): DenyPush {
+  return (entries) =>
+    signedPut(opts, '/internal/deny', JSON.stringify({ users: entries }), { denyEntries: entries.length });
+}
+
+function pushOf(ctx: OriginContext): DenyPush {
+  return createDenyPush({
+    edgeUrl: ctx.config.EDGE_URL,
+    secret: ctx.config.EDGE_ORIGIN_SECRET,
+    timeoutMs: ctx.config.EDGE_PUSH_TIMEOUT_MS,
+    log: ctx.log,
+  });
+}
+
+/** Denies or lifts; answers whether the edge confirmed it (else DenyPushJob keeps trying). */
+export async function setDenied(ctx: OriginContext, userId: string, denied: boolean, actor: string) {
+  await ctx.db.query(
+    `INSERT INTO seckill_deny_list (user_id, denied, actor) VALUES (?, ?, ?)
+       ON DUPLICATE KEY UPDATE denied = ?, actor = ?, revision = revision + 1, updated_at = NOW(3)`,
+    [userId, denied ? 1 : 0, actor, denied ? 1 : 0, actor],
+  );
+  const [[row]] = (await ctx.db.query('SELECT revision FROM seckill_deny_list WHERE user_id = ?', [userId])) as any;
+  ctx.log.info({ userId, actor, change: { denied } }, denied ? 'user denied' : 'user allowed again');
+  ctx.metrics.adminChanges.inc({ setting: denied ? 'deny' : 'allow' });
+  const atEdge = await confirmPushed(ctx, [{ userId, denied, revision: Number(row.revision) }]);
+  return { userId, denied, atEdge };
+}
+
+export async function isDenied(ctx: OriginContext, userId: string): Promise<boolean> {
+  const [[row]] = (await ctx.db.query('SELECT denied FROM seckill_deny_list WHERE user_id = ?', [userId])) as any;
+  return Number(row?.denied ?? 0) === 1;
+}
+
+async function confirmPushed(ctx: OriginContext, rows: DenyRow[]): Promise<boolean> {
+  if (!ctx.config.EDGE_URL || rows.length === 0) return false;
+  const ok = await pushOf(ctx)(rows.map(({ userId, denied }) => ({ userId, denied })));
+  if (!ok) return false;
+  // Only the revision that was pushed counts: a newer change in between is pushed again.
+  for (const r of rows)
+    await ctx.db.query('UPDATE seckill_deny_list SET pushed_revision = ? WHERE user_id = ? AND pushed_revision < ?', [
+      r.revision,
+      r.userId,
+      r.revision,
+    ]);
+  return true;
+}
+
+/** Pushes deny-list changes the edge has not confirmed. */
+export class DenyPushJob extends PeriodicJob {
+  constructor(private readonly ctx: OriginContext) {
+    super('deny-push', ctx.config.DENY_PUSH_RETRY_MS, ctx.log);
+  }
+
+  async round(): Promise<boolean> {
+    if (!this.ctx.config.EDGE_URL) return false;
+    const batch = this.ctx.config.DENY_PUSH_BATCH;
+    const [rows] = (await this.ctx.db.query(
+      `SELECT user_id, denied, revision FROM seckill_deny_list WHERE pushed_revision < revision ORDER BY user_id LIMIT ${batch}`,
+    )) as any;
+    const entries: DenyRow[] = rows.map((r: any) => ({
+      userId: String(r.user_id),
+      denied: Number(r.denied) === 1,
+      revision: Number(r.revision),
+    }));
+    const pushed = await confirmPushed(this.ctx, entries);
+    return pushed && entries.length === batch;
+  }
+}
