@@ -65,6 +65,7 @@ try {
     admission: 'lottery',
     lotteryWindowMs: 600_000,
     stockBuckets: BUCKETS,
+    overflow: 'reject',
   });
   await warmup(ctx, activityId);
 

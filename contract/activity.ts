@@ -8,6 +8,9 @@ import { productFieldsSchema, type ProductFields } from './product.js';
 
 export const ACTIVITY_STATES = ['open', 'paused', 'stopped'] as const;
 export type ActivitySwitch = (typeof ACTIVITY_STATES)[number];
+/** What the edge does with a purchase beyond the admission rate (DESIGN §10 `overflow`). */
+export const OVERFLOW_MODES = ['reject', 'queue'] as const;
+export type Overflow = (typeof OVERFLOW_MODES)[number];
 export type PublicState = 'upcoming' | 'open' | 'sold_out' | 'paused' | 'ended';
 
 /** Upper bound of quantity per reservation and of `maxPerUser`; larger is a malformed request. */
@@ -63,6 +66,11 @@ export const activityConfigSchema = z.object({
   /** Absent means `fcfs` / LOTTERY_WINDOW_DEFAULT_MS. */
   admission: z.enum(ADMISSION_MODES).optional(),
   lotteryWindowMs: z.number().int().min(LOTTERY_WINDOW_MIN_MS).max(LOTTERY_WINDOW_MAX_MS).optional(),
+  /**
+   * Beyond the admission rate: `reject` → 503 busy + Retry-After; `queue` → a waiting room (DESIGN §10).
+   * Absent means `reject` (snapshots from before the option, hand-written test configs).
+   */
+  overflow: z.enum(OVERFLOW_MODES).optional(),
 });
 export type ActivityConfig = z.infer<typeof activityConfigSchema>;
 

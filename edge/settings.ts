@@ -28,6 +28,10 @@ export const DEFAULT_JWT_LEEWAY_SECONDS = 30;
 export const DEFAULT_JWT_MAX_LIFETIME_SECONDS = 86_400;
 /** One doomed refusal in this many gets a log line; all are counted (REFUSAL_LOG_SAMPLE). */
 export const DEFAULT_REFUSAL_LOG_SAMPLE = 1_000;
+/** Waiting room: the shortest pollAfterMs a waiting buyer is given (WAITING_POLL_MIN_MS). */
+export const DEFAULT_WAITING_POLL_MIN_MS = 250;
+/** Waiting room: polls per second one admission shard's line aims to stay under (WAITING_POLL_BUDGET_PER_SEC). */
+export const DEFAULT_WAITING_POLL_BUDGET_PER_SEC = 500;
 
 export interface EdgeSettings {
   originUrl: string;
@@ -49,6 +53,8 @@ export interface EdgeSettings {
   /** When set, a JWT's `aud` must name it (JWT_AUDIENCE). */
   jwtAudience?: string;
   refusalLogSample: number;
+  waitingPollMinMs: number;
+  waitingPollBudgetPerSec: number;
 }
 
 const cache = new WeakMap<object, EdgeSettings>();
@@ -114,5 +120,13 @@ export function parseSettings(env: Env): EdgeSettings {
     jwtIssuer: env.JWT_ISSUER || undefined,
     jwtAudience: env.JWT_AUDIENCE || undefined,
     refusalLogSample: int('REFUSAL_LOG_SAMPLE', env.REFUSAL_LOG_SAMPLE, DEFAULT_REFUSAL_LOG_SAMPLE, 1, 1_000_000),
+    waitingPollMinMs: int('WAITING_POLL_MIN_MS', env.WAITING_POLL_MIN_MS, DEFAULT_WAITING_POLL_MIN_MS, 50, 60_000),
+    waitingPollBudgetPerSec: int(
+      'WAITING_POLL_BUDGET_PER_SEC',
+      env.WAITING_POLL_BUDGET_PER_SEC,
+      DEFAULT_WAITING_POLL_BUDGET_PER_SEC,
+      10,
+      10_000,
+    ),
   };
 }

@@ -7,6 +7,7 @@ import {
   LOTTERY_WINDOW_MAX_MS,
   LOTTERY_WINDOW_MIN_MS,
   MAX_QUANTITY,
+  OVERFLOW_MODES,
   type ActivityConfig,
   type ActivitySwitch,
 } from '../../contract/activity.js';
@@ -65,6 +66,7 @@ export const createActivitySchema = z
       .min(LOTTERY_WINDOW_MIN_MS)
       .max(LOTTERY_WINDOW_MAX_MS)
       .default(LOTTERY_WINDOW_DEFAULT_MS),
+    overflow: z.enum(OVERFLOW_MODES).default('reject'),
   })
   .strict()
   .superRefine(validWindow)
@@ -96,8 +98,8 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
       await tx.execute(
         `INSERT INTO seckill_activity (id, sku_id, title, starts_at, ends_at, state, max_per_user, payment_timeout_seconds,
            user_rate_per_sec, admission_rate_per_sec, admission_shards, stock_buckets,
-           description, price_cents, currency, image_url, admission, lottery_window_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           description, price_cents, currency, image_url, admission, lottery_window_ms, overflow)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           a.activityId,
           a.skuId,
@@ -117,6 +119,7 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
           a.imageUrl ?? null,
           a.admission,
           a.lotteryWindowMs,
+          a.overflow,
         ],
       );
       // The draw's seed exists (secret) from creation on, so its commitment can be public at once.
@@ -156,6 +159,7 @@ export async function findActivity(db: Db, activityId: string): Promise<Activity
       ...productFields(r),
       admission: r.admission === 'lottery' ? 'lottery' : 'fcfs',
       lotteryWindowMs: Number(r.lottery_window_ms),
+      overflow: r.overflow === 'queue' ? 'queue' : 'reject',
     },
     state: r.state,
     initialStock: Number(r.initial_stock),
