@@ -29,7 +29,7 @@ export const DEFAULT_JWT_MAX_LIFETIME_SECONDS = 86_400;
 /** One doomed refusal in this many gets a log line; all are counted (REFUSAL_LOG_SAMPLE). */
 export const DEFAULT_REFUSAL_LOG_SAMPLE = 1_000;
 /** Waiting room: the shortest pollAfterMs a waiting buyer is given (WAITING_POLL_MIN_MS). */
-export const DEFAULT_WAITING_POLL_MIN_MS = 250;
+export const DEFAULT_WAITING_POLL_MIN_MS = 1_000;
 /** Waiting room: polls per second one admission shard's line aims to stay under (WAITING_POLL_BUDGET_PER_SEC). */
 export const DEFAULT_WAITING_POLL_BUDGET_PER_SEC = 500;
 

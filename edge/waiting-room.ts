@@ -10,10 +10,10 @@ import { ContractError, isErrorCode, type ActivitySnapshot } from '../contract/i
 import type { EdgeEnv } from './context.js';
 import type { EntryAnswer } from './durable/admission.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
-import type { LineOutcome } from './durable/waiting-line.js';
+import { TIME_IN_LINE_BUCKETS_MS, type LineFigures, type LineOutcome } from './durable/waiting-line.js';
 import { forwardPurchase, queued } from './forward-purchase.js';
-import { admissionStub } from './gates.js';
-import type { EdgeSettings } from './settings.js';
+import { admissionStub, shardRate } from './gates.js';
+import { settingsOf, type EdgeSettings } from './settings.js';
 
 export function waitingLimits(settings: EdgeSettings): { pollMinMs: number; pollBudgetPerSec: number } {
   return { pollMinMs: settings.waitingPollMinMs, pollBudgetPerSec: settings.waitingPollBudgetPerSec };
@@ -88,23 +88,14 @@ export async function answerPlace(
   const { activityId, admissionShards } = snapshot.config;
   c.header('Cache-Control', 'no-store');
   switch (place.kind) {
-    case 'waiting': {
-      const entryId = entryIdOf(place.epoch, place.seq);
-      const userId = c.get('userId')!;
-      remember(pacingKey(activityId, entryId, userId), Date.now() + place.pollAfterMs);
-      c.set('outcome', 'waiting');
-      return c.json(
-        {
-          status: 'waiting' as const,
-          // Exact within the user's shard; the other shards' lines are about as long (users spread by hash).
-          position: place.position * admissionShards,
-          etaSeconds: Math.round(place.etaMs / 100) / 10,
-          pollUrl: pollUrlOf(activityId, entryId),
-          pollAfterMs: place.pollAfterMs,
-        },
-        waitingStatus,
-      );
-    }
+    case 'waiting':
+      return waitingAnswer(c, activityId, entryIdOf(place.epoch, place.seq), {
+        // Exact within the user's shard; the other shards' lines are about as long (users spread by hash).
+        position: place.position * admissionShards,
+        etaMs: place.etaMs,
+        pollAfterMs: place.pollAfterMs,
+        status: waitingStatus,
+      });
     case 'turn': {
       const stub = admissionStub(c.env, snapshot, place.purchase.userId);
       let outcome: LineOutcome;
@@ -112,10 +103,21 @@ export async function answerPlace(
         const { reservationId } = await forwardPurchase(c, snapshot, place.purchase);
         outcome = { reservationId };
       } catch (err) {
-        if (err instanceof ContractError && FINAL_REFUSALS.has(err.code)) {
+        if (!(err instanceof ContractError)) throw err;
+        if (FINAL_REFUSALS.has(err.code)) {
           await stub.finish(place.epoch, place.seq, place.purchase.userId, { error: err.code });
+          throw err;
         }
-        throw err;
+        // The origin failed for now (unavailable, not ready, shedding): the turn is kept, and the
+        // buyer's next poll tries again — a hiccup does not cost a place won by waiting.
+        const limits = { ratePerSec: shardRate(snapshot), ...waitingLimits(settingsOf(c.env)) };
+        await stub.retryLater(place.epoch, place.seq, place.purchase.userId, limits);
+        return waitingAnswer(c, activityId, entryIdOf(place.epoch, place.seq), {
+          position: 0,
+          etaMs: 0,
+          pollAfterMs: settingsOf(c.env).waitingPollMinMs,
+          status: waitingStatus,
+        });
       }
       await stub.finish(place.epoch, place.seq, place.purchase.userId, outcome);
       return queued(c, outcome.reservationId, 'queued', waitingStatus);
@@ -132,6 +134,26 @@ export async function answerPlace(
   }
 }
 
+function waitingAnswer(
+  c: Context<EdgeEnv>,
+  activityId: string,
+  entryId: string,
+  w: { position: number; etaMs: number; pollAfterMs: number; status: 200 | 202 },
+): Response {
+  remember(pacingKey(activityId, entryId, c.get('userId')!), Date.now() + w.pollAfterMs);
+  c.set('outcome', 'waiting');
+  return c.json(
+    {
+      status: 'waiting' as const,
+      position: w.position,
+      etaSeconds: Math.round(w.etaMs / 100) / 10,
+      pollUrl: pollUrlOf(activityId, entryId),
+      pollAfterMs: w.pollAfterMs,
+    },
+    w.status,
+  );
+}
+
 const REFUSAL_MESSAGES: Record<string, string> = {
   sold_out: 'sold out',
   paused: 'the sale is paused',
@@ -143,4 +165,33 @@ function refusal(code: string): ContractError {
   return new ContractError(code, REFUSAL_MESSAGES[code] ?? code.replaceAll('_', ' '), {
     retryAfter: code === 'paused' ? 5 : undefined,
   });
+}
+
+/** The waiting room's figures of an activity, summed over its admission shards (one DO call each). */
+export async function waitingRoomFigures(env: Env, snapshot: ActivitySnapshot) {
+  const { activityId, admissionShards } = snapshot.config;
+  const ns = env.ADMISSION;
+  const shards = await Promise.all(
+    Array.from({ length: admissionShards }, (_, i) => ns.get(ns.idFromName(`${activityId}:${i}`)).figures()),
+  );
+  const sum = (pick: (f: LineFigures) => number) => shards.reduce((n, f) => n + pick(f), 0);
+  return {
+    activityId,
+    overflow: snapshot.config.overflow ?? 'reject',
+    at: new Date().toISOString(),
+    waiting: sum((f) => f.waiting),
+    oldestWaitMs: Math.max(0, ...shards.map((f) => f.oldestWaitMs)),
+    turnsPending: sum((f) => f.turnsPending),
+    entered: sum((f) => f.entered),
+    admitted: sum((f) => f.admitted),
+    dropped: sum((f) => f.dropped),
+    closed: sum((f) => f.closed),
+    timeInLine: {
+      bucketsMs: [...TIME_IN_LINE_BUCKETS_MS, null],
+      cumulativeCounts: TIME_IN_LINE_BUCKETS_MS.map((_, i) => sum((f) => f.timeInLineBuckets[i]!)).concat(
+        sum((f) => f.timeInLineBuckets[TIME_IN_LINE_BUCKETS_MS.length]!),
+      ),
+      sumMs: sum((f) => f.timeInLineSumMs),
+    },
+  };
 }

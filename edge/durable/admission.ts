@@ -64,7 +64,7 @@ export class AdmissionDO extends DurableObject<Env> {
   async poll(epoch: string, seq: number, userId: string, limits: LineLimits, closeWith?: string): Promise<EntryAnswer> {
     this.calls++;
     const now = Date.now();
-    if (closeWith) this.line.close(closeWith, now);
+    if (closeWith) this.line.close(closeWith, limits, now);
     const answer: LineAnswer = epoch === this.epoch ? this.line.poll(seq, userId, limits, now) : { kind: 'gone' };
     this.logFigures();
     return { ...answer, epoch: this.epoch };
@@ -72,6 +72,10 @@ export class AdmissionDO extends DurableObject<Env> {
 
   async finish(epoch: string, seq: number, userId: string, outcome: LineOutcome): Promise<void> {
     if (epoch === this.epoch) this.line.finish(seq, userId, outcome, Date.now());
+  }
+
+  async retryLater(epoch: string, seq: number, userId: string, limits: LineLimits): Promise<void> {
+    if (epoch === this.epoch) this.line.retryLater(seq, userId, limits, Date.now());
   }
 
   async figures(): Promise<LineFigures> {

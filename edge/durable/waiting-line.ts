@@ -167,8 +167,20 @@ export class WaitingLine {
     if (!('reservationId' in outcome)) this.byUser.delete(userId);
   }
 
-  /** The sale closed (sold out, paused, ended): every waiting and admitted entry resolves to `code`. */
-  close(code: string, now: number): void {
+  /** An admitted entry's purchase could not be run for now (origin unavailable): its turn is kept, its deadline renewed. */
+  retryLater(seq: number, userId: string, limits: LineLimits, now: number): void {
+    const entry = this.admittedEntries.get(seq);
+    if (!entry || entry.userId !== userId) return;
+    entry.lastAnswerAt = now;
+    entry.pollAfterMs = limits.pollMinMs;
+  }
+
+  /**
+   * The sale closed (sold out, paused, ended): every waiting and admitted entry resolves to `code`.
+   * Ghosts whose deadline has passed are dropped first: they are gone either way.
+   */
+  close(code: string, limits: LineLimits, now: number): void {
+    this.advance(limits, now);
     for (let i = this.head; i < this.seqs.length; i++) {
       this.outcomes.set(this.seqs[i]!, { userId: this.users[i]!, outcome: { error: code }, at: now });
       this.figures.closed++;

@@ -128,7 +128,7 @@ describe('WaitingLine', () => {
     expect(line.poll(1, buyer(1).userId, limits, 300).kind).toBe('turn');
     line.finish(1, buyer(1).userId, { reservationId: 'kept' }, 300);
     expect(line.poll(2, buyer(2).userId, limits, 300).kind).toBe('turn');
-    line.close('sold_out', 400);
+    line.close('sold_out', limits, 400);
     expect(line.poll(2, buyer(2).userId, limits, 800)).toMatchObject({ kind: 'done', outcome: { error: 'sold_out' } });
     expect(line.poll(4, buyer(4).userId, limits, 800)).toMatchObject({ kind: 'done', outcome: { error: 'sold_out' } });
     expect(line.poll(1, buyer(1).userId, limits, 800)).toMatchObject({ outcome: { reservationId: 'kept' } });
