@@ -24,8 +24,10 @@ function waiting(a: LineAnswer | { kind: 'admitted' }) {
 describe('WaitingLine', () => {
   it('while anyone waits, no lease gets a token, and a newcomer queues behind', () => {
     const line = lineWith(3);
-    expect(line.grant(16, limits, 50).granted).toBe(0);
-    expect(waiting(line.enter(buyer(4), 16, limits, 60)).position).toBe(3);
+    // 2.5 tokens have accrued by 250 ms: they are the first two buyers' turns, not a lease.
+    expect(line.grant(16, limits, 250).granted).toBe(0);
+    expect(line.poll(2, buyer(2).userId, limits, 260).kind).toBe('turn');
+    expect(waiting(line.enter(buyer(4), 16, limits, 260)).position).toBe(1);
   });
 
   it('tokens go to the head in arrival order, at the rate; the turn runs the kept purchase', () => {
