@@ -133,7 +133,8 @@ export class WaitingLine {
   ): LineAnswer | { kind: 'admitted'; granted: number } {
     this.advance(limits, now);
     const existing = this.byUser.get(purchase.userId);
-    // A repeat click is answered like a poll, without the pacing check (the user's gate paces clicks).
+    // A repeat click is answered like a poll, without the pacing check (the user's gate paces clicks)
+    // and without moving the entry's pacing clock (so the poll it was told to make stays on time).
     if (existing !== undefined) return this.answer(existing, purchase.userId, limits, now, false);
     const { granted } = this.grant(want, limits, now);
     if (granted > 0) return { kind: 'admitted', granted };
@@ -232,7 +233,12 @@ export class WaitingLine {
     const i = this.indexOf(seq);
     if (i < 0 || this.users[i] !== userId) return { kind: 'gone' };
     const nextAllowed = this.lastAnswerAt[i]! + this.pollAfter[i]!;
-    if (paced && now < nextAllowed) return { kind: 'too_soon', retryAfterMs: nextAllowed - now };
+    if (!paced) {
+      // A repeat click: where the entry stands, and the time left until the poll it was told to make.
+      const view = this.waitingAnswer(i, limits, now, false);
+      return { ...view, pollAfterMs: Math.max(1, nextAllowed - now) };
+    }
+    if (now < nextAllowed) return { kind: 'too_soon', retryAfterMs: nextAllowed - now };
     return this.waitingAnswer(i, limits, now);
   }
 
@@ -242,7 +248,12 @@ export class WaitingLine {
    * fraction grows with the line so the whole line's polls stay near the shard's poll budget: with
    * pollAfter ≈ k·ETA, n entries poll about rate/k · (1 + ln n) times a second.
    */
-  private waitingAnswer(i: number, limits: LineLimits, now: number): LineAnswer {
+  private waitingAnswer(
+    i: number,
+    limits: LineLimits,
+    now: number,
+    record = true,
+  ): Extract<LineAnswer, { kind: 'waiting' }> {
     const position = i - this.head;
     const available = level(this.bucket, limits.ratePerSec, capacityOf(limits), now);
     const etaMs = Math.max(0, ((position + 1 - available) * 1000) / limits.ratePerSec);
@@ -251,8 +262,10 @@ export class WaitingLine {
       (limits.ratePerSec * (1 + Math.log(Math.max(1, this.waitingCount)))) / limits.pollBudgetPerSec,
     );
     const pollAfterMs = Math.max(limits.pollMinMs, Math.ceil(etaMs * k));
-    this.lastAnswerAt[i] = now;
-    this.pollAfter[i] = pollAfterMs;
+    if (record) {
+      this.lastAnswerAt[i] = now;
+      this.pollAfter[i] = pollAfterMs;
+    }
     return { kind: 'waiting', seq: this.seqs[i]!, position, etaMs: Math.ceil(etaMs), pollAfterMs };
   }
 

@@ -85,8 +85,11 @@ describe('WaitingLine', () => {
     const line = lineWith(5);
     const a = waiting(line.poll(5, buyer(5).userId, limits, 260));
     expect(a.position).toBe(2);
-    expect(waiting(line.enter(buyer(5), 1, limits, 270)).seq).toBe(5);
-    expect(line.poll(5, buyer(5).userId, limits, 270 + a.pollAfterMs - 1)).toMatchObject({ kind: 'too_soon' });
+    // A repeat click: the same entry, and the poll it was told to make stays allowed on time.
+    const again = waiting(line.enter(buyer(5), 1, limits, 270));
+    expect(again).toMatchObject({ seq: 5, pollAfterMs: a.pollAfterMs - 10 });
+    expect(line.poll(5, buyer(5).userId, limits, 260 + a.pollAfterMs - 1)).toMatchObject({ kind: 'too_soon' });
+    expect(line.poll(5, buyer(5).userId, limits, 260 + a.pollAfterMs).kind).not.toBe('too_soon');
     expect(line.poll(5, '999', limits, 2_000).kind).toBe('gone');
   });
 
