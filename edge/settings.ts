@@ -30,8 +30,8 @@ export const DEFAULT_JWT_MAX_LIFETIME_SECONDS = 86_400;
 export const DEFAULT_REFUSAL_LOG_SAMPLE = 1_000;
 /** Waiting room: the shortest pollAfterMs a waiting buyer is given (WAITING_POLL_MIN_MS). */
 export const DEFAULT_WAITING_POLL_MIN_MS = 1_000;
-/** Waiting room: polls per second one admission shard's line aims to stay under (WAITING_POLL_BUDGET_PER_SEC). */
-export const DEFAULT_WAITING_POLL_BUDGET_PER_SEC = 500;
+/** Waiting room: polls per second one admission shard's line aims to stay under (WAITING_POLLS_PER_SEC). */
+export const DEFAULT_WAITING_POLLS_PER_SEC = 500;
 
 export interface EdgeSettings {
   originUrl: string;
@@ -122,9 +122,9 @@ export function parseSettings(env: Env): EdgeSettings {
     refusalLogSample: int('REFUSAL_LOG_SAMPLE', env.REFUSAL_LOG_SAMPLE, DEFAULT_REFUSAL_LOG_SAMPLE, 1, 1_000_000),
     waitingPollMinMs: int('WAITING_POLL_MIN_MS', env.WAITING_POLL_MIN_MS, DEFAULT_WAITING_POLL_MIN_MS, 50, 60_000),
     waitingPollBudgetPerSec: int(
-      'WAITING_POLL_BUDGET_PER_SEC',
-      env.WAITING_POLL_BUDGET_PER_SEC,
-      DEFAULT_WAITING_POLL_BUDGET_PER_SEC,
+      'WAITING_POLLS_PER_SEC',
+      env.WAITING_POLLS_PER_SEC,
+      DEFAULT_WAITING_POLLS_PER_SEC,
       10,
       10_000,
     ),

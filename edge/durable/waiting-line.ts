@@ -30,7 +30,7 @@ export interface LineLimits {
   ratePerSec: number;
   /** Shortest pollAfterMs given out (WAITING_POLL_MIN_MS). */
   pollMinMs: number;
-  /** Polls per second the shard's whole line may cause, roughly (WAITING_POLL_BUDGET_PER_SEC). */
+  /** Polls per second the shard's whole line may cause, roughly (WAITING_POLLS_PER_SEC). */
   pollBudgetPerSec: number;
 }
 
