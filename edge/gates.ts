@@ -99,6 +99,8 @@ interface Lease {
   used: number;
   /** ... and in the previous one: what the next lease asks for. */
   previousUsed: number;
+  /** Queue mode: the shard said a line exists; tokens granted earlier and arriving late lapse. */
+  lined: boolean;
 }
 
 const leases = new Map<string, Lease>();
@@ -107,7 +109,13 @@ const leases = new Map<string, Lease>();
 function leaseFor(shardName: string, now: number): Lease {
   let lease = leases.get(shardName);
   if (!lease || lease.expiresAt <= now) {
-    lease = { tokens: 0, expiresAt: now + ADMISSION_LEASE_TTL_MS, used: 0, previousUsed: lease?.used ?? 1 };
+    lease = {
+      tokens: 0,
+      expiresAt: now + ADMISSION_LEASE_TTL_MS,
+      used: 0,
+      previousUsed: lease?.used ?? 1,
+      lined: false,
+    };
     if (leases.size > 10_000) leases.clear();
     leases.set(shardName, lease);
   }
@@ -125,7 +133,7 @@ function leaseWant(lease: Lease): number {
  */
 function addToLease(shardName: string, lease: Lease, granted: number): void {
   lease.used++;
-  if (leases.get(shardName) === lease && lease.expiresAt > Date.now()) lease.tokens += granted - 1;
+  if (leases.get(shardName) === lease && lease.expiresAt > Date.now() && !lease.lined) lease.tokens += granted - 1;
 }
 
 function admissionShard(snapshot: ActivitySnapshot, userId: string): { name: string; ratePerSec: number } {
@@ -184,7 +192,12 @@ export async function enterLine(
     .get(ns.idFromName(shard.name))
     .enter(purchase, leaseWant(lease), { ratePerSec: shard.ratePerSec, ...limits });
   if (answer.kind === 'admitted') addToLease(shard.name, lease, answer.granted);
-  else if (answer.kind === 'waiting') lease.tokens = 0;
+  else if (answer.kind === 'waiting') {
+    // Tokens of this window were granted before the line formed: spending them now on newcomers
+    // would put those ahead of the buyers already waiting. They lapse, as unspent leases do.
+    lease.tokens = 0;
+    lease.lined = true;
+  }
   return answer;
 }
 

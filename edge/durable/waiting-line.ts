@@ -53,6 +53,8 @@ export const OUTCOME_KEPT_MS = 60_000;
 interface Admitted extends KeptPurchase {
   lastAnswerAt: number;
   pollAfterMs: number;
+  /** Its purchase was forwarded and the outcome is unknown (origin timeout): only the origin can say. */
+  tried: boolean;
 }
 
 export interface LineFigures {
@@ -174,6 +176,7 @@ export class WaitingLine {
     if (!entry || entry.userId !== userId) return;
     entry.lastAnswerAt = now;
     entry.pollAfterMs = limits.pollMinMs;
+    entry.tried = true;
   }
 
   /**
@@ -187,10 +190,13 @@ export class WaitingLine {
       this.figures.closed++;
     }
     for (const [seq, entry] of this.admittedEntries) {
+      // A tried purchase may have reserved a unit (its answer was lost): it keeps its turn, and its
+      // next poll asks the origin, whose holder lookup tells the truth. Untried ones cannot hold one.
+      if (entry.tried) continue;
+      this.admittedEntries.delete(seq);
       this.outcomes.set(seq, { userId: entry.userId, outcome: { error: code }, at: now });
       this.figures.closed++;
     }
-    this.admittedEntries.clear();
     this.truncate(0);
     // A paused sale may reopen: the resolved users' next click takes a new place.
     for (const [userId, seq] of this.byUser) {
@@ -307,6 +313,7 @@ export class WaitingLine {
         quantity: this.quantities[i]!,
         lastAnswerAt: this.lastAnswerAt[i]!,
         pollAfterMs: this.pollAfter[i]!,
+        tried: false,
       });
       this.record(turnAt - this.enqueuedAt[i]!);
       available--;

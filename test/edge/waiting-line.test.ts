@@ -128,6 +128,15 @@ describe('WaitingLine', () => {
     expect(l2.figuresAt(4_000).dropped).toBe(1);
   });
 
+  it('closing keeps the turn of a purchase whose outcome is unknown (the origin says whether it holds a unit)', () => {
+    const line = lineWith(3);
+    expect(line.poll(1, buyer(1).userId, limits, 300).kind).toBe('turn');
+    line.retryLater(1, buyer(1).userId, limits, 300);
+    line.close('sold_out', limits, 400);
+    expect(line.poll(1, buyer(1).userId, limits, 800)).toMatchObject({ kind: 'turn', purchase: buyer(1) });
+    expect(line.poll(2, buyer(2).userId, limits, 800)).toMatchObject({ kind: 'done', outcome: { error: 'sold_out' } });
+  });
+
   it('closing resolves every waiting and admitted entry; a finished reservation stays', () => {
     const line = lineWith(4);
     expect(line.poll(1, buyer(1).userId, limits, 300).kind).toBe('turn');
