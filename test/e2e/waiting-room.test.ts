@@ -233,12 +233,15 @@ it('admission 20/s, stock 100, 150 buyers in one second: the first 100 in line w
   const tally: Record<string, number> = {};
   for (const j of journeys) tally[outcome(j.final)] = (tally[outcome(j.final)] ?? 0) + 1;
   const reserved = journeys.filter((j) => j.final?.body.reservationId !== undefined);
-  if (reserved.length !== 100 || process.env.WR_DEBUG)
-    for (const j of [...journeys].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0)))
-      console.log('J', j.userId, j.seq, outcome(j.first), outcome(j.final), j.positions.join(','), j.final?.at);
+  // On failure, every journey in line order (seq, first answer, result, positions) to read what happened.
+  const journal = () =>
+    [...journeys]
+      .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0))
+      .map((j) => `${j.userId} ${j.seq} ${outcome(j.first)} → ${outcome(j.final)} [${j.positions.join(',')}]`)
+      .join('\n');
   expect(
     Object.keys(tally).every((k) => k.endsWith(' queued') || k === '409 sold_out'),
-    JSON.stringify(tally),
+    `${JSON.stringify(tally)}\n${journal()}`,
   ).toBe(true);
   expect(reserved).toHaveLength(100);
   expect(journeys.filter((j) => outcome(j.final) === '409 sold_out')).toHaveLength(50);
@@ -249,7 +252,7 @@ it('admission 20/s, stock 100, 150 buyers in one second: the first 100 in line w
   expect(admittedAtOnce.length).toBeGreaterThanOrEqual(1);
   expect(waited.length).toBeGreaterThanOrEqual(50);
   const firstHundred = [...admittedAtOnce, ...waited].slice(0, 100).map((j) => j.userId);
-  expect(new Set(reserved.map((j) => j.userId))).toEqual(new Set(firstHundred));
+  expect(new Set(reserved.map((j) => j.userId)), journal()).toEqual(new Set(firstHundred));
 
   for (const j of waited) {
     for (let i = 1; i < j.positions.length; i++) expect(j.positions[i]).toBeLessThan(j.positions[i - 1]!);
