@@ -186,6 +186,7 @@ export async function waitingRoomFigures(env: Env, snapshot: ActivitySnapshot) {
     admitted: sum((f) => f.admitted),
     dropped: sum((f) => f.dropped),
     closed: sum((f) => f.closed),
+    retried: sum((f) => f.retried),
     timeInLine: {
       bucketsMs: [...TIME_IN_LINE_BUCKETS_MS, null],
       cumulativeCounts: TIME_IN_LINE_BUCKETS_MS.map((_, i) => sum((f) => f.timeInLineBuckets[i]!)).concat(

@@ -67,6 +67,8 @@ export interface LineFigures {
   dropped: number;
   /** Waiting or admitted entries resolved by the sale closing (sold out, paused, ended). */
   closed: number;
+  /** Turns kept after the origin failed to answer their forward (retried on the next poll). */
+  retried: number;
   tokensGranted: number;
   /** Cumulative counts per TIME_IN_LINE_BUCKETS_MS bound, then +Inf. */
   timeInLineBuckets: number[];
@@ -95,6 +97,7 @@ export class WaitingLine {
     admitted: 0,
     dropped: 0,
     closed: 0,
+    retried: 0,
     tokensGranted: 0,
     timeInLineSumMs: 0,
     timeInLine: new Array<number>(TIME_IN_LINE_BUCKETS_MS.length + 1).fill(0),
@@ -177,6 +180,7 @@ export class WaitingLine {
     entry.lastAnswerAt = now;
     entry.pollAfterMs = limits.pollMinMs;
     entry.tried = true;
+    this.figures.retried++;
   }
 
   /**
@@ -216,6 +220,7 @@ export class WaitingLine {
       admitted: f.admitted,
       dropped: f.dropped,
       closed: f.closed,
+      retried: f.retried,
       tokensGranted: f.tokensGranted,
       timeInLineBuckets: f.timeInLine.map((n) => (cumulative += n)),
       timeInLineSumMs: f.timeInLineSumMs,
