@@ -8,6 +8,9 @@
  * - sold out while 50 wait: all 50 learn sold_out on their next poll, with no origin call.
  */
 import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort, spawnTs, stopChild, waitForHttp } from '../../bench/lib/stack.js';
@@ -334,3 +337,45 @@ it('sold out while 50 wait: all 50 learn sold_out on their next poll, with no or
   expect(await reserveCalls()).toBe(callsAtSoldOut);
   expect(await figures(activityId)).toMatchObject({ waiting: 0, turnsPending: 0 });
 }, 60_000);
+
+it('the sale page in Chromium waits in the real line: "You are number N in line — about M s", then its reservation', async () => {
+  const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  expect(existsSync(chromiumPath), `no Chromium at ${chromiumPath} (scripts/browser.sh installs it)`).toBe(true);
+  const artifacts = fileURLToPath(new URL('../../test-artifacts/waiting-room/', import.meta.url));
+  mkdirSync(artifacts, { recursive: true });
+  const activityId = await queueSale({ stock: 5, admissionRatePerSec: 1 });
+  // One buyer takes the shard's token; two more wait ahead of the page's buyer (and never poll).
+  const [first, ...ahead] = await tickets(activityId, ['9400001', '9400002', '9400003']);
+  await purchase(first!);
+  for (const j of ahead) await purchase(j);
+  expect(ahead.map((j) => j.first?.body.status)).toEqual(['waiting', 'waiting']);
+
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 640, height: 520 }, locale: 'en-US' });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    const token = await sign(
+      { sub: '9400004', exp: Math.floor(Date.now() / 1000) + 600 },
+      TEST_EDGE_SECRETS.USER_TOKEN_SECRET,
+      'HS256',
+    );
+    await page.goto(`${edge.url}/a/${activityId}?token=${token}`);
+    await page.waitForSelector('#buy:not([disabled])', { timeout: 15_000 });
+    await page.click('#buy');
+    await page.waitForSelector('#status[data-kind="waiting"]', { timeout: 15_000 });
+    const line = await page.locator('#status-line').innerText();
+    expect(line).toMatch(/^You are number [1-3] in line — about \d+ s$/);
+    await page.screenshot({ path: `${artifacts}waiting.png`, fullPage: true });
+    // The page polls as told; its turn comes and the kept purchase becomes its reservation.
+    await page.waitForSelector('#status[data-kind="queued"], #status[data-kind="ordered"]', { timeout: 30_000 });
+    await page.screenshot({ path: `${artifacts}after-the-line.png`, fullPage: true });
+    expect(errors).toEqual([]);
+  } finally {
+    await browser.close();
+  }
+}, 90_000);
