@@ -211,7 +211,7 @@ function waitingRoomRows(rec: Recorder): FunnelRow[] {
   if (w.waited === 0) return [];
   return [
     { label: 'waiting room · waited (202 waiting)', count: w.waited, kind: 'pass' },
-    { label: 'waiting room · admitted (turn came: result)', count: w.admitted, kind: 'pass' },
+    { label: 'waiting room · left with a result (turn or sale closed)', count: w.admitted, kind: 'pass' },
     { label: 'waiting room · … of which reserved', count: w.reserved, kind: 'pass' },
     { label: 'waiting room · … of which sold_out', count: w.soldOut, kind: 'reject' },
     { label: 'waiting room · dropped (404: not polled in time)', count: w.dropped, kind: 'reject' },
@@ -240,7 +240,7 @@ export function printReport(r: Report): void {
     const peak = Math.max(0, ...w.line.map((l) => l.waiting));
     out.push(
       '',
-      `Waiting room: ${n(w.waited)} waited, ${n(w.admitted)} admitted (${n(w.reserved)} reserved, ${n(w.soldOut)} sold out), ${n(w.dropped)} dropped, ${n(w.gaveUp)} gave up`,
+      `Waiting room: ${n(w.waited)} waited, ${n(w.admitted)} left with a result (${n(w.reserved)} reserved, ${n(w.soldOut)} sold out), ${n(w.dropped)} dropped, ${n(w.gaveUp)} gave up`,
       `  time in line  p50 ${s(w.timeInLine.p50)}  p90 ${s(w.timeInLine.p90)}  p99 ${s(w.timeInLine.p99)}  max ${s(w.timeInLine.max)}; longest line ${n(peak)}`,
       `  line over time (s: waiting) ${w.line
         .filter((_, i) => i % Math.max(1, Math.ceil(w.line.length / 20)) === 0)
