@@ -67,6 +67,7 @@ try {
     stockBuckets: BUCKETS,
     soldOutThreshold: 0,
     eligibility: null,
+    overflow: 'reject',
   });
   await warmup(ctx, activityId);
 

@@ -8,6 +8,9 @@ import { productFieldsSchema, type ProductFields } from './product.js';
 
 export const ACTIVITY_STATES = ['open', 'paused', 'stopped'] as const;
 export type ActivitySwitch = (typeof ACTIVITY_STATES)[number];
+/** What the edge does with a purchase beyond the admission rate (DESIGN §10 `overflow`). */
+export const OVERFLOW_MODES = ['reject', 'queue'] as const;
+export type Overflow = (typeof OVERFLOW_MODES)[number];
 export type PublicState = 'upcoming' | 'open' | 'sold_out' | 'paused' | 'ended';
 
 /** Upper bound of quantity per reservation and of `maxPerUser`; larger is a malformed request. */
@@ -76,6 +79,11 @@ export const activityConfigSchema = z.object({
   soldOutThreshold: z.number().int().min(0).max(100_000_000).optional(),
   /** Members-only sale: the JWT claim that must hold one of `values`; absent / null = everyone. */
   eligibility: eligibilitySchema.nullable().optional(),
+  /**
+   * Beyond the admission rate: `reject` → 503 busy + Retry-After; `queue` → a waiting room (DESIGN §10).
+   * Absent means `reject` (snapshots from before the option, hand-written test configs).
+   */
+  overflow: z.enum(OVERFLOW_MODES).optional(),
 });
 export type ActivityConfig = z.infer<typeof activityConfigSchema>;
 

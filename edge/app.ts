@@ -9,6 +9,7 @@ import { drawRoutes } from './routes/draw.js';
 import { internalRoutes } from './routes/internal.js';
 import { purchaseRoutes } from './routes/purchase.js';
 import { entryRoutes, reservationRoutes } from './routes/reservations.js';
+import { waitingRoutes } from './routes/waiting.js';
 import { settingsOf } from './settings.js';
 
 export const app = new Hono<EdgeEnv>();
@@ -30,6 +31,7 @@ app.route('/api/activities', activityRoutes);
 app.route('/api/activities', purchaseRoutes);
 app.route('/api/activities', drawRoutes);
 app.route('/api/activities', entryRoutes);
+app.route('/api/activities', waitingRoutes);
 app.route('/api/reservations', reservationRoutes);
 app.route('/internal', internalRoutes);
 

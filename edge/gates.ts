@@ -4,7 +4,9 @@
  * per-user gate (which also holds the deny list, DESIGN §10), then admission to the origin.
  */
 import { ContractError, publicState, type ActivitySnapshot } from '../contract/index.js';
+import type { EntryAnswer } from './durable/admission.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
+import type { KeptPurchase } from './durable/waiting-line.js';
 
 /** Refuses unless the sale is open right now: 425 too_early, 410 ended, 503 paused, 409 sold_out. */
 export function assertOpen(snapshot: ActivitySnapshot, now: number): void {
@@ -117,9 +119,50 @@ interface Lease {
   used: number;
   /** ... and in the previous one: what the next lease asks for. */
   previousUsed: number;
+  /** Queue mode: the shard said a line exists; tokens granted earlier and arriving late lapse. */
+  lined: boolean;
 }
 
 const leases = new Map<string, Lease>();
+
+/** This isolate's lease window for a shard (a new one when the last expired: its unspent tokens lapse). */
+function leaseFor(shardName: string, now: number): Lease {
+  let lease = leases.get(shardName);
+  if (!lease || lease.expiresAt <= now) {
+    lease = {
+      tokens: 0,
+      expiresAt: now + ADMISSION_LEASE_TTL_MS,
+      used: 0,
+      previousUsed: lease?.used ?? 1,
+      lined: false,
+    };
+    if (leases.size > 10_000) leases.clear();
+    leases.set(shardName, lease);
+  }
+  return lease;
+}
+
+/** How many tokens to ask the shard for: this isolate's pace in the last window, capped. */
+function leaseWant(lease: Lease): number {
+  return Math.min(ADMISSION_LEASE_MAX, Math.max(1, lease.previousUsed - lease.used));
+}
+
+/**
+ * One granted token is this request's; the rest join this window's lease (other requests of the isolate
+ * may have added theirs meanwhile: add, never overwrite). If the window ended meanwhile, they lapse.
+ */
+function addToLease(shardName: string, lease: Lease, granted: number): void {
+  lease.used++;
+  if (leases.get(shardName) === lease && lease.expiresAt > Date.now() && !lease.lined) lease.tokens += granted - 1;
+}
+
+function admissionShard(snapshot: ActivitySnapshot, userId: string): { name: string; ratePerSec: number } {
+  const { activityId, admissionShards, admissionRatePerSec } = snapshot.config;
+  return {
+    name: `${activityId}:${shardOf(userId, admissionShards)}`,
+    ratePerSec: admissionRatePerSec / admissionShards,
+  };
+}
 
 /** 503 `busy` unless a token of this user's AdmissionDO shard of the activity is available. */
 export async function admitToOrigin(
@@ -128,30 +171,63 @@ export async function admitToOrigin(
   userId: string,
   now = Date.now(),
 ): Promise<void> {
-  const { activityId, admissionShards, admissionRatePerSec } = snapshot.config;
-  const shardName = `${activityId}:${shardOf(userId, admissionShards)}`;
-  let lease = leases.get(shardName);
-  if (!lease || lease.expiresAt <= now) {
-    // A new window: what the last one did not spend lapses.
-    lease = { tokens: 0, expiresAt: now + ADMISSION_LEASE_TTL_MS, used: 0, previousUsed: lease?.used ?? 1 };
-    if (leases.size > 10_000) leases.clear();
-    leases.set(shardName, lease);
-  }
+  const shard = admissionShard(snapshot, userId);
+  const lease = leaseFor(shard.name, now);
   if (lease.tokens > 0) {
     lease.tokens--;
     lease.used++;
     return;
   }
-  const want = Math.min(ADMISSION_LEASE_MAX, Math.max(1, lease.previousUsed - lease.used));
   const ns = env.ADMISSION;
-  const grant = await ns.get(ns.idFromName(shardName)).take(want, admissionRatePerSec / admissionShards);
+  const grant = await ns.get(ns.idFromName(shard.name)).take(leaseWant(lease), shard.ratePerSec);
   if (grant.granted < 1) {
     throw new ContractError('busy', 'too many buyers right now; try again shortly', {
       retryAfter: retryAfterSeconds(grant.retryAfterMs),
     });
   }
-  // One token is this request's; the rest join this window's lease (other requests of the isolate
-  // may have added theirs meanwhile: add, never overwrite). If the window ended meanwhile, they lapse.
-  lease.used++;
-  if (leases.get(shardName) === lease && lease.expiresAt > Date.now()) lease.tokens += grant.granted - 1;
+  addToLease(shard.name, lease, grant.granted);
+}
+
+/**
+ * `overflow: "queue"` (DESIGN §10): a token from the lease, else the shard's answer — tokens while
+ * nobody waits, else this user's place in line (the shard keeps the purchase). Once the shard says a
+ * line exists, this isolate drops its leased tokens, so its newcomers queue behind the line too.
+ */
+export async function enterLine(
+  env: Env,
+  snapshot: ActivitySnapshot,
+  purchase: KeptPurchase,
+  limits: { pollMinMs: number; pollBudgetPerSec: number },
+  now = Date.now(),
+): Promise<EntryAnswer | { kind: 'admitted' }> {
+  const shard = admissionShard(snapshot, purchase.userId);
+  const lease = leaseFor(shard.name, now);
+  if (lease.tokens > 0) {
+    lease.tokens--;
+    lease.used++;
+    return { kind: 'admitted' };
+  }
+  const ns = env.ADMISSION;
+  const answer = await ns
+    .get(ns.idFromName(shard.name))
+    .enter(purchase, leaseWant(lease), { ratePerSec: shard.ratePerSec, ...limits });
+  if (answer.kind === 'admitted') addToLease(shard.name, lease, answer.granted);
+  else if (answer.kind === 'waiting') {
+    // Tokens of this window were granted before the line formed: spending them now on newcomers
+    // would put those ahead of the buyers already waiting. They lapse, as unspent leases do.
+    lease.tokens = 0;
+    lease.lined = true;
+  }
+  return answer;
+}
+
+/** The AdmissionDO shard that holds this user's waiting entry. */
+export function admissionStub(env: Env, snapshot: ActivitySnapshot, userId: string) {
+  const ns = env.ADMISSION;
+  return ns.get(ns.idFromName(admissionShard(snapshot, userId).name));
+}
+
+/** A shard's rate, for the line's ETAs and pacing. */
+export function shardRate(snapshot: ActivitySnapshot): number {
+  return snapshot.config.admissionRatePerSec / snapshot.config.admissionShards;
 }

@@ -28,6 +28,10 @@ export const DEFAULT_JWT_LEEWAY_SECONDS = 30;
 export const DEFAULT_JWT_MAX_LIFETIME_SECONDS = 86_400;
 /** One doomed refusal in this many gets a log line; all are counted (REFUSAL_LOG_SAMPLE). */
 export const DEFAULT_REFUSAL_LOG_SAMPLE = 1_000;
+/** Waiting room: the shortest pollAfterMs a waiting buyer is given (WAITING_POLL_MIN_MS). */
+export const DEFAULT_WAITING_POLL_MIN_MS = 1_000;
+/** Waiting room: polls per second one admission shard's line aims to stay under (WAITING_POLLS_PER_SEC). */
+export const DEFAULT_WAITING_POLLS_PER_SEC = 500;
 
 /** The bot-check verifier must answer within this long (BOT_CHECK_TIMEOUT_MS), else 503 (fail closed). */
 export const DEFAULT_BOT_CHECK_TIMEOUT_MS = 2_000;
@@ -54,6 +58,8 @@ export interface EdgeSettings {
   refusalLogSample: number;
   /** Bot check at ticket issuance (BOT_CHECK_URL + secret BOT_CHECK_SECRET); absent = off. */
   botCheck?: { url: string; secret: string; timeoutMs: number };
+  waitingPollMinMs: number;
+  waitingPollBudgetPerSec: number;
 }
 
 const cache = new WeakMap<object, EdgeSettings>();
@@ -119,6 +125,14 @@ export function parseSettings(env: Env): EdgeSettings {
     jwtIssuer: env.JWT_ISSUER || undefined,
     jwtAudience: env.JWT_AUDIENCE || undefined,
     refusalLogSample: int('REFUSAL_LOG_SAMPLE', env.REFUSAL_LOG_SAMPLE, DEFAULT_REFUSAL_LOG_SAMPLE, 1, 1_000_000),
+    waitingPollMinMs: int('WAITING_POLL_MIN_MS', env.WAITING_POLL_MIN_MS, DEFAULT_WAITING_POLL_MIN_MS, 50, 60_000),
+    waitingPollBudgetPerSec: int(
+      'WAITING_POLLS_PER_SEC',
+      env.WAITING_POLLS_PER_SEC,
+      DEFAULT_WAITING_POLLS_PER_SEC,
+      10,
+      10_000,
+    ),
     botCheck: parseBotCheck(env),
   };
 }

@@ -134,9 +134,11 @@ export class Driver {
     }
   }
 
-  private later(delayMs: number, run: () => Promise<void>): void {
+  private later(delayMs: number, run: () => Promise<void>): boolean {
     const due = Date.now() + delayMs;
-    if (this.arrivalsDoneAt === null || due <= this.arrivalsDoneAt + this.o.tailMs) this.agenda.push(due, run);
+    if (this.arrivalsDoneAt !== null && due > this.arrivalsDoneAt + this.o.tailMs) return false;
+    this.agenda.push(due, run);
+    return true;
   }
 
   private async call(
@@ -246,6 +248,11 @@ export class Driver {
       { 'idempotency-key': key, 'content-type': 'application/json' },
       '{"quantity":1}',
     );
+    if (r.body?.status === 'waiting') {
+      // `--overflow queue`: a place in line instead of a reservation (a repeat click: the same place).
+      if (this.rec.waitingRoom.entered(user.id)) this.pollLineLater(user, r.body);
+      return r;
+    }
     if (r.body?.status === 'entered') {
       // Lottery (DESIGN §10): an entry, not a reservation; the draw's winners are registered after it.
       if (r.status === 202) this.rec.entered++;
@@ -271,6 +278,30 @@ export class Driver {
       this.later(POLL_EVERY_MS, () => this.poll(user, pollUrl, n + 1));
     } else if (r.status === 200 && r.body.status === 'ordered' && user.luck / this.o.pollRatio < this.o.payRatio) {
       await this.pay(r.body.orderNo as string, user);
+    }
+  }
+
+  /** Polls a place in line as told (pollAfterMs) until it turns into a result; gives up after the tail. */
+  private pollLineLater(
+    user: User,
+    waiting: { pollUrl: string; pollAfterMs: number },
+    delayMs = waiting.pollAfterMs,
+  ): void {
+    if (!this.later(delayMs, () => this.pollLine(user, waiting.pollUrl))) this.rec.waitingRoom.left(user.id, 'gave_up');
+  }
+
+  private async pollLine(user: User, pollUrl: string): Promise<void> {
+    const r = await this.call('wait', 'GET', pollUrl, user);
+    if (r.body?.status === 'waiting') return this.pollLineLater(user, r.body);
+    if (r.status === 429 || r.status === 0 || r.code === 'unavailable') {
+      return this.pollLineLater(user, { pollUrl, pollAfterMs: Math.max(r.retryAfterMs, 1000) });
+    }
+    if (r.status === 404) return this.rec.waitingRoom.left(user.id, 'dropped');
+    this.rec.waitingRoom.left(user.id, r.body?.reservationId ? 'queued' : r.code);
+    if (r.body?.reservationId) {
+      // The kept purchase ran: a new reservation, followed like one answered 202 at once.
+      this.rec.reserved(user.id, r.body.reservationId, 202);
+      if (user.luck < this.o.pollRatio) this.later(POLL_EVERY_MS, () => this.poll(user, r.body.pollUrl as string, 1));
     }
   }
 

@@ -22,6 +22,8 @@ export interface RehearsalOptions {
   paymentTimeoutSeconds: number;
   /** Requests/s the edge forwards to the origin (the activity's admission rate). */
   admissionRate: number;
+  /** Beyond the admission rate: 503 busy (`reject`) or a waiting room (`queue`). */
+  overflow: 'reject' | 'queue';
   seed: number;
   firstUserId: number;
   outDir: string;
@@ -56,6 +58,7 @@ const USAGE = `npm run rehearsal -- [options]
   --pay-ratio R        share of pollers who pay once ordered (default 0.7)
   --payment-timeout S  the activity's payment timeout, seconds (default 900; ≤ 120 waits for the timeouts)
   --admission-rate N   requests/s the edge forwards to the origin (default 5000)
+  --overflow M         beyond the admission rate: reject (503 busy) | queue (waiting room) (default reject)
   --seed N             crowd seed (default 1)
   --out DIR            report directory (default reports/rehearsal-<timestamp>)
   --progress / --no-progress   live progress line on stderr (default: when stderr is a TTY)
@@ -100,6 +103,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       'pay-ratio': { type: 'string', default: '0.7' },
       'payment-timeout': { type: 'string', default: '900' },
       'admission-rate': { type: 'string', default: '5000' },
+      overflow: { type: 'string', default: 'reject' },
       seed: { type: 'string', default: '1' },
       'first-user': { type: 'string', default: '10000001' },
       out: { type: 'string' },
@@ -120,6 +124,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     process.exit(0);
   }
   if (!CURVES.includes(values.curve as Curve)) throw new Error(`--curve must be one of ${CURVES.join(', ')}`);
+  if (values.overflow !== 'reject' && values.overflow !== 'queue')
+    throw new Error('--overflow must be reject or queue');
   if (Boolean(values['edge-url']) !== Boolean(values['origin-url']))
     throw new Error('--edge-url and --origin-url go together (the origin is needed for admin calls and payments)');
   if (values.admission !== 'fcfs' && values.admission !== 'lottery')
@@ -139,6 +145,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     payRatio: num('pay-ratio', values['pay-ratio'], 0, 1),
     paymentTimeoutSeconds: num('payment-timeout', values['payment-timeout'], 10, 86_400),
     admissionRate: num('admission-rate', values['admission-rate'], 1, 1_000_000),
+    overflow: values.overflow,
     seed: num('seed', values.seed, 0, 2 ** 32 - 1),
     firstUserId: num('first-user', values['first-user'], 1, 2 ** 52),
     outDir: values.out ?? `reports/rehearsal-${stamp}`,

@@ -4,8 +4,9 @@
  * reservation the edge granted (≤ stock + refills) and any idempotency breach.
  */
 import { LatencyHistogram } from './histogram.js';
+import { WaitingRoomStats } from './waiting-room.js';
 
-export type Step = 'ticket' | 'purchase' | 'poll' | 'lookup' | 'payment';
+export type Step = 'ticket' | 'purchase' | 'poll' | 'lookup' | 'payment' | 'wait';
 
 /** Per-second buckets of the throughput chart. */
 export const SERIES = ['reserved', 'repeat', 'ok', 'rejected', 'busy', 'failed'] as const;
@@ -21,7 +22,12 @@ export function seriesOf(step: Step, status: number): Series {
 
 export class Recorder {
   /** ms since epoch of the sale's start (t0). */
-  constructor(readonly startsAt: number) {}
+  constructor(readonly startsAt: number) {
+    this.waitingRoom = new WaitingRoomStats(startsAt);
+  }
+
+  /** `--overflow queue`: the waiting room as the crowd saw it. */
+  readonly waitingRoom: WaitingRoomStats;
 
   requests = 0;
   readonly outcomes = new Map<string, { step: Step; status: number; code: string; latency: LatencyHistogram }>();
@@ -50,7 +56,8 @@ export class Recorder {
     let bucket = this.timeline.get(second);
     if (!bucket)
       this.timeline.set(second, (bucket = { reserved: 0, repeat: 0, ok: 0, rejected: 0, busy: 0, failed: 0 }));
-    bucket[seriesOf(step, status)]++;
+    // A place in line is not a reservation: it counts as a plain success in the chart.
+    bucket[code === 'waiting' ? 'ok' : seriesOf(step, status)]++;
     if (code === 'sold_out' && this.firstSoldOutAt === null) this.firstSoldOutAt = now;
   }
 

@@ -10,6 +10,7 @@ import type { RehearsalOptions } from './options.js';
 import { SERIES, type Recorder, type Series } from './recorder.js';
 import type { SettlementFacts } from './settlement.js';
 import { renderHtml, settleText } from './report-html.js';
+import type { WaitingRoomReport } from './waiting-room.js';
 
 export interface FunnelRow {
   label: string;
@@ -42,6 +43,8 @@ export interface Report {
     allRequestsP99Ms: number;
   };
   funnel: FunnelRow[];
+  /** `--overflow queue`: the waiting room as the crowd saw it (absent otherwise). */
+  waitingRoom?: WaitingRoomReport;
   outcomes: ({ step: string; status: number; code: string } & LatencySummary)[];
   timeline: ({ second: number } & Record<Series, number>)[];
   /** [ms since the start, orders in MySQL]: settlement keeping up with reservations. */
@@ -69,7 +72,7 @@ export function buildReport(args: {
 }): Report {
   const { o, rec, facts } = args;
   const { adminToken: _a, userTokenSecret: _u, paymentSecret: _p, ...options } = o;
-  const edgeSteps = new Set(['ticket', 'purchase', 'poll', 'lookup']);
+  const edgeSteps = new Set(['ticket', 'purchase', 'poll', 'lookup', 'wait']);
   const outcomes = [...rec.outcomes.values()]
     .map((x) => ({ step: x.step, status: x.status, code: x.code, ...x.latency.summary() }))
     .sort((a, b) => b.count - a.count);
@@ -113,6 +116,7 @@ export function buildReport(args: {
       (s, k) => (s >= 500 || s === 0) && !['busy', 'paused', 'unavailable', 'not_ready'].includes(k),
     ),
     { label: 'tickets issued (200)', count: c('ticket', (s) => s === 200), kind: 'pass' },
+    ...waitingRoomRows(rec),
     { label: 'purchases repeated → same reservation (200)', count: c('purchase', (s) => s === 200), kind: 'pass' },
     { label: 'reserved at the edge (202)', count: rec.granted202, kind: 'pass' },
     { label: '… first seen on a repeat (200) after 503 unavailable', count: rec.firstSeenOnRepeat, kind: 'pass' },
@@ -191,6 +195,7 @@ export function buildReport(args: {
       allRequestsP99Ms: p99Of((step) => edgeSteps.has(step)),
     },
     funnel,
+    waitingRoom: rec.waitingRoom.waited > 0 ? rec.waitingRoom.report() : undefined,
     outcomes,
     timeline,
     settledOverTime: args.settledSamples,
@@ -198,6 +203,20 @@ export function buildReport(args: {
     load: { summary: load, generators: args.generators },
     verdict: { ok: problems.length === 0, problems, notes },
   };
+}
+
+/** The waiting room's rows of the funnel (`--overflow queue`); none when nobody waited. */
+function waitingRoomRows(rec: Recorder): FunnelRow[] {
+  const w = rec.waitingRoom;
+  if (w.waited === 0) return [];
+  return [
+    { label: 'waiting room · waited (202 waiting)', count: w.waited, kind: 'pass' },
+    { label: 'waiting room · left with a result (turn or sale closed)', count: w.admitted, kind: 'pass' },
+    { label: 'waiting room · … of which reserved', count: w.reserved, kind: 'pass' },
+    { label: 'waiting room · … of which sold_out', count: w.soldOut, kind: 'reject' },
+    { label: 'waiting room · dropped (404: not polled in time)', count: w.dropped, kind: 'reject' },
+    { label: "waiting room · gave up (past the run's tail)", count: w.gaveUp, kind: 'reject' },
+  ];
 }
 
 const pctOf = (share: number) => `${Math.round(share * 100)} %`;
@@ -216,6 +235,19 @@ export function printReport(r: Report): void {
     out.push(
       `  ${row.kind === 'reject' ? '  − ' : row.kind === 'end' ? '  → ' : ''}${row.label.padEnd(50)} ${n(row.count).padStart(12)}`,
     );
+  if (r.waitingRoom) {
+    const w = r.waitingRoom;
+    const peak = Math.max(0, ...w.line.map((l) => l.waiting));
+    out.push(
+      '',
+      `Waiting room: ${n(w.waited)} waited, ${n(w.admitted)} left with a result (${n(w.reserved)} reserved, ${n(w.soldOut)} sold out), ${n(w.dropped)} dropped, ${n(w.gaveUp)} gave up`,
+      `  time in line  p50 ${s(w.timeInLine.p50)}  p90 ${s(w.timeInLine.p90)}  p99 ${s(w.timeInLine.p99)}  max ${s(w.timeInLine.max)}; longest line ${n(peak)}`,
+      `  line over time (s: waiting) ${w.line
+        .filter((_, i) => i % Math.max(1, Math.ceil(w.line.length / 20)) === 0)
+        .map((l) => `${l.second}:${l.waiting}`)
+        .join(' ')}`,
+    );
+  }
   out.push('', 'Latency (ms) per outcome            count       p50      p90      p99      max');
   for (const o of r.outcomes)
     out.push(

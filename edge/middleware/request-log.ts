@@ -23,6 +23,8 @@ export const DOOMED_OUTCOMES: ReadonlySet<string> = new Set([
   'bad_ticket',
   'unauthenticated',
   'payload_too_large',
+  // A waiting-room answer (place in line, poll): at a sale's peak as many as the refusals.
+  'waiting',
 ]);
 
 const MAX_TRACEPARENT_LOGGED = 128;

@@ -6,6 +6,7 @@
  *   (replaces the stored one); ids not on it are answered 404 without an origin call;
  * - `PUT /internal/deny` `{"users": [{"userId", "denied"}]}`: deny-list changes, handed to each
  *   user's UserGateDO shard (DESIGN §10).
+ * - `GET /internal/activities/:id/waiting-room`: the waiting room's figures, all shards summed.
  * The body limit (413) runs before the signature check (app.ts).
  */
 import { Hono } from 'hono';
@@ -18,11 +19,12 @@ import {
   isId,
   verifyEdgeRequest,
 } from '../../contract/index.js';
-import { activityStub, rememberActivity } from '../activity-cache.js';
+import { activityStub, loadActivity, rememberActivity } from '../activity-cache.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
 import { addLive, replaceLive } from '../live-activities.js';
 import { shardOf } from '../gates.js';
 import { settingsOf } from '../settings.js';
+import { waitingRoomFigures } from '../waiting-room.js';
 import { activityIdParam } from './activities.js';
 
 /** Largest live list accepted; the body limit (MAX_INTERNAL_BODY_BYTES) bounds it first. */
@@ -45,8 +47,8 @@ const denySchema = z
   })
   .strict();
 
-/** The origin's signature over the body the body limit read; 401 otherwise. */
-async function signedBody(c: EdgeContext): Promise<unknown> {
+/** The origin's signature over the body the body limit read; 401 otherwise. Returns the body. */
+async function assertSigned(c: EdgeContext): Promise<string> {
   const url = new URL(c.req.url);
   const body = c.get('body');
   const failure = await verifyEdgeRequest(settingsOf(c.env).edgeOriginSecret, {
@@ -59,6 +61,11 @@ async function signedBody(c: EdgeContext): Promise<unknown> {
   // The reason (missing / stale / bad_signature) is the caller's own business, and tells an
   // operator about clock skew or a secret mismatch; it reveals nothing of ours.
   if (failure) throw new ContractError('unauthenticated', `origin signature ${failure.replace('_', ' ')}`);
+  return body;
+}
+
+async function signedBody(c: EdgeContext): Promise<unknown> {
+  const body = await assertSigned(c);
   try {
     return JSON.parse(body);
   } catch {
@@ -99,4 +106,12 @@ export const internalRoutes = new Hono<EdgeEnv>()
     const stored = await activityStub(c.env, activityId).upsert(parsed.data);
     await Promise.all([rememberActivity(activityId, stored), addLive(c.env, activityId)]);
     return c.json({ activityId, version: stored.config.version, state: stored.state, soldOut: stored.soldOut });
+  })
+  // The waiting room's figures over all admission shards of an activity (operators, the rehearsal).
+  .get('/activities/:id/waiting-room', async (c) => {
+    await assertSigned(c);
+    const activityId = activityIdParam(c);
+    const snapshot = await loadActivity(c.env, activityId, c.get('traceId'));
+    c.header('Cache-Control', 'no-store');
+    return c.json(await waitingRoomFigures(c.env, snapshot));
   });

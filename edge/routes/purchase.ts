@@ -18,10 +18,11 @@ import {
 import { activityStub, loadActivity, peekActivity, rememberActivity } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
-import { admitToOrigin, admitUser, assertEligible, assertOpen } from '../gates.js';
+import { admitToOrigin, admitUser, assertEligible, assertOpen, enterLine } from '../gates.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
 import { hasReceipt, readReceipt, setReceipt } from '../receipt.js';
+import { answerPlace, waitingLimits } from '../waiting-room.js';
 import { verifyTicket } from '../ticket.js';
 import { activityIdParam } from './activities.js';
 
@@ -84,7 +85,14 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   // Lottery window (DESIGN §10): every click in the window counts, so admission does not cap
   // entries (an entry is one cheap script, no stock); the user gate above still applies.
   const lottery = inLotteryWindow(snapshot.config, now);
-  if (!lottery) await admitToOrigin(c.env, snapshot, userId);
+  // Beyond the admission rate: 503 busy, or with overflow "queue" a place in the waiting room, which
+  // keeps the purchase and runs it when its turn comes (§10, edge/waiting-room.ts).
+  if (!lottery && snapshot.config.overflow === 'queue') {
+    const place = await enterLine(c.env, snapshot, { userId, requestId, quantity }, waitingLimits(settings));
+    if (place.kind !== 'admitted') return answerPlace(c, snapshot, place, 202);
+  } else if (!lottery) {
+    await admitToOrigin(c.env, snapshot, userId);
+  }
 
   // 8. The origin decides.
   let answer;

@@ -8,6 +8,7 @@ import {
   LOTTERY_WINDOW_MIN_MS,
   MAX_QUANTITY,
   eligibilitySchema,
+  OVERFLOW_MODES,
   type ActivityConfig,
   type ActivitySwitch,
   type Eligibility,
@@ -71,6 +72,7 @@ export const createActivitySchema = z
     initialRelease: z.number().int().min(0).max(100_000_000).optional(),
     soldOutThreshold: z.number().int().min(0).max(100_000_000).default(0),
     eligibility: eligibilitySchema.nullable().default(null),
+    overflow: z.enum(OVERFLOW_MODES).default('reject'),
   })
   .strict()
   .superRefine(validWindow)
@@ -130,8 +132,8 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
         `INSERT INTO seckill_activity (id, sku_id, title, starts_at, ends_at, state, max_per_user, payment_timeout_seconds,
            user_rate_per_sec, admission_rate_per_sec, admission_shards, stock_buckets,
            description, price_cents, currency, image_url, admission, lottery_window_ms, sold_out_threshold,
-           eligibility)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           eligibility, overflow)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           a.activityId,
           a.skuId,
@@ -153,6 +155,7 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
           a.lotteryWindowMs,
           a.soldOutThreshold,
           a.eligibility ? JSON.stringify(a.eligibility) : null,
+          a.overflow,
         ],
       );
       // The draw's seed exists (secret) from creation on, so its commitment can be public at once.
@@ -195,6 +198,7 @@ export async function findActivity(db: Db, activityId: string): Promise<Activity
       lotteryWindowMs: Number(r.lottery_window_ms),
       soldOutThreshold: Number(r.sold_out_threshold),
       eligibility: parseEligibility(r.eligibility),
+      overflow: r.overflow === 'queue' ? 'queue' : 'reject',
     },
     state: r.state,
     initialStock: Number(r.initial_stock),

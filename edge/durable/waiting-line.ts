@@ -1,0 +1,399 @@
+/**
+ * One admission shard's token bucket and its waiting room (DESIGN §4, §10 `overflow: "queue"`): pure
+ * data and functions of `now`, so the order, the positions and the ETAs are testable without workerd.
+ *
+ * The bucket refills at the shard's rate. While nobody waits, tokens go to whoever asks (isolates
+ * lease small batches of them). Once a purchase finds no token, it is kept in a FIFO and every later
+ * one queues behind it — leases included — and each token that accrues goes to the head of the line,
+ * at the moment it accrued. A waiting entry whose turn came is "admitted": its next poll runs the
+ * kept purchase (the edge forwards it) and reports the outcome back, which later polls repeat.
+ *
+ * Polls keep an entry alive: one not polled for 3 × the pollAfterMs it was last given is dropped —
+ * skipped at no token cost while waiting, its token handed on if it had been admitted. The line is
+ * kept as parallel arrays (no object per waiting entry) and compacted by a sweep at most once a
+ * second, which also drops the ghosts in the middle, so positions are exact up to that second.
+ */
+import { level, type Bucket } from './token-bucket.js';
+
+/** What a waiting entry keeps of a verified purchase to forward it later (the ticket is never re-checked). */
+export interface KeptPurchase {
+  userId: string;
+  requestId: string;
+  quantity: number;
+}
+
+/** A finished entry's outcome: the reservation, or the contract code that refused it. */
+export type LineOutcome = { reservationId: string } | { error: string };
+
+export interface LineLimits {
+  /** This shard's admission rate (the activity's rate / shard count). */
+  ratePerSec: number;
+  /** Shortest pollAfterMs given out (WAITING_POLL_MIN_MS). */
+  pollMinMs: number;
+  /** Polls per second the shard's whole line may cause, roughly (WAITING_POLLS_PER_SEC). */
+  pollBudgetPerSec: number;
+}
+
+export type LineAnswer =
+  | { kind: 'waiting'; seq: number; position: number; etaMs: number; pollAfterMs: number }
+  | { kind: 'turn'; seq: number; purchase: KeptPurchase }
+  | { kind: 'done'; seq: number; outcome: LineOutcome }
+  | { kind: 'too_soon'; retryAfterMs: number }
+  | { kind: 'gone' };
+
+/** Upper bounds (ms) of the time-in-line histogram; the last bucket is +Inf. */
+export const TIME_IN_LINE_BUCKETS_MS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 300_000] as const;
+/** A missed poll deadline is 3 × the pollAfterMs last given (DESIGN §10). */
+export const MISSED_POLLS_TO_DROP = 3;
+/** How often (at most) the line is swept of ghosts and compacted. */
+export const SWEEP_EVERY_MS = 1_000;
+/** How long a finished entry keeps its outcome for repeated polls. */
+export const OUTCOME_KEPT_MS = 60_000;
+
+interface Admitted extends KeptPurchase {
+  lastAnswerAt: number;
+  pollAfterMs: number;
+  /** Its purchase was forwarded and the outcome is unknown (origin timeout): only the origin can say. */
+  tried: boolean;
+}
+
+export interface LineFigures {
+  waiting: number;
+  oldestWaitMs: number;
+  /** Admitted, not yet run (their next poll runs them). */
+  turnsPending: number;
+  entered: number;
+  admitted: number;
+  dropped: number;
+  /** Waiting or admitted entries resolved by the sale closing (sold out, paused, ended). */
+  closed: number;
+  /** Turns kept after the origin failed to answer their forward (retried on the next poll). */
+  retried: number;
+  tokensGranted: number;
+  /** Cumulative counts per TIME_IN_LINE_BUCKETS_MS bound, then +Inf. */
+  timeInLineBuckets: number[];
+  timeInLineSumMs: number;
+}
+
+export class WaitingLine {
+  private bucket: Bucket | undefined;
+  // The waiting entries, oldest first, from index `head` on: one slot per entry in each array.
+  private seqs: number[] = [];
+  private users: string[] = [];
+  private requests: string[] = [];
+  private quantities: number[] = [];
+  private enqueuedAt: number[] = [];
+  private lastAnswerAt: number[] = [];
+  private pollAfter: number[] = [];
+  private head = 0;
+  private nextSeq = 1;
+  private lastSweep = 0;
+  private readonly admittedEntries = new Map<number, Admitted>();
+  private readonly outcomes = new Map<number, { userId: string; outcome: LineOutcome; at: number }>();
+  /** Every entry a user holds here (waiting, admitted or finished): one per user. */
+  private readonly byUser = new Map<string, number>();
+  private readonly figures = {
+    entered: 0,
+    admitted: 0,
+    dropped: 0,
+    closed: 0,
+    retried: 0,
+    tokensGranted: 0,
+    timeInLineSumMs: 0,
+    timeInLine: new Array<number>(TIME_IN_LINE_BUCKETS_MS.length + 1).fill(0),
+  };
+
+  get waitingCount(): number {
+    return this.seqs.length - this.head;
+  }
+
+  /**
+   * Up to `want` tokens for an isolate's lease — none while anyone waits (leases never jump the line).
+   * `retryAfterMs` says when one token would be available.
+   */
+  grant(want: number, limits: LineLimits, now: number): { granted: number; retryAfterMs: number } {
+    this.advance(limits, now);
+    const capacity = capacityOf(limits);
+    const available = level(this.bucket, limits.ratePerSec, capacity, now);
+    if (this.waitingCount > 0 || available < 1) {
+      const retryAfterMs = Math.ceil(((this.waitingCount + 1 - available) * 1000) / limits.ratePerSec);
+      return { granted: 0, retryAfterMs: Math.max(1, retryAfterMs) };
+    }
+    const granted = Math.min(Math.max(1, Math.floor(want)), Math.floor(available));
+    this.bucket = { tokens: available - granted, updatedAt: now, ratePerSec: limits.ratePerSec, capacity };
+    this.figures.tokensGranted += granted;
+    return { granted, retryAfterMs: 0 };
+  }
+
+  /**
+   * A purchase that found no token in its isolate's lease: this user's existing entry if any, else
+   * up to `want` tokens when nobody waits (the purchase goes on, the rest refill the lease), else the
+   * next place in line.
+   */
+  enter(
+    purchase: KeptPurchase,
+    want: number,
+    limits: LineLimits,
+    now: number,
+  ): LineAnswer | { kind: 'admitted'; granted: number } {
+    this.advance(limits, now);
+    const existing = this.byUser.get(purchase.userId);
+    // A repeat click is answered like a poll, without the pacing check (the user's gate paces clicks)
+    // and without moving the entry's pacing clock (so the poll it was told to make stays on time).
+    if (existing !== undefined) return this.answer(existing, purchase.userId, limits, now, false);
+    const { granted } = this.grant(want, limits, now);
+    if (granted > 0) return { kind: 'admitted', granted };
+    const seq = this.nextSeq++;
+    this.seqs.push(seq);
+    this.users.push(purchase.userId);
+    this.requests.push(purchase.requestId);
+    this.quantities.push(purchase.quantity);
+    this.enqueuedAt.push(now);
+    this.lastAnswerAt.push(now);
+    this.pollAfter.push(limits.pollMinMs);
+    this.byUser.set(purchase.userId, seq);
+    this.figures.entered++;
+    return this.waitingAnswer(this.seqs.length - 1, limits, now);
+  }
+
+  /** A poll of entry `seq` by `userId`: waiting (position, ETA), its turn, its outcome, too soon, or gone. */
+  poll(seq: number, userId: string, limits: LineLimits, now: number): LineAnswer {
+    this.advance(limits, now);
+    return this.answer(seq, userId, limits, now, true);
+  }
+
+  /** The outcome of an admitted entry's purchase; later polls answer it without the origin. */
+  finish(seq: number, userId: string, outcome: LineOutcome, now: number): void {
+    const entry = this.admittedEntries.get(seq);
+    if (!entry || entry.userId !== userId) return;
+    this.admittedEntries.delete(seq);
+    this.outcomes.set(seq, { userId, outcome, at: now });
+    // A refused purchase may be tried again (a smaller quantity, a reopened sale): a new click gets a
+    // new entry. A reservation stays the user's one entry: a repeat click answers it without the origin.
+    if (!('reservationId' in outcome)) this.byUser.delete(userId);
+  }
+
+  /** An admitted entry's purchase could not be run for now (origin unavailable): its turn is kept, its deadline renewed. */
+  retryLater(seq: number, userId: string, limits: LineLimits, now: number): void {
+    const entry = this.admittedEntries.get(seq);
+    if (!entry || entry.userId !== userId) return;
+    entry.lastAnswerAt = now;
+    entry.pollAfterMs = limits.pollMinMs;
+    entry.tried = true;
+    this.figures.retried++;
+  }
+
+  /**
+   * The sale closed (sold out, paused, ended): every waiting and admitted entry resolves to `code`.
+   * Ghosts whose deadline has passed are dropped first: they are gone either way.
+   */
+  close(code: string, limits: LineLimits, now: number): void {
+    this.advance(limits, now);
+    for (let i = this.head; i < this.seqs.length; i++) {
+      this.outcomes.set(this.seqs[i]!, { userId: this.users[i]!, outcome: { error: code }, at: now });
+      this.figures.closed++;
+    }
+    for (const [seq, entry] of this.admittedEntries) {
+      // A tried purchase may have reserved a unit (its answer was lost): it keeps its turn, and its
+      // next poll asks the origin, whose holder lookup tells the truth. Untried ones cannot hold one.
+      if (entry.tried) continue;
+      this.admittedEntries.delete(seq);
+      this.outcomes.set(seq, { userId: entry.userId, outcome: { error: code }, at: now });
+      this.figures.closed++;
+    }
+    this.truncate(0);
+    // A paused sale may reopen: the resolved users' next click takes a new place.
+    for (const [userId, seq] of this.byUser) {
+      const done = this.outcomes.get(seq);
+      if (done && !('reservationId' in done.outcome)) this.byUser.delete(userId);
+    }
+  }
+
+  figuresAt(now: number): LineFigures {
+    const f = this.figures;
+    let cumulative = 0;
+    return {
+      waiting: this.waitingCount,
+      oldestWaitMs: this.waitingCount > 0 ? now - this.enqueuedAt[this.head]! : 0,
+      turnsPending: this.admittedEntries.size,
+      entered: f.entered,
+      admitted: f.admitted,
+      dropped: f.dropped,
+      closed: f.closed,
+      retried: f.retried,
+      tokensGranted: f.tokensGranted,
+      timeInLineBuckets: f.timeInLine.map((n) => (cumulative += n)),
+      timeInLineSumMs: f.timeInLineSumMs,
+    };
+  }
+
+  private answer(seq: number, userId: string, limits: LineLimits, now: number, paced: boolean): LineAnswer {
+    const admitted = this.admittedEntries.get(seq);
+    if (admitted) {
+      if (admitted.userId !== userId) return { kind: 'gone' };
+      if (paced && now < admitted.lastAnswerAt + admitted.pollAfterMs) {
+        return { kind: 'too_soon', retryAfterMs: admitted.lastAnswerAt + admitted.pollAfterMs - now };
+      }
+      admitted.lastAnswerAt = now;
+      admitted.pollAfterMs = limits.pollMinMs;
+      const { userId: u, requestId, quantity } = admitted;
+      return { kind: 'turn', seq, purchase: { userId: u, requestId, quantity } };
+    }
+    const done = this.outcomes.get(seq);
+    if (done) return done.userId === userId ? { kind: 'done', seq, outcome: done.outcome } : { kind: 'gone' };
+    const i = this.indexOf(seq);
+    if (i < 0 || this.users[i] !== userId) return { kind: 'gone' };
+    const nextAllowed = this.lastAnswerAt[i]! + this.pollAfter[i]!;
+    if (!paced) {
+      // A repeat click: where the entry stands, and the time left until the poll it was told to make.
+      const view = this.waitingAnswer(i, limits, now, false);
+      return { ...view, pollAfterMs: Math.max(1, nextAllowed - now) };
+    }
+    if (now < nextAllowed) return { kind: 'too_soon', retryAfterMs: nextAllowed - now };
+    return this.waitingAnswer(i, limits, now);
+  }
+
+  /**
+   * Position = waiting entries ahead; ETA = when the tokens for them and this one will have accrued.
+   * pollAfterMs shrinks as the turn nears (a fraction of the ETA, never below pollMinMs), and the
+   * fraction grows with the line so the whole line's polls stay near the shard's poll budget: with
+   * pollAfter ≈ k·ETA, n entries poll about rate/k · (1 + ln n) times a second.
+   */
+  private waitingAnswer(
+    i: number,
+    limits: LineLimits,
+    now: number,
+    record = true,
+  ): Extract<LineAnswer, { kind: 'waiting' }> {
+    const position = i - this.head;
+    const available = level(this.bucket, limits.ratePerSec, capacityOf(limits), now);
+    const etaMs = Math.max(0, ((position + 1 - available) * 1000) / limits.ratePerSec);
+    const k = Math.max(
+      0.5,
+      (limits.ratePerSec * (1 + Math.log(Math.max(1, this.waitingCount)))) / limits.pollBudgetPerSec,
+    );
+    const pollAfterMs = Math.max(limits.pollMinMs, Math.ceil(etaMs * k));
+    if (record) {
+      this.lastAnswerAt[i] = now;
+      this.pollAfter[i] = pollAfterMs;
+    }
+    return { kind: 'waiting', seq: this.seqs[i]!, position, etaMs: Math.ceil(etaMs), pollAfterMs };
+  }
+
+  /** Hands the tokens accrued since the last call to the head of the line, each at the time it accrued. */
+  private advance(limits: LineLimits, now: number): void {
+    if (now - this.lastSweep >= SWEEP_EVERY_MS) this.sweep(now);
+    const { ratePerSec } = limits;
+    const capacity = capacityOf(limits);
+    for (const [seq, entry] of this.admittedEntries) {
+      if (now <= entry.lastAnswerAt + MISSED_POLLS_TO_DROP * entry.pollAfterMs) continue;
+      // An admitted ghost: its unspent token goes to the next in line.
+      this.admittedEntries.delete(seq);
+      this.byUser.delete(entry.userId);
+      this.figures.dropped++;
+      const current = level(this.bucket, ratePerSec, capacity, now);
+      this.bucket = { tokens: Math.min(capacity, current + 1), updatedAt: now, ratePerSec, capacity };
+    }
+    if (this.waitingCount === 0) return;
+    let available = level(this.bucket, ratePerSec, capacity, now);
+    // When the bucket last held `base` tokens: token number k (k > base) accrued at from + (k − base)/rate.
+    const from = this.bucket ? Math.min(now, this.bucket.updatedAt) : now;
+    const base = this.bucket ? this.bucket.tokens : available;
+    let spent = 0;
+    while (available >= 1 && this.waitingCount > 0) {
+      const i = this.head++;
+      const accrued = from + ((spent + 1 - base) * 1000) / ratePerSec;
+      const turnAt = Math.min(now, Math.max(from, this.enqueuedAt[i]!, accrued));
+      const seq = this.seqs[i]!;
+      const userId = this.users[i]!;
+      if (turnAt > this.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * this.pollAfter[i]!) {
+        // Gone before its turn came: skipped, the token stays for the next.
+        this.byUser.delete(userId);
+        this.figures.dropped++;
+        continue;
+      }
+      this.admittedEntries.set(seq, {
+        userId,
+        requestId: this.requests[i]!,
+        quantity: this.quantities[i]!,
+        lastAnswerAt: this.lastAnswerAt[i]!,
+        pollAfterMs: this.pollAfter[i]!,
+        tried: false,
+      });
+      this.record(turnAt - this.enqueuedAt[i]!);
+      available--;
+      spent++;
+    }
+    this.bucket = { tokens: available, updatedAt: now, ratePerSec, capacity };
+    if (this.head > 1024 && this.head * 2 > this.seqs.length) this.sweep(now);
+  }
+
+  /** Drops waiting ghosts anywhere in the line, compacts the arrays, forgets old outcomes. */
+  private sweep(now: number): void {
+    this.lastSweep = now;
+    let kept = 0;
+    for (let i = this.head; i < this.seqs.length; i++) {
+      if (now > this.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * this.pollAfter[i]!) {
+        this.byUser.delete(this.users[i]!);
+        this.figures.dropped++;
+        continue;
+      }
+      this.seqs[kept] = this.seqs[i]!;
+      this.users[kept] = this.users[i]!;
+      this.requests[kept] = this.requests[i]!;
+      this.quantities[kept] = this.quantities[i]!;
+      this.enqueuedAt[kept] = this.enqueuedAt[i]!;
+      this.lastAnswerAt[kept] = this.lastAnswerAt[i]!;
+      this.pollAfter[kept] = this.pollAfter[i]!;
+      kept++;
+    }
+    this.truncate(kept);
+    for (const [seq, done] of this.outcomes) {
+      if (now - done.at <= OUTCOME_KEPT_MS) continue;
+      this.outcomes.delete(seq);
+      if (this.byUser.get(done.userId) === seq) this.byUser.delete(done.userId);
+    }
+  }
+
+  private truncate(length: number): void {
+    for (const a of [
+      this.seqs,
+      this.users,
+      this.requests,
+      this.quantities,
+      this.enqueuedAt,
+      this.lastAnswerAt,
+      this.pollAfter,
+    ]) {
+      a.length = length;
+    }
+    this.head = 0;
+  }
+
+  /** Index of a waiting entry by its sequence number (ascending from head), or −1. */
+  private indexOf(seq: number): number {
+    let lo = this.head;
+    let hi = this.seqs.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = this.seqs[mid]!;
+      if (s === seq) return mid;
+      if (s < seq) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  private record(ms: number): void {
+    this.figures.admitted++;
+    this.figures.timeInLineSumMs += ms;
+    let b = TIME_IN_LINE_BUCKETS_MS.findIndex((bound) => ms <= bound);
+    if (b < 0) b = TIME_IN_LINE_BUCKETS_MS.length;
+    this.figures.timeInLine[b]!++;
+  }
+}
+
+/** A shard's burst: one second of its rate, at least one token. */
+function capacityOf(limits: LineLimits): number {
+  return Math.max(1, limits.ratePerSec);
+}

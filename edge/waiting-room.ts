@@ -1,0 +1,198 @@
+/**
+ * The waiting room's answers (DESIGN §10 `overflow: "queue"`): what a purchase or a poll says for
+ * the shard's answer about the user's entry — waiting (202 from a purchase, 200 from a poll) with
+ * `{status:"waiting", position, etaSeconds, pollUrl, pollAfterMs}`; its turn (the kept purchase is
+ * forwarded now and the result answered: the §3 reservation body or the refusal); its recorded
+ * outcome; 429 when polled sooner than pollAfterMs; 404 when the entry is gone (dropped, unknown).
+ */
+import type { Context } from 'hono';
+import { ContractError, isErrorCode, type ActivitySnapshot } from '../contract/index.js';
+import type { EdgeEnv } from './context.js';
+import type { EntryAnswer } from './durable/admission.js';
+import { retryAfterSeconds } from './durable/token-bucket.js';
+import { TIME_IN_LINE_BUCKETS_MS, type LineFigures, type LineOutcome } from './durable/waiting-line.js';
+import { forwardPurchase, queued } from './forward-purchase.js';
+import { admissionStub, shardRate } from './gates.js';
+import { settingsOf, type EdgeSettings } from './settings.js';
+
+export function waitingLimits(settings: EdgeSettings): { pollMinMs: number; pollBudgetPerSec: number } {
+  return { pollMinMs: settings.waitingPollMinMs, pollBudgetPerSec: settings.waitingPollBudgetPerSec };
+}
+
+/** `<shard incarnation>-<sequence>`: the incarnation makes an id from before a shard restart unknown. */
+const ENTRY_ID = /^([0-9a-z]{1,11})-([1-9][0-9]{0,14})$/;
+
+export function entryIdOf(epoch: string, seq: number): string {
+  return `${epoch}-${seq}`;
+}
+
+export function parseEntryId(text: string): { epoch: string; seq: number } {
+  const m = ENTRY_ID.exec(text);
+  if (!m) throw new ContractError('not_found', 'no such place in line');
+  return { epoch: m[1]!, seq: Number(m[2]) };
+}
+
+export const pollUrlOf = (activityId: string, entryId: string) => `/api/activities/${activityId}/waiting/${entryId}`;
+
+/**
+ * Isolate memory of pacing: (activity, entry, user) → when the next poll is allowed. A poll before
+ * that is 429 here, without a Durable Object call (the shard would say the same). Bounded.
+ */
+const nextPollAt = new Map<string, number>();
+const PACING_MAX_ENTRIES = 50_000;
+
+export function pacingKey(activityId: string, entryId: string, userId: string): string {
+  return `${activityId}:${entryId}:${userId}`;
+}
+
+/** 429 `rate_limited` when this isolate told the entry to come back later than now. */
+export function assertPaced(key: string, now: number): void {
+  const at = nextPollAt.get(key);
+  if (at === undefined) return;
+  if (at > now) throw tooSoon(at - now);
+  nextPollAt.delete(key);
+}
+
+function remember(key: string, at: number): void {
+  if (nextPollAt.size >= PACING_MAX_ENTRIES) {
+    const now = Date.now();
+    for (const [k, t] of nextPollAt) if (t <= now) nextPollAt.delete(k);
+    if (nextPollAt.size >= PACING_MAX_ENTRIES) nextPollAt.clear();
+  }
+  nextPollAt.set(key, at);
+}
+
+function tooSoon(ms: number): ContractError {
+  return new ContractError('rate_limited', 'polled sooner than pollAfterMs; wait before polling again', {
+    retryAfter: retryAfterSeconds(ms),
+  });
+}
+
+/** Refusals a kept purchase ends with; anything else (origin unavailable, …) leaves its turn for the next poll. */
+const FINAL_REFUSALS: ReadonlySet<string> = new Set([
+  'sold_out',
+  'insufficient_stock',
+  'limit_exceeded',
+  'paused',
+  'ended',
+  'too_early',
+  'bad_request',
+]);
+
+export async function answerPlace(
+  c: Context<EdgeEnv>,
+  snapshot: ActivitySnapshot,
+  place: EntryAnswer,
+  waitingStatus: 200 | 202,
+): Promise<Response> {
+  const { activityId, admissionShards } = snapshot.config;
+  c.header('Cache-Control', 'no-store');
+  switch (place.kind) {
+    case 'waiting':
+      return waitingAnswer(c, activityId, entryIdOf(place.epoch, place.seq), {
+        // Exact within the user's shard; the other shards' lines are about as long (users spread by hash).
+        position: place.position * admissionShards,
+        etaMs: place.etaMs,
+        pollAfterMs: place.pollAfterMs,
+        status: waitingStatus,
+      });
+    case 'turn': {
+      const stub = admissionStub(c.env, snapshot, place.purchase.userId);
+      let outcome: LineOutcome;
+      try {
+        const { reservationId } = await forwardPurchase(c, snapshot, place.purchase);
+        outcome = { reservationId };
+      } catch (err) {
+        if (!(err instanceof ContractError)) throw err;
+        if (FINAL_REFUSALS.has(err.code)) {
+          await stub.finish(place.epoch, place.seq, place.purchase.userId, { error: err.code });
+          throw err;
+        }
+        // The origin failed for now (unavailable, not ready, shedding): the turn is kept, and the
+        // buyer's next poll tries again — a hiccup does not cost a place won by waiting.
+        const limits = { ratePerSec: shardRate(snapshot), ...waitingLimits(settingsOf(c.env)) };
+        await stub.retryLater(place.epoch, place.seq, place.purchase.userId, limits);
+        return waitingAnswer(c, activityId, entryIdOf(place.epoch, place.seq), {
+          position: 0,
+          etaMs: 0,
+          pollAfterMs: settingsOf(c.env).waitingPollMinMs,
+          status: waitingStatus,
+        });
+      }
+      await stub.finish(place.epoch, place.seq, place.purchase.userId, outcome);
+      return queued(c, outcome.reservationId, 'queued', waitingStatus);
+    }
+    case 'done':
+      if ('reservationId' in place.outcome) return queued(c, place.outcome.reservationId, 'repeat');
+      throw refusal(place.outcome.error);
+    case 'too_soon':
+      throw tooSoon(place.retryAfterMs);
+    case 'gone':
+      throw new ContractError('not_found', 'this place in line is no longer held (not polled in time); buy again');
+    case 'admitted':
+      throw new Error('an admitted purchase has no place in line');
+  }
+}
+
+function waitingAnswer(
+  c: Context<EdgeEnv>,
+  activityId: string,
+  entryId: string,
+  w: { position: number; etaMs: number; pollAfterMs: number; status: 200 | 202 },
+): Response {
+  remember(pacingKey(activityId, entryId, c.get('userId')!), Date.now() + w.pollAfterMs);
+  c.set('outcome', 'waiting');
+  return c.json(
+    {
+      status: 'waiting' as const,
+      position: w.position,
+      etaSeconds: Math.round(w.etaMs / 100) / 10,
+      pollUrl: pollUrlOf(activityId, entryId),
+      pollAfterMs: w.pollAfterMs,
+    },
+    w.status,
+  );
+}
+
+const REFUSAL_MESSAGES: Record<string, string> = {
+  sold_out: 'sold out',
+  paused: 'the sale is paused',
+  ended: 'the sale has ended',
+};
+
+function refusal(code: string): ContractError {
+  if (!isErrorCode(code)) return new ContractError('unavailable', 'the service is unavailable; try again shortly');
+  return new ContractError(code, REFUSAL_MESSAGES[code] ?? code.replaceAll('_', ' '), {
+    retryAfter: code === 'paused' ? 5 : undefined,
+  });
+}
+
+/** The waiting room's figures of an activity, summed over its admission shards (one DO call each). */
+export async function waitingRoomFigures(env: Env, snapshot: ActivitySnapshot) {
+  const { activityId, admissionShards } = snapshot.config;
+  const ns = env.ADMISSION;
+  const shards = await Promise.all(
+    Array.from({ length: admissionShards }, (_, i) => ns.get(ns.idFromName(`${activityId}:${i}`)).figures()),
+  );
+  const sum = (pick: (f: LineFigures) => number) => shards.reduce((n, f) => n + pick(f), 0);
+  return {
+    activityId,
+    overflow: snapshot.config.overflow ?? 'reject',
+    at: new Date().toISOString(),
+    waiting: sum((f) => f.waiting),
+    oldestWaitMs: Math.max(0, ...shards.map((f) => f.oldestWaitMs)),
+    turnsPending: sum((f) => f.turnsPending),
+    entered: sum((f) => f.entered),
+    admitted: sum((f) => f.admitted),
+    dropped: sum((f) => f.dropped),
+    closed: sum((f) => f.closed),
+    retried: sum((f) => f.retried),
+    timeInLine: {
+      bucketsMs: [...TIME_IN_LINE_BUCKETS_MS, null],
+      cumulativeCounts: TIME_IN_LINE_BUCKETS_MS.map((_, i) => sum((f) => f.timeInLineBuckets[i]!)).concat(
+        sum((f) => f.timeInLineBuckets[TIME_IN_LINE_BUCKETS_MS.length]!),
+      ),
+      sumMs: sum((f) => f.timeInLineSumMs),
+    },
+  };
+}
