@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { sign } from 'hono/jwt';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ticketOf } from '../../origin/lottery/draw-rule.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { scalar } from '../helpers/db.js';
 import type { RunningEdge } from '../helpers/edge.js';
@@ -683,4 +684,46 @@ it('lottery (answers stood in): "You\'re in the draw — results at hh:mm:ss", d
   );
   await shot(loser.page, '20-lost');
   expect([...errors, ...loser.errors]).toEqual([]);
+});
+
+it('lottery through the real draw: two entrants click inside the window, one unit; the revealed seed\'s pick sees the order, the other "not drawn"', async () => {
+  const { activityId } = await upcomingSale(1, { admission: 'lottery', lotteryWindowMs: 6_000 });
+  const users = ['9100001', '9100002'];
+  const pages = await Promise.all(users.map(() => openPage()));
+  await Promise.all(
+    pages.map(async ({ page }, i) => page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor(users[i]!)}`)),
+  );
+  await Promise.all(pages.map(({ page }) => buyEnabled(page, 15_000)));
+  await Promise.all(pages.map(({ page }) => page.click('#buy')));
+  for (const { page } of pages) {
+    await statusKind(page, 'entered');
+    expect(await text(page, '#status')).toMatch(/^You're in the draw — results at \d\d:\d\d:\d\d$/);
+  }
+  await shot(pages[0]!.page, '21-entered-real');
+
+  // After the window the origin draws by itself; the public activity then reveals the seed.
+  const pub = await waitFor(
+    async () => (await (await fetch(`${edge.url}/api/activities/${activityId}`)).json()) as Record<string, any>,
+    (p) => typeof p.drawSeed === 'string',
+    30_000,
+  );
+  const winner = users.reduce((a, b) => (ticketOf(pub.drawSeed, a) < ticketOf(pub.drawSeed, b) ? a : b));
+  for (const [i, { page }] of pages.entries()) {
+    if (users[i] === winner) {
+      await statusKind(page, 'ordered', 30_000);
+      await shot(page, '22-drawn-ordered');
+    } else {
+      await statusKind(page, 'lost', 30_000);
+      expect(await text(page, '#status')).toBe('Not drawn this time — every unit went to other entrants.');
+      await shot(page, '23-drawn-lost');
+    }
+  }
+  expect(
+    await scalar(origin.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND user_id = ?', [
+      activityId,
+      winner,
+    ]),
+  ).toBe(1);
+  expect(await scalar(origin.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(1);
+  expect(pages.flatMap((p) => p.errors)).toEqual([]);
 });
