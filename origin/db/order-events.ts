@@ -17,12 +17,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { inTransaction, type Db, type Tx } from './pool.js';
+import { affected, one, rows } from './rows.js';
+import { OrderEventStatus } from './statuses.js';
 
 export const ORDER_EVENT_TYPES = ['order.created', 'order.paid', 'order.timed_out'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /** Delivered events are deleted: what is left is pending (due or backing off) or parked. */
-export const OrderEventStatus = { PENDING: 0, PARKED: 2 } as const;
+export { OrderEventStatus };
 export type OrderEventStatusName = 'pending' | 'parked';
 const STATUS_BY_NAME: Record<OrderEventStatusName, number> = {
   pending: OrderEventStatus.PENDING,
@@ -116,7 +118,24 @@ const NAME_BY_STATUS = Object.fromEntries(Object.entries(STATUS_BY_NAME).map(([k
   OrderEventStatusName
 >;
 
-function toRow(r: any): OrderEventRow {
+/** A row as SELECT_ROW reads it. */
+interface OutboxRow {
+  seq: string;
+  event_id: string;
+  type: OrderEventType;
+  order_no: string;
+  activity_id: string;
+  user_id: string;
+  quantity: number;
+  occurred_at: Date;
+  status: number;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: Date;
+  payload: string | null;
+}
+
+function toRow(r: OutboxRow): OrderEventRow {
   const activityId = String(r.activity_id);
   const occurredAt = new Date(r.occurred_at);
   const events: OrderEvent[] = r.payload
@@ -160,22 +179,24 @@ function toRow(r: any): OrderEventRow {
  * counts the try, committed before any delivery (no remote call inside a transaction).
  */
 export async function claimOrderEvents(tx: Tx, limit: number, leaseMs: number): Promise<OrderEventRow[]> {
-  const [rows] = (await tx.query(
-    `${SELECT_ROW} e
+  const claimed = await rows<OutboxRow>(
+    tx.query(
+      `${SELECT_ROW} e
       WHERE e.status = ${OrderEventStatus.PENDING} AND e.next_attempt_at <= NOW(3)
         AND (e.type = 'order.created' OR (
               NOT EXISTS (SELECT 1 FROM order_event_outbox p WHERE p.event_id = CONCAT(e.order_no, ':order.created'))
           AND NOT EXISTS (SELECT 1 FROM order_event_outbox b WHERE b.event_id LIKE '${BATCH_PREFIX}%' AND b.seq < e.seq)))
       ORDER BY e.seq LIMIT ${Number(limit)} FOR UPDATE SKIP LOCKED`,
-  )) as any;
-  if (rows.length === 0) return [];
-  const seqs = rows.map((r: any) => String(r.seq));
+    ),
+  );
+  if (claimed.length === 0) return [];
+  const seqs = claimed.map((r) => String(r.seq));
   await tx.query(
     `UPDATE order_event_outbox SET attempts = attempts + 1, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
       WHERE seq IN (${seqs.map(() => '?').join(', ')})`,
     [leaseMs * 1000, ...seqs],
   );
-  return rows.map((r: any) => ({ ...toRow(r), attempts: Number(r.attempts) + 1 }));
+  return claimed.map((r) => ({ ...toRow(r), attempts: Number(r.attempts) + 1 }));
 }
 
 /** Delivered: the rows go, in one statement per round (an id stays stable for a receiver that sees it again). */
@@ -220,11 +241,10 @@ export async function splitBatch(
   failed: { event: OrderEvent; error: string; next: FailedTry }[],
 ): Promise<void> {
   await inTransaction(db, async (tx) => {
-    const [gone] = (await tx.execute('DELETE FROM order_event_outbox WHERE seq = ? AND attempts = ?', [
-      row.seq,
-      row.attempts,
-    ])) as any;
-    if (gone.affectedRows !== 1 || failed.length === 0) return;
+    const gone = await affected(
+      tx.execute('DELETE FROM order_event_outbox WHERE seq = ? AND attempts = ?', [row.seq, row.attempts]),
+    );
+    if (gone !== 1 || failed.length === 0) return;
     await tx.query(
       `INSERT INTO order_event_outbox
          (event_id, type, order_no, activity_id, user_id, quantity, occurred_at, status, attempts, last_error, next_attempt_at)
@@ -253,39 +273,45 @@ export async function listOrderEvents(
   limit: number,
   afterSeq = '0',
 ): Promise<OrderEventRow[]> {
-  const [rows] = (await db.query(
-    `${SELECT_ROW} WHERE status = ? AND seq > ? AND event_id NOT LIKE '${BATCH_PREFIX}%' ORDER BY seq LIMIT ${Number(limit)}`,
-    [STATUS_BY_NAME[status], afterSeq],
-  )) as any;
-  return rows.map(toRow);
+  const listed = await rows<OutboxRow>(
+    db.query(
+      `${SELECT_ROW} WHERE status = ? AND seq > ? AND event_id NOT LIKE '${BATCH_PREFIX}%' ORDER BY seq LIMIT ${Number(limit)}`,
+      [STATUS_BY_NAME[status], afterSeq],
+    ),
+  );
+  return listed.map(toRow);
 }
 
 /** A parked event back to pending, due now, with a fresh attempt budget. False when not parked. */
 export async function retryParked(db: Db, eventId: string): Promise<boolean> {
-  const [update] = (await db.execute(
-    `UPDATE order_event_outbox SET status = ${OrderEventStatus.PENDING}, attempts = 0, next_attempt_at = NOW(3)
-      WHERE event_id = ? AND status = ${OrderEventStatus.PARKED}`,
-    [eventId],
-  )) as any;
-  return update.affectedRows === 1;
+  const changed = await affected(
+    db.execute(
+      `UPDATE order_event_outbox SET status = ${OrderEventStatus.PENDING}, attempts = 0, next_attempt_at = NOW(3)
+        WHERE event_id = ? AND status = ${OrderEventStatus.PARKED}`,
+      [eventId],
+    ),
+  );
+  return changed === 1;
 }
 
 export async function findOrderEvent(db: Db, eventId: string): Promise<OrderEventRow | null> {
-  const [rows] = (await db.execute(`${SELECT_ROW} WHERE event_id = ?`, [eventId])) as any;
-  return rows[0] ? toRow(rows[0]) : null;
+  const found = await one<OutboxRow>(db.execute(`${SELECT_ROW} WHERE event_id = ?`, [eventId]));
+  return found ? toRow(found) : null;
 }
 
 /** Backlog (pending events), the age of the oldest pending one, and the parked count: /metrics gauges. */
 export async function orderEventFigures(
   db: Db,
 ): Promise<{ backlog: number; oldestAgeSeconds: number; parked: number }> {
-  const [rows] = (await db.query(
-    `SELECT SUM(IF(status = ${OrderEventStatus.PENDING}, events, 0)) AS backlog,
-            SUM(IF(status = ${OrderEventStatus.PARKED}, events, 0)) AS parked,
-            TIMESTAMPDIFF(MICROSECOND, MIN(IF(status = ${OrderEventStatus.PENDING}, occurred_at, NULL)), NOW(3)) AS age
-       FROM order_event_outbox`,
-  )) as any;
-  const r = rows[0] ?? {};
+  const r: { backlog?: unknown; parked?: unknown; age?: unknown } =
+    (await one<{ backlog: unknown; parked: unknown; age: unknown }>(
+      db.query(
+        `SELECT SUM(IF(status = ${OrderEventStatus.PENDING}, events, 0)) AS backlog,
+                SUM(IF(status = ${OrderEventStatus.PARKED}, events, 0)) AS parked,
+                TIMESTAMPDIFF(MICROSECOND, MIN(IF(status = ${OrderEventStatus.PENDING}, occurred_at, NULL)), NOW(3)) AS age
+           FROM order_event_outbox`,
+      ),
+    )) ?? {};
   return {
     backlog: Number(r.backlog ?? 0),
     parked: Number(r.parked ?? 0),

@@ -10,6 +10,8 @@ import { setState } from '../activity/operations.js';
 import { requireActivity, saleOf } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
 import { reconcile } from '../reconcile/reconcile.js';
+import { one } from '../db/rows.js';
+import { OrderStatus, OutboxStatus } from '../db/statuses.js';
 
 export async function cleanup(ctx: OriginContext, activityId: string) {
   const record = await requireActivity(ctx.db, activityId);
@@ -23,11 +25,13 @@ export async function cleanup(ctx: OriginContext, activityId: string) {
       'conflict',
       `settlement is not finished: ${info.pending} Stream entries pending, ${info.lag} not yet delivered`,
     );
-  const [[open]] = (await ctx.db.execute(
-    `SELECT (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0) AS outbox,
-            (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 0) AS pending`,
-    [activityId, activityId],
-  )) as any;
+  const open = (await one<{ outbox: number; pending: number }>(
+    ctx.db.execute(
+      `SELECT (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = ${OutboxStatus.PENDING}) AS outbox,
+              (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = ${OrderStatus.PENDING}) AS pending`,
+      [activityId, activityId],
+    ),
+  ))!;
   if (Number(open.outbox) > 0)
     throw new ContractError('conflict', `${open.outbox} refills are not yet applied to Redis (outbox)`);
   if (Number(open.pending) > 0)

@@ -17,6 +17,7 @@ import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import { compensate } from '../settlement/dead-letter.js';
 import type { ReservationEvent } from '../settlement/event.js';
+import { one, rows } from '../db/rows.js';
 
 export interface DeadLetterBody {
   reservationId: string;
@@ -32,7 +33,24 @@ export interface DeadLetterBody {
   updatedAt: string;
 }
 
-const toBody = (r: any): DeadLetterBody => ({
+/** A `seckill_dead_letter` row (`SELECT *`). */
+interface DeadLetterRow {
+  id: string;
+  activity_id: string;
+  reservation_id: string;
+  user_id: string;
+  quantity: number;
+  stream_id: string;
+  deliveries: number;
+  reason: string;
+  restocked: number;
+  status: string;
+  payload: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toBody = (r: DeadLetterRow): DeadLetterBody => ({
   reservationId: r.reservation_id,
   activityId: String(r.activity_id),
   userId: String(r.user_id),
@@ -53,19 +71,19 @@ export async function listDeadLetters(
   ctx: OriginContext,
   activityId: string,
 ): Promise<{ deadLetters: DeadLetterBody[] }> {
-  const [rows] = (await ctx.db.execute(
-    `SELECT * FROM seckill_dead_letter WHERE activity_id = ? ORDER BY id LIMIT ${LIST_LIMIT}`,
-    [activityId],
-  )) as any;
-  return { deadLetters: rows.map(toBody) };
+  const listed = await rows<DeadLetterRow>(
+    ctx.db.execute(`SELECT * FROM seckill_dead_letter WHERE activity_id = ? ORDER BY id LIMIT ${LIST_LIMIT}`, [
+      activityId,
+    ]),
+  );
+  return { deadLetters: listed.map(toBody) };
 }
 
 async function load(ctx: OriginContext, reservationId: string) {
-  const [rows] = (await ctx.db.execute('SELECT * FROM seckill_dead_letter WHERE reservation_id = ?', [
-    reservationId,
-  ])) as any;
-  if (!rows[0]) throw new ContractError('not_found', `no dead letter for reservation ${reservationId}`);
-  const row = rows[0];
+  const row = await one<DeadLetterRow>(
+    ctx.db.execute('SELECT * FROM seckill_dead_letter WHERE reservation_id = ?', [reservationId]),
+  );
+  if (!row) throw new ContractError('not_found', `no dead letter for reservation ${reservationId}`);
   const payload = JSON.parse(row.payload) as Partial<ReservationEvent>;
   const event: ReservationEvent = {
     streamId: row.stream_id,
@@ -107,10 +125,10 @@ export async function retryDeadLetter(ctx: OriginContext, reservationId: string)
   const { row, event, target } = await load(ctx, reservationId);
   if (row.status === 'given_up')
     throw new ContractError('conflict', 'this dead letter was given up; it cannot be retried');
-  const [orders] = (await ctx.db.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [
-    reservationId,
-  ])) as any;
-  if (orders.length > 0) throw new ContractError('conflict', 'this reservation is settled already');
+  const order = await one<{ id: string }>(
+    ctx.db.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [reservationId]),
+  );
+  if (order) throw new ContractError('conflict', 'this reservation is settled already');
   // MySQL first: settle.ts must see `retried` before the Stream carries the reservation again. A
   // crash before the script runs leaves `retried` with nothing queued: retrying again repairs it.
   await ctx.db.execute(

@@ -14,6 +14,8 @@ import type { OriginContext } from '../context.js';
 import { inTransaction } from '../db/pool.js';
 import type { RefillResult } from '../redis/stock-store.js';
 import { PeriodicJob } from './periodic.js';
+import { rows } from '../db/rows.js';
+import { OutboxStatus } from '../db/statuses.js';
 
 export interface OutboxRow {
   id: string;
@@ -44,20 +46,22 @@ export class OutboxWorker extends PeriodicJob {
   async claim(): Promise<OutboxRow[]> {
     const { OUTBOX_BATCH_SIZE: batch, OUTBOX_CLAIM_LEASE_MS: leaseMs } = this.ctx.config;
     return inTransaction(this.ctx.db, async (tx) => {
-      const [rows] = (await tx.query(
-        `SELECT id, activity_id, sku_id, reservation_id, quantity FROM stock_sync_outbox
-          WHERE status = 0 AND (attempts = 0 OR updated_at < NOW(3) - INTERVAL ? SECOND)
-          ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`,
-        [leaseMs / 1000],
-      )) as any;
-      if (rows.length === 0) return [];
+      const claimed = await rows<OutboxRow>(
+        tx.query(
+          `SELECT id, activity_id, sku_id, reservation_id, quantity FROM stock_sync_outbox
+            WHERE status = ${OutboxStatus.PENDING} AND (attempts = 0 OR updated_at < NOW(3) - INTERVAL ? SECOND)
+            ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`,
+          [leaseMs / 1000],
+        ),
+      );
+      if (claimed.length === 0) return [];
       await tx.query(
-        `UPDATE stock_sync_outbox SET attempts = attempts + 1, updated_at = NOW(3) WHERE id IN (${rows
+        `UPDATE stock_sync_outbox SET attempts = attempts + 1, updated_at = NOW(3) WHERE id IN (${claimed
           .map(() => '?')
           .join(', ')})`,
-        rows.map((r: OutboxRow) => r.id),
+        claimed.map((r) => r.id),
       );
-      return rows as OutboxRow[];
+      return claimed;
     });
   }
 
@@ -69,7 +73,8 @@ export class OutboxWorker extends PeriodicJob {
 
   async markDone(row: OutboxRow): Promise<void> {
     await this.ctx.db.execute(
-      'UPDATE stock_sync_outbox SET status = 1, updated_at = NOW(3) WHERE id = ? AND status = 0',
+      `UPDATE stock_sync_outbox SET status = ${OutboxStatus.DONE}, updated_at = NOW(3)
+        WHERE id = ? AND status = ${OutboxStatus.PENDING}`,
       [row.id],
     );
   }

@@ -16,6 +16,8 @@ import type { OriginContext } from '../context.js';
 import { recordOrderEventsOf } from '../db/order-events.js';
 import { inTransaction } from '../db/pool.js';
 import { retryOnDeadlock } from './deadlock.js';
+import { affected, one } from '../db/rows.js';
+import { OrderStatus } from '../db/statuses.js';
 
 export const PAYMENT_TIMESTAMP_HEADER = 'x-payment-timestamp';
 export const PAYMENT_SIGNATURE_HEADER = 'x-payment-signature';
@@ -54,24 +56,26 @@ export type PaymentOutcome = 'paid' | 'repeat';
 export async function applyPayment(ctx: OriginContext, p: PaymentCallback): Promise<PaymentOutcome> {
   const outcome = await retryOnDeadlock(ctx.config.LIFECYCLE_TX_RETRIES, () =>
     inTransaction(ctx.db, async (tx) => {
-      const [update] = (await tx.execute(
-        `UPDATE seckill_order SET status = 1, payment_id = ?, paid_at = NOW(3), updated_at = NOW(3)
-          WHERE order_no = ? AND status = 0`,
-        [p.paymentId, p.orderNo],
-      )) as any;
-      if (update.affectedRows === 1) {
+      const paid = await affected(
+        tx.execute(
+          `UPDATE seckill_order SET status = ${OrderStatus.PAID}, payment_id = ?, paid_at = NOW(3), updated_at = NOW(3)
+            WHERE order_no = ? AND status = ${OrderStatus.PENDING}`,
+          [p.paymentId, p.orderNo],
+        ),
+      );
+      if (paid === 1) {
         if (ctx.config.ORDER_EVENTS_URL) await recordOrderEventsOf(tx, 'order.paid', { orderNo: p.orderNo });
         return 'paid' as const;
       }
       // Lost the race or a repeat: read the state under lock and record what the shop must refund.
-      const [rows] = (await tx.execute(
-        'SELECT status, payment_id, activity_id, user_id FROM seckill_order WHERE order_no = ? FOR UPDATE',
-        [p.orderNo],
-      )) as any;
-      const order = rows[0];
+      const order = await one<{ status: number; payment_id: string | null; activity_id: string; user_id: string }>(
+        tx.execute('SELECT status, payment_id, activity_id, user_id FROM seckill_order WHERE order_no = ? FOR UPDATE', [
+          p.orderNo,
+        ]),
+      );
       if (!order) return 'not_found' as const;
-      if (Number(order.status) === 1 && order.payment_id === p.paymentId) return 'repeat' as const;
-      const reason = Number(order.status) === 2 ? 'order_timed_out' : 'already_paid';
+      if (Number(order.status) === OrderStatus.PAID && order.payment_id === p.paymentId) return 'repeat' as const;
+      const reason = Number(order.status) === OrderStatus.TIMEOUT ? 'order_timed_out' : 'already_paid';
       await tx.execute(
         `INSERT INTO seckill_refund (order_no, payment_id, activity_id, user_id, reason) VALUES (?, ?, ?, ?, ?)
          ON DUPLICATE KEY UPDATE updated_at = updated_at`,

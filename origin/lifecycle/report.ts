@@ -2,6 +2,8 @@
 import type { OriginContext } from '../context.js';
 import { notReleased } from '../activity/tranches.js';
 import { reconcile, type Reconciliation } from '../reconcile/reconcile.js';
+import { one, rows } from '../db/rows.js';
+import { OrderStatus, OutboxStatus } from '../db/statuses.js';
 
 export interface SaleReport {
   reconciliation: Reconciliation;
@@ -17,23 +19,32 @@ export interface SaleReport {
 
 export async function saleReport(ctx: OriginContext, activityId: string): Promise<SaleReport> {
   const reconciliation = await reconcile(ctx, activityId);
-  const [orderRows] = (await ctx.db.execute(
-    'SELECT status, COUNT(*) AS n FROM seckill_order WHERE activity_id = ? GROUP BY status',
-    [activityId],
-  )) as any;
-  const byStatus = new Map<number, number>(orderRows.map((r: any) => [Number(r.status), Number(r.n)]));
-  const [[refills]] = (await ctx.db.execute(
-    `SELECT (SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'REFILL') AS logged,
-            (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 1) AS applied,
-            (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0) AS pending,
-            (SELECT COUNT(*) FROM seckill_refund WHERE activity_id = ?) AS refunds`,
-    [activityId, activityId, activityId, activityId],
-  )) as any;
-  const [deadRows] = (await ctx.db.execute(
-    'SELECT status, COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ? GROUP BY status',
-    [activityId],
-  )) as any;
-  const orders = { pending: byStatus.get(0) ?? 0, paid: byStatus.get(1) ?? 0, timeout: byStatus.get(2) ?? 0, total: 0 };
+  const orderRows = await rows<{ status: number; n: number }>(
+    ctx.db.execute('SELECT status, COUNT(*) AS n FROM seckill_order WHERE activity_id = ? GROUP BY status', [
+      activityId,
+    ]),
+  );
+  const byStatus = new Map<number, number>(orderRows.map((r) => [Number(r.status), Number(r.n)]));
+  const refills = (await one<{ logged: number; applied: number; pending: number; refunds: number }>(
+    ctx.db.execute(
+      `SELECT (SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'REFILL') AS logged,
+              (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = ${OutboxStatus.DONE}) AS applied,
+              (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = ${OutboxStatus.PENDING}) AS pending,
+              (SELECT COUNT(*) FROM seckill_refund WHERE activity_id = ?) AS refunds`,
+      [activityId, activityId, activityId, activityId],
+    ),
+  ))!;
+  const deadRows = await rows<{ status: string; n: number }>(
+    ctx.db.execute('SELECT status, COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ? GROUP BY status', [
+      activityId,
+    ]),
+  );
+  const orders = {
+    pending: byStatus.get(OrderStatus.PENDING) ?? 0,
+    paid: byStatus.get(OrderStatus.PAID) ?? 0,
+    timeout: byStatus.get(OrderStatus.TIMEOUT) ?? 0,
+    total: 0,
+  };
   orders.total = orders.pending + orders.paid + orders.timeout;
   const [[warm]] = (await ctx.db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [
     activityId,
@@ -42,7 +53,7 @@ export async function saleReport(ctx: OriginContext, activityId: string): Promis
     reconciliation,
     orders,
     refills: { logged: Number(refills.logged), applied: Number(refills.applied), pending: Number(refills.pending) },
-    deadLetters: Object.fromEntries(deadRows.map((r: any) => [r.status, Number(r.n)])),
+    deadLetters: Object.fromEntries(deadRows.map((r) => [r.status, Number(r.n)])),
     refundsNeeded: Number(refills.refunds),
     tranches: await notReleased(ctx, activityId),
     warmupStatus: warm?.warmup_status ?? null,

@@ -14,6 +14,8 @@ import { recordOrderEventsOf } from '../db/order-events.js';
 import { inTransaction } from '../db/pool.js';
 import { retryOnDeadlock } from './deadlock.js';
 import { PeriodicJob } from './periodic.js';
+import { affected, rows } from '../db/rows.js';
+import { OrderStatus } from '../db/statuses.js';
 
 interface Expired {
   id: string;
@@ -33,13 +35,16 @@ export class TimeoutJob extends PeriodicJob {
 
   async round(): Promise<boolean> {
     const limit = this.ctx.config.TIMEOUT_BATCH_SIZE;
-    const [candidates] = (await this.ctx.db.query(
-      `SELECT id FROM seckill_order WHERE status = 0 AND expire_at < NOW(3) ORDER BY expire_at LIMIT ${limit}`,
-    )) as any;
+    const candidates = await rows<{ id: string }>(
+      this.ctx.db.query(
+        `SELECT id FROM seckill_order WHERE status = ${OrderStatus.PENDING} AND expire_at < NOW(3)
+          ORDER BY expire_at LIMIT ${limit}`,
+      ),
+    );
     if (candidates.length === 0) return false;
     const ids = candidates
-      .map((r: { id: string }) => String(r.id))
-      .sort((a: string, b: string) => {
+      .map((r) => String(r.id))
+      .sort((a, b) => {
         const d = BigInt(a) - BigInt(b);
         return d < 0n ? -1 : d > 0n ? 1 : 0;
       });
@@ -58,20 +63,23 @@ export class TimeoutJob extends PeriodicJob {
       // Lock the candidates (primary key, ascending) and keep those still PENDING and expired; the
       // conditional UPDATE below then changes exactly them.
       const marks = ids.map(() => '?').join(', ');
-      const [locked] = (await tx.query(
-        `SELECT id, reservation_id, activity_id, sku_id, quantity, status, expire_at < NOW(3) AS expired
-           FROM seckill_order WHERE id IN (${marks}) ORDER BY id FOR UPDATE`,
-        ids,
-      )) as any;
-      const won: Expired[] = locked.filter((o: any) => Number(o.status) === 0 && Number(o.expired) === 1);
+      const locked = await rows<Expired & { status: number; expired: number }>(
+        tx.query(
+          `SELECT id, reservation_id, activity_id, sku_id, quantity, status, expire_at < NOW(3) AS expired
+             FROM seckill_order WHERE id IN (${marks}) ORDER BY id FOR UPDATE`,
+          ids,
+        ),
+      );
+      const won: Expired[] = locked.filter((o) => Number(o.status) === OrderStatus.PENDING && Number(o.expired) === 1);
       if (won.length === 0) return 0;
-      const [update] = (await tx.query(
-        `UPDATE seckill_order SET status = 2, updated_at = NOW(3)
-          WHERE id IN (${won.map(() => '?').join(', ')}) AND status = 0 AND expire_at < NOW(3)`,
-        won.map((o) => o.id),
-      )) as any;
-      if (update.affectedRows !== won.length)
-        throw new Error(`timeout update changed ${update.affectedRows} of ${won.length} locked orders`);
+      const changed = await affected(
+        tx.query(
+          `UPDATE seckill_order SET status = ${OrderStatus.TIMEOUT}, updated_at = NOW(3)
+            WHERE id IN (${won.map(() => '?').join(', ')}) AND status = ${OrderStatus.PENDING} AND expire_at < NOW(3)`,
+          won.map((o) => o.id),
+        ),
+      );
+      if (changed !== won.length) throw new Error(`timeout update changed ${changed} of ${won.length} locked orders`);
       const units = new Map<string, { activityId: string; skuId: string; quantity: number }>();
       for (const o of won) {
         const key = `${o.activity_id}:${o.sku_id}`;
@@ -87,15 +95,15 @@ export class TimeoutJob extends PeriodicJob {
           [u.quantity, u.activityId, u.skuId],
         );
       }
-      const rows = won.map((o) => [o.activity_id, o.sku_id, o.reservation_id, Number(o.quantity)]);
+      const moved = won.map((o) => [o.activity_id, o.sku_id, o.reservation_id, Number(o.quantity)]);
       const values = won.map(() => '(?, ?, ?, ?, ?)').join(', ');
       await tx.query(
         `INSERT INTO seckill_stock_log (activity_id, sku_id, biz_id, quantity, change_type) VALUES ${values}`,
-        rows.flatMap((r) => [...r, 'REFILL']),
+        moved.flatMap((r) => [...r, 'REFILL']),
       );
       await tx.query(
         `INSERT INTO stock_sync_outbox (activity_id, sku_id, reservation_id, quantity, kind) VALUES ${values}`,
-        rows.flatMap((r) => [...r, 'REFILL']),
+        moved.flatMap((r) => [...r, 'REFILL']),
       );
       if (this.ctx.config.ORDER_EVENTS_URL)
         await recordOrderEventsOf(tx, 'order.timed_out', { ids: won.map((o) => String(o.id)) });

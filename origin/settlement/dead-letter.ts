@@ -5,6 +5,7 @@
  * the locking read below and the one in settle.ts make one of the two transactions wait.
  */
 import { inTransaction, type Db } from '../db/pool.js';
+import { one } from '../db/rows.js';
 import type { Sale, StockStore } from '../redis/stock-store.js';
 import type { ReservationEvent } from './event.js';
 import type { SettleTarget } from './settle.js';
@@ -19,10 +20,10 @@ export async function recordDeadLetter(
   reason: string,
 ): Promise<'recorded' | 'already_settled'> {
   return inTransaction(db, async (tx) => {
-    const [order] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [
-      e.reservationId,
-    ])) as any;
-    if (order.length > 0) return 'already_settled' as const;
+    const order = await one<{ id: string }>(
+      tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [e.reservationId]),
+    );
+    if (order) return 'already_settled' as const;
     await tx.execute(
       `INSERT INTO seckill_dead_letter (activity_id, sku_id, reservation_id, user_id, quantity, stream_id, deliveries, reason, payload)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -54,11 +55,13 @@ export async function compensate(
   target: SettleTarget & Sale,
   e: ReservationEvent,
 ): Promise<number | null> {
-  const [rows] = (await db.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', [
-    target.activityId,
-    target.skuId,
-  ])) as any;
-  const cap = rows[0] ? Number(rows[0].available) : -1;
+  const stock = await one<{ available: number }>(
+    db.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', [
+      target.activityId,
+      target.skuId,
+    ]),
+  );
+  const cap = stock ? Number(stock.available) : -1;
   const released = await store.release(target, {
     reservationId: e.reservationId,
     userId: e.userId,

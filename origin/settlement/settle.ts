@@ -13,6 +13,8 @@
 import { createHash } from 'node:crypto';
 import { recordCreatedEvents } from '../db/order-events.js';
 import { inTransaction, isDuplicateKey, type Db, type Tx } from '../db/pool.js';
+import { affected, one, rows } from '../db/rows.js';
+import { OrderStatus } from '../db/statuses.js';
 import type { ReservationEvent } from './event.js';
 
 export type SettleOutcome = 'settled' | 'duplicate' | 'surplus' | 'dead_lettered' | 'insufficient_stock';
@@ -90,29 +92,34 @@ async function settleIn(
   let left = Number.POSITIVE_INFINITY;
   if (stockFirst) {
     // Batches of this activity take turns; every read below sees what the batches before committed.
-    const [[stock]] = (await tx.execute(
-      'SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE',
-      [activityId, skuId],
-    )) as any;
+    const stock = await one<{ available: number }>(
+      tx.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE', [
+        activityId,
+        skuId,
+      ]),
+    );
     left = stock ? Number(stock.available) : 0;
   }
   // One read answers both "order exists for this reservation" (duplicate) and "the user already
   // has another order in this sale" (surplus): a reservation's order is its user's order here.
   const users = [...new Set(events.map((e) => e.userId))];
-  const [owners] = (await tx.query(
-    `SELECT user_id, reservation_id FROM seckill_order WHERE activity_id = ? AND sku_id = ? AND user_id IN (${marks(users.length)})`,
-    [activityId, skuId, ...users],
-  )) as any;
+  const owners = await rows<{ user_id: string; reservation_id: string }>(
+    tx.query(
+      `SELECT user_id, reservation_id FROM seckill_order WHERE activity_id = ? AND sku_id = ? AND user_id IN (${marks(users.length)})`,
+      [activityId, skuId, ...users],
+    ),
+  );
   const orderOf = new Map<string, string>();
   for (const o of owners) orderOf.set(String(o.user_id), o.reservation_id);
   // Excludes concurrent dead-lettering (see dead-letter.ts): a shared lock on the sale's range of
   // dead letters makes a dead letter written meanwhile wait for this COMMIT (and then find the
   // order), while other consumers' batches share it. One range read instead of a lookup per
   // reservation (measured: README "Performance"); a sale has few dead letters.
-  const [dead] = (await tx.query(
-    'SELECT reservation_id, status FROM seckill_dead_letter WHERE activity_id = ? LOCK IN SHARE MODE',
-    [activityId],
-  )) as any;
+  const dead = await rows<{ reservation_id: string; status: string }>(
+    tx.query('SELECT reservation_id, status FROM seckill_dead_letter WHERE activity_id = ? LOCK IN SHARE MODE', [
+      activityId,
+    ]),
+  );
   const deadIds = new Set<string>();
   for (const r of dead) if (r.status !== 'retried') deadIds.add(r.reservation_id);
 
@@ -135,7 +142,7 @@ async function settleIn(
   const expireAt = new Date(Date.now() + target.paymentTimeoutSeconds * 1000);
   try {
     await tx.query(
-      `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${winners.map(() => '(?, ?, ?, ?, ?, ?, ?, 0, ?, ?)').join(', ')}`,
+      `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${winners.map(() => `(?, ?, ?, ?, ?, ?, ?, ${OrderStatus.PENDING}, ?, ?)`).join(', ')}`,
       winners.flatMap((e) => [
         orderNoFor(e.reservationId),
         e.reservationId,
@@ -153,10 +160,10 @@ async function settleIn(
     // it; in a batch, give up the batch so the caller splits it.
     if (!isDuplicateKey(err) || winners.length > 1) throw err;
     const e = winners[0]!;
-    const [mine] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [
-      e.reservationId,
-    ])) as any;
-    outcomes.set(e.reservationId, mine.length > 0 ? 'duplicate' : 'surplus');
+    const mine = await one<{ id: string }>(
+      tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [e.reservationId]),
+    );
+    outcomes.set(e.reservationId, mine ? 'duplicate' : 'surplus');
     return outcomes;
   }
   await tx.query(
@@ -176,12 +183,14 @@ async function settleIn(
     );
   }
   const deducted = winners.reduce((sum, e) => sum + e.quantity, 0);
-  const [update] = (await tx.execute(
-    `UPDATE seckill_stock SET available = available - ?, updated_at = CURRENT_TIMESTAMP(3)
-      WHERE activity_id = ? AND sku_id = ? AND available >= ?`,
-    [deducted, activityId, skuId, deducted],
-  )) as any;
-  if (update.affectedRows !== 1) {
+  const updated = await affected(
+    tx.execute(
+      `UPDATE seckill_stock SET available = available - ?, updated_at = CURRENT_TIMESTAMP(3)
+        WHERE activity_id = ? AND sku_id = ? AND available >= ?`,
+      [deducted, activityId, skuId, deducted],
+    ),
+  );
+  if (updated !== 1) {
     // Locked first, the count above was exact, so this cannot happen; if it does, nothing commits.
     if (stockFirst) throw new Error('stock changed under a locked row');
     throw new StockShort();
