@@ -14,6 +14,7 @@ import { signEdgeRequest } from '../contract/signing.js';
 import type { Db } from './db/pool.js';
 import { PeriodicJob } from './lifecycle/periodic.js';
 import type { Logger } from './logger.js';
+import { rows } from './db/rows.js';
 
 export type EdgePush = (snapshot: ActivitySnapshot) => Promise<boolean>;
 export type LiveListPush = (activityIds: string[]) => Promise<boolean>;
@@ -62,11 +63,12 @@ export function createLiveListPush(opts: PushOptions): LiveListPush {
  * (an ended sale still answers `ended`, and its holders still poll and pay).
  */
 export async function liveActivityIds(db: Db, keepAfterEndSeconds: number): Promise<string[]> {
-  const [rows] = (await db.query(
-    'SELECT id FROM seckill_activity WHERE ends_at > NOW(3) - INTERVAL ? SECOND ORDER BY id LIMIT 10000',
-    [keepAfterEndSeconds],
-  )) as any;
-  return rows.map((r: { id: unknown }) => String(r.id));
+  const live = await rows<{ id: string }>(
+    db.query('SELECT id FROM seckill_activity WHERE ends_at > NOW(3) - INTERVAL ? SECOND ORDER BY id LIMIT 10000', [
+      keepAfterEndSeconds,
+    ]),
+  );
+  return live.map((r) => String(r.id));
 }
 
 /** Pushes the live list at start and every `everyMs`; `wake()` pushes at once. */

@@ -20,6 +20,7 @@ import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
 import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
 import type { Sale } from '../redis/stock-store.js';
 import { insertDrawRecord } from '../lottery/draw-store.js';
+import { affected } from '../db/rows.js';
 
 /** A JSON number is the usual slip (ids above 2^53 lose digits as numbers): say what is wanted. */
 const id = (name: string) =>
@@ -227,12 +228,14 @@ export async function requireActivity(db: Db, activityId: string): Promise<Activ
 
 /** Switch change; `stopped` is final. Bumps the version the edge uses to order updates. */
 export async function updateState(db: Db, activityId: string, state: ActivitySwitch): Promise<void> {
-  const [res] = (await db.execute(
-    `UPDATE seckill_activity SET state = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
-      WHERE id = ? AND state <> 'stopped'`,
-    [state, activityId],
-  )) as any;
-  if (res.affectedRows === 0) {
+  const changed = await affected(
+    db.execute(
+      `UPDATE seckill_activity SET state = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
+        WHERE id = ? AND state <> 'stopped'`,
+      [state, activityId],
+    ),
+  );
+  if (changed === 0) {
     await requireActivity(db, activityId);
     throw new ContractError('conflict', `activity ${activityId} is stopped; a stopped sale cannot change state`);
   }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import mysql from 'mysql2/promise';
 import { projectPath } from '../paths.js';
+import { one, rows } from './rows.js';
 
 export const SCHEMA_DIR = projectPath('schema');
 const LOCK_NAME = 'seckill_migrate';
@@ -32,16 +33,20 @@ export async function migrate(url: string, dir = SCHEMA_DIR): Promise<MigrationR
   try {
     await conn.query(`CREATE DATABASE IF NOT EXISTS \`${database}\` CHARACTER SET utf8mb4`);
     await conn.query(`USE \`${database}\``);
-    const [[lock]] = (await conn.query('SELECT GET_LOCK(?, ?) AS got', [LOCK_NAME, LOCK_TIMEOUT_S])) as any;
-    if (lock.got !== 1) throw new Error('another migration holds the lock');
+    const lock = await one<{ got: number | null }>(
+      conn.query('SELECT GET_LOCK(?, ?) AS got', [LOCK_NAME, LOCK_TIMEOUT_S]),
+    );
+    if (lock?.got !== 1) throw new Error('another migration holds the lock');
     try {
       await conn.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         name VARCHAR(200) NOT NULL PRIMARY KEY,
         checksum CHAR(64) NOT NULL,
         applied_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
       ) ENGINE = InnoDB`);
-      const [rows] = (await conn.query('SELECT name, checksum FROM schema_migrations')) as any;
-      const done = new Map<string, string>(rows.map((r: any) => [r.name, r.checksum]));
+      const applied = await rows<{ name: string; checksum: string }>(
+        conn.query('SELECT name, checksum FROM schema_migrations'),
+      );
+      const done = new Map<string, string>(applied.map((r) => [r.name, r.checksum]));
       const files = (await readdir(dir)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
       if (files.length === 0) throw new Error(`no migrations found in ${dir}`);
       const result: MigrationResult = { database, applied: [], skipped: [] };

@@ -23,6 +23,8 @@ import { requireActivity, saleOf } from '../activity/store.js';
 import type { StrandedBorrow } from '../redis/borrow.js';
 import type { OriginContext } from '../context.js';
 import { inTransaction, type Db } from '../db/pool.js';
+import { one, rows } from '../db/rows.js';
+import { OutboxStatus } from '../db/statuses.js';
 
 export interface RecoverResult {
   activityId: string;
@@ -59,12 +61,14 @@ async function returnedInTransit(
 
 /** True when MySQL shows the sale sold something: warm-up must then not load a fresh stock. */
 export async function hasSaleHistory(db: Db, activityId: string): Promise<boolean> {
-  const [rows] = (await db.execute(
-    `SELECT EXISTS(SELECT 1 FROM seckill_order WHERE activity_id = ?)
-         OR EXISTS(SELECT 1 FROM seckill_dead_letter WHERE activity_id = ?) AS history`,
-    [activityId, activityId],
-  )) as any;
-  return Number(rows[0].history) === 1;
+  const row = await one<{ history: number }>(
+    db.execute(
+      `SELECT EXISTS(SELECT 1 FROM seckill_order WHERE activity_id = ?)
+           OR EXISTS(SELECT 1 FROM seckill_dead_letter WHERE activity_id = ?) AS history`,
+      [activityId, activityId],
+    ),
+  );
+  return Number(row!.history) === 1;
 }
 
 const refuse = (message: string) => new ContractError('conflict', message);
@@ -96,30 +100,35 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
     );
 
   const db = await inTransaction(ctx.db, async (tx) => {
-    const [[stock]] = (await tx.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', [
-      activityId,
-      skuId,
-    ])) as any;
-    const [orders] = (await tx.execute(
-      'SELECT reservation_id, user_id FROM seckill_order WHERE activity_id = ? AND sku_id = ?',
-      [activityId, skuId],
-    )) as any;
-    const [dead] = (await tx.execute(
-      `SELECT reservation_id, quantity, restocked FROM seckill_dead_letter
-        WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'`,
-      [activityId, skuId],
-    )) as any;
-    const [outbox] = (await tx.execute(
-      'SELECT reservation_id, quantity, status FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ?',
-      [activityId, skuId],
-    )) as any;
+    const stock = (await one<{ available: number }>(
+      tx.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', [activityId, skuId]),
+    ))!;
+    const orders = await rows<{ reservation_id: string; user_id: string }>(
+      tx.execute('SELECT reservation_id, user_id FROM seckill_order WHERE activity_id = ? AND sku_id = ?', [
+        activityId,
+        skuId,
+      ]),
+    );
+    const dead = await rows<{ reservation_id: string; quantity: number; restocked: number }>(
+      tx.execute(
+        `SELECT reservation_id, quantity, restocked FROM seckill_dead_letter
+          WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'`,
+        [activityId, skuId],
+      ),
+    );
+    const outbox = await rows<{ reservation_id: string; quantity: number; status: number }>(
+      tx.execute(
+        'SELECT reservation_id, quantity, status FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ?',
+        [activityId, skuId],
+      ),
+    );
     return { available: Number(stock.available), orders, dead, outbox };
   });
 
-  const orderOf = new Map<string, string>(db.orders.map((o: any) => [o.reservation_id, String(o.user_id)]));
-  const holders = new Map<string, string>(db.orders.map((o: any) => [String(o.user_id), o.reservation_id]));
+  const orderOf = new Map<string, string>(db.orders.map((o) => [o.reservation_id, String(o.user_id)]));
+  const holders = new Map<string, string>(db.orders.map((o) => [String(o.user_id), o.reservation_id]));
   const deadOf = new Map<string, { quantity: number; restocked: number }>(
-    db.dead.map((d: any) => [d.reservation_id, { quantity: Number(d.quantity), restocked: Number(d.restocked) }]),
+    db.dead.map((d) => [d.reservation_id, { quantity: Number(d.quantity), restocked: Number(d.restocked) }]),
   );
   const released = new Map<string, { units: number; userId: string }>();
   let unsettledUnits = 0;
@@ -139,10 +148,10 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
       released.set(reservationId, { units: event.quantity, userId: event.userId });
     }
   }
-  const deadNotRestocked = db.dead.reduce((s: number, d: any) => s + Number(d.quantity) - Number(d.restocked), 0);
-  const pending = db.outbox.filter((o: any) => Number(o.status) === 0);
-  const pendingUnits = pending.reduce((s: number, o: any) => s + Number(o.quantity), 0);
-  const refilled = db.outbox.filter((o: any) => Number(o.status) !== 0);
+  const deadNotRestocked = db.dead.reduce((s, d) => s + Number(d.quantity) - Number(d.restocked), 0);
+  const pending = db.outbox.filter((o) => Number(o.status) === OutboxStatus.PENDING);
+  const pendingUnits = pending.reduce((s, o) => s + Number(o.quantity), 0);
+  const refilled = db.outbox.filter((o) => Number(o.status) !== OutboxStatus.PENDING);
   const stock = db.available - unsettledUnits - pendingUnits - deadNotRestocked;
   if (stock < 0)
     throw refuse(

@@ -23,6 +23,8 @@ import type { OriginContext } from '../context.js';
 import { requireActivity, saleOf } from '../activity/store.js';
 import { inTransaction } from '../db/pool.js';
 import type { InTransit } from '../redis/sale-ledger.js';
+import { one, rows } from '../db/rows.js';
+import { OrderStatus, OutboxStatus } from '../db/statuses.js';
 
 export interface Check {
   name: string;
@@ -70,33 +72,46 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
   // Snapshot 2: MySQL, every figure from one consistent read view.
   const args = [activityId, skuId];
   const db = await inTransaction(ctx.db, async (tx) => {
-    const [[stock]] = (await tx.execute(
-      'SELECT initial_stock, available, held_back FROM seckill_stock WHERE activity_id = ? AND sku_id = ?',
-      args,
-    )) as any;
-    const [[releases]] = (await tx.execute(
-      'SELECT COALESCE(SUM(units), 0) AS units FROM seckill_stock_release WHERE activity_id = ? AND sku_id = ? AND status = 0',
-      args,
-    )) as any;
-    const [[log]] = (await tx.execute(
-      `SELECT COALESCE(SUM(CASE WHEN change_type = 'DEDUCT' THEN quantity END), 0) AS deducted,
-              COALESCE(SUM(CASE WHEN change_type = 'REFILL' THEN quantity END), 0) AS refilled
-         FROM seckill_stock_log WHERE activity_id = ? AND sku_id = ?`,
-      args,
-    )) as any;
-    const [orders] = (await tx.execute(
-      'SELECT reservation_id, quantity, status FROM seckill_order WHERE activity_id = ? AND sku_id = ?',
-      args,
-    )) as any;
+    const stock = (await one<{ initial_stock: number; available: number; held_back: number }>(
+      tx.execute(
+        'SELECT initial_stock, available, held_back FROM seckill_stock WHERE activity_id = ? AND sku_id = ?',
+        args,
+      ),
+    ))!;
+    const releases = (await one<{ units: number }>(
+      tx.execute(
+        'SELECT COALESCE(SUM(units), 0) AS units FROM seckill_stock_release WHERE activity_id = ? AND sku_id = ? AND status = 0',
+        args,
+      ),
+    ))!;
+    const log = (await one<{ deducted: number; refilled: number }>(
+      tx.execute(
+        `SELECT COALESCE(SUM(CASE WHEN change_type = 'DEDUCT' THEN quantity END), 0) AS deducted,
+                COALESCE(SUM(CASE WHEN change_type = 'REFILL' THEN quantity END), 0) AS refilled
+           FROM seckill_stock_log WHERE activity_id = ? AND sku_id = ?`,
+        args,
+      ),
+    ))!;
+    const orders = await rows<{ reservation_id: string; quantity: number; status: number }>(
+      tx.execute(
+        'SELECT reservation_id, quantity, status FROM seckill_order WHERE activity_id = ? AND sku_id = ?',
+        args,
+      ),
+    );
     // A retried dead letter is a live reservation again (back in the Stream): not dead units.
-    const [dead] = (await tx.execute(
-      "SELECT reservation_id, quantity, restocked FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
-      args,
-    )) as any;
-    const [[outbox]] = (await tx.execute(
-      'SELECT COALESCE(SUM(quantity), 0) AS units FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ? AND status = 0',
-      args,
-    )) as any;
+    const dead = await rows<{ reservation_id: string; quantity: number; restocked: number }>(
+      tx.execute(
+        "SELECT reservation_id, quantity, restocked FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
+        args,
+      ),
+    );
+    const outbox = (await one<{ units: number }>(
+      tx.execute(
+        `SELECT COALESCE(SUM(quantity), 0) AS units FROM stock_sync_outbox
+          WHERE activity_id = ? AND sku_id = ? AND status = ${OutboxStatus.PENDING}`,
+        args,
+      ),
+    ))!;
     return {
       initial: Number(stock.initial_stock),
       available: Number(stock.available),
@@ -104,14 +119,16 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
       pendingReleases: Number(releases.units),
       deducted: Number(log.deducted),
       refilled: Number(log.refilled),
-      orders: orders as { reservation_id: string; quantity: number; status: number }[],
-      dead: dead as { reservation_id: string; quantity: number; restocked: number }[],
+      orders,
+      dead,
       unsynced: Number(outbox.units),
     };
   });
 
   const orderUnits = db.orders.reduce((s, o) => s + Number(o.quantity), 0);
-  const liveUnits = db.orders.filter((o) => Number(o.status) !== 2).reduce((s, o) => s + Number(o.quantity), 0);
+  const liveUnits = db.orders
+    .filter((o) => Number(o.status) !== OrderStatus.TIMEOUT)
+    .reduce((s, o) => s + Number(o.quantity), 0);
   const { initial, available } = db;
   const notReleased = db.heldBack + db.pendingReleases;
   const checks: Check[] = [

@@ -6,12 +6,19 @@ import { ContractError } from '../../contract/errors.js';
 import { activityOfReservation } from '../../contract/ids.js';
 import type { ReservationBody } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
+import { one } from '../db/rows.js';
+import { OrderStatus } from '../db/statuses.js';
 
-const ORDER_STATUS = ['ordered', 'paid', 'timeout'] as const;
+/** The body's name for each order status. */
+const STATUS_NAME: Record<OrderStatus, ReservationBody['status']> = {
+  [OrderStatus.PENDING]: 'ordered',
+  [OrderStatus.PAID]: 'paid',
+  [OrderStatus.TIMEOUT]: 'timeout',
+};
 
 interface OrderRow {
   order_no: string;
-  status: number;
+  status: OrderStatus;
   expire_at: Date;
   user_id: string;
   reservation_id: string;
@@ -20,25 +27,26 @@ interface OrderRow {
 function fromOrder(o: OrderRow): ReservationBody {
   return {
     reservationId: o.reservation_id,
-    status: ORDER_STATUS[o.status] ?? 'ordered',
+    status: STATUS_NAME[o.status] ?? 'ordered',
     orderNo: o.order_no,
     expireAt: new Date(o.expire_at).toISOString(),
   };
 }
 
 async function orderOf(ctx: OriginContext, reservationId: string): Promise<OrderRow | undefined> {
-  const [rows] = (await ctx.db.execute(
-    'SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order WHERE reservation_id = ?',
-    [reservationId],
-  )) as any;
-  return rows[0];
+  return one<OrderRow>(
+    ctx.db.execute(
+      'SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order WHERE reservation_id = ?',
+      [reservationId],
+    ),
+  );
 }
 
 async function deadLetterOwner(ctx: OriginContext, reservationId: string): Promise<string | undefined> {
-  const [rows] = (await ctx.db.execute('SELECT user_id FROM seckill_dead_letter WHERE reservation_id = ?', [
-    reservationId,
-  ])) as any;
-  return rows[0] ? String(rows[0].user_id) : undefined;
+  const dead = await one<{ user_id: string }>(
+    ctx.db.execute('SELECT user_id FROM seckill_dead_letter WHERE reservation_id = ?', [reservationId]),
+  );
+  return dead ? String(dead.user_id) : undefined;
 }
 
 /** `GET /internal/reservations/:id?userId=` — 404 unknown, 403 someone else's. */
@@ -77,12 +85,14 @@ export async function reservationOfUser(
   userId: string,
 ): Promise<ReservationBody> {
   const sale = await ctx.catalog.resolve(activityId);
-  const [rows] = (await ctx.db.execute(
-    `SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order
-      WHERE activity_id = ? AND user_id = ? AND sku_id = ?`,
-    [activityId, userId, sale.skuId],
-  )) as any;
-  if (rows[0]) return fromOrder(rows[0]);
+  const order = await one<OrderRow>(
+    ctx.db.execute(
+      `SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order
+        WHERE activity_id = ? AND user_id = ? AND sku_id = ?`,
+      [activityId, userId, sale.skuId],
+    ),
+  );
+  if (order) return fromOrder(order);
   const held = await ctx.stock.holderOf(sale, userId);
   if (held) return reservationStatus(ctx, held, userId);
   throw new ContractError('not_found', 'you hold no reservation in this sale');
