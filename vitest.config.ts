@@ -10,7 +10,12 @@ export default defineConfig({
         test: {
           name: 'origin',
           environment: 'node',
-          include: ['test/origin/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/contract/**/*.test.ts'],
+          include: [
+            'test/origin/**/*.test.ts',
+            'test/e2e/**/*.test.ts',
+            'test/contract/**/*.test.ts',
+            'test/unit/**/*.test.ts',
+          ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // Suites share one Redis and one MariaDB server but isolate themselves by ids and database.

@@ -1,13 +1,10 @@
 /**
  * Settles reservations into MySQL: the transaction of DESIGN §6, for a batch of reservations of one
- * activity at a time, with exactly the per-reservation semantics of the single-message version:
- *   order exists for the reservation?               → duplicate delivery, nothing written
- *   dead-lettered meanwhile?                         → the dead letter owns it, nothing written
- *   the same user already has an order (another one) → surplus, nothing written for it
- *   fewer units left than it needs?                 → insufficient stock, nothing written for it
- *   else: INSERT order, INSERT stock log DEDUCT
- * then one conditional `UPDATE seckill_stock ... WHERE available >= Σq` for the batch (the row is
- * locked at the start, so each reservation was checked against what was left in turn) and COMMIT.
+ * activity at a time, with exactly the per-reservation semantics of the single-message version.
+ * Read (what MySQL holds) → decide (decide.ts: duplicate, dead-lettered, surplus, insufficient
+ * stock, or a winner; nothing written for the others) → write: INSERT orders, INSERT stock log
+ * DEDUCT, then one conditional `UPDATE seckill_stock ... WHERE available >= Σq` for the batch and
+ * COMMIT (see settleBatch for when the stock row is locked first instead).
  * The caller XACKs only after this returns. One commit per batch instead of one per order.
  */
 import { createHash } from 'node:crypto';
@@ -15,9 +12,10 @@ import { recordCreatedEvents } from '../db/order-events.js';
 import { inTransaction, isDuplicateKey, type Db, type Tx } from '../db/pool.js';
 import { affected, one, rows } from '../db/rows.js';
 import { OrderStatus } from '../db/statuses.js';
+import { decideSettlement, type SaleFacts, type SettleOutcome } from './decide.js';
 import type { ReservationEvent } from './event.js';
 
-export type SettleOutcome = 'settled' | 'duplicate' | 'surplus' | 'dead_lettered' | 'insufficient_stock';
+export type { SettleOutcome };
 
 export interface SettleTarget {
   activityId: string;
@@ -87,7 +85,23 @@ async function settleIn(
   events: ReservationEvent[],
   stockFirst: boolean,
 ): Promise<Map<string, SettleOutcome>> {
-  const outcomes = new Map<string, SettleOutcome>();
+  const facts = await readSaleFacts(tx, target, events, stockFirst);
+  const { outcomes, winners } = decideSettlement(events, facts);
+  const result = new Map<string, SettleOutcome>(outcomes);
+  if (winners.length === 0) return result;
+  const written = await writeOrders(tx, target, winners, stockFirst);
+  if (written.kind === 'classified') result.set(written.reservationId, written.outcome);
+  else for (const e of winners) result.set(e.reservationId, 'settled');
+  return result;
+}
+
+/** Read: what MySQL holds for the reservations' users and the sale's dead letters (and its stock, when locked first). */
+async function readSaleFacts(
+  tx: Tx,
+  target: SettleTarget,
+  events: ReservationEvent[],
+  stockFirst: boolean,
+): Promise<SaleFacts> {
   const { activityId, skuId } = target;
   let left = Number.POSITIVE_INFINITY;
   if (stockFirst) {
@@ -120,25 +134,24 @@ async function settleIn(
       activityId,
     ]),
   );
-  const deadIds = new Set<string>();
-  for (const r of dead) if (r.status !== 'retried') deadIds.add(r.reservation_id);
+  const deadLettered = new Set<string>();
+  for (const r of dead) if (r.status !== 'retried') deadLettered.add(r.reservation_id);
+  return { orderOf, deadLettered, left };
+}
 
-  const winners: ReservationEvent[] = [];
-  for (const e of events) {
-    if (outcomes.has(e.reservationId)) continue;
-    const owned = orderOf.get(e.userId);
-    if (owned === e.reservationId) outcomes.set(e.reservationId, 'duplicate');
-    else if (deadIds.has(e.reservationId)) outcomes.set(e.reservationId, 'dead_lettered');
-    else if (owned !== undefined) outcomes.set(e.reservationId, 'surplus');
-    else if (left < e.quantity) outcomes.set(e.reservationId, 'insufficient_stock');
-    else {
-      left -= e.quantity;
-      orderOf.set(e.userId, e.reservationId);
-      winners.push(e);
-    }
-  }
-  if (winners.length === 0) return outcomes;
+type Written =
+  | { kind: 'written' }
+  /** A batch of one hit a unique key the reads did not foresee: its outcome, nothing written. */
+  | { kind: 'classified'; reservationId: string; outcome: 'duplicate' | 'surplus' };
 
+/** Write: the winners' orders, stock-log rows (and order events), then the conditional stock UPDATE. */
+async function writeOrders(
+  tx: Tx,
+  target: SettleTarget,
+  winners: ReservationEvent[],
+  stockFirst: boolean,
+): Promise<Written> {
+  const { activityId, skuId } = target;
   const expireAt = new Date(Date.now() + target.paymentTimeoutSeconds * 1000);
   try {
     await tx.query(
@@ -156,15 +169,14 @@ async function settleIn(
       ]),
     );
   } catch (err) {
-    // Not foreseen by the reads above (another consumer's order committed since). Alone, classify
-    // it; in a batch, give up the batch so the caller splits it.
+    // Not foreseen by the reads (another consumer's order committed since). Alone, classify it; in
+    // a batch, give up the batch so the caller splits it.
     if (!isDuplicateKey(err) || winners.length > 1) throw err;
     const e = winners[0]!;
     const mine = await one<{ id: string }>(
       tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [e.reservationId]),
     );
-    outcomes.set(e.reservationId, mine ? 'duplicate' : 'surplus');
-    return outcomes;
+    return { kind: 'classified', reservationId: e.reservationId, outcome: mine ? 'duplicate' : 'surplus' };
   }
   await tx.query(
     `INSERT INTO seckill_stock_log ${LOG_COLUMNS} VALUES ${winners.map(() => "(?, ?, ?, 'DEDUCT', ?)").join(', ')}`,
@@ -195,6 +207,5 @@ async function settleIn(
     if (stockFirst) throw new Error('stock changed under a locked row');
     throw new StockShort();
   }
-  for (const e of winners) outcomes.set(e.reservationId, 'settled');
-  return outcomes;
+  return { kind: 'written' };
 }
