@@ -59,10 +59,7 @@ describe('settle decisions', () => {
   });
 
   it('with the stock known, each reservation is checked against what is left in turn', () => {
-    const d = decideSettlement(
-      [event('r1', 'u1', 2), event('r2', 'u2', 2), event('r3', 'u3', 1)],
-      facts({ left: 3 }),
-    );
+    const d = decideSettlement([event('r1', 'u1', 2), event('r2', 'u2', 2), event('r3', 'u3', 1)], facts({ left: 3 }));
     expect(ids(d.winners)).toEqual(['r1', 'r3']);
     expect(d.outcomes.get('r2')).toBe('insufficient_stock');
   });
