@@ -25,6 +25,10 @@ export function newReservationId(activityId: string): string {
   return `${activityId}-${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
+export function isReservationId(value: unknown): value is string {
+  return activityOfReservation(value) !== null;
+}
+
 export function activityOfReservation(reservationId: unknown): string | null {
   if (typeof reservationId !== 'string') return null;
   const m = RESERVATION_ID.exec(reservationId);

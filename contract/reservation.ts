@@ -14,15 +14,18 @@ export interface ReservationBody {
   expireAt?: string;
 }
 
+/** Units per reservation: the one quantity rule, for the purchase body and the reserve request. */
+const quantity = z
+  .number()
+  .int('quantity must be an integer')
+  .min(1, 'quantity must be at least 1')
+  .max(MAX_QUANTITY, `quantity must be at most ${MAX_QUANTITY}`);
+
 /** Body of the origin's `POST /internal/reserve`. */
 export const reserveRequestSchema = z.object({
   activityId: z.string().refine(isId, 'activityId must be a decimal positive 64-bit integer'),
   userId: z.string().refine(isId, 'userId must be a decimal positive 64-bit integer'),
-  quantity: z
-    .number()
-    .int('quantity must be an integer')
-    .min(1, 'quantity must be at least 1')
-    .max(MAX_QUANTITY, `quantity must be at most ${MAX_QUANTITY}`),
+  quantity,
   requestId: z.string().refine(isRequestId, 'requestId must be 1-64 characters of [A-Za-z0-9._:-]'),
   traceId: z.string().refine(isTraceId, 'traceId must be 32 lowercase hex characters').optional(),
 });
@@ -40,13 +43,7 @@ export interface ReserveResponse {
 }
 
 /** The purchase body a client sends to the edge. */
-export const purchaseBodySchema = z.object({
-  quantity: z
-    .number()
-    .int('quantity must be an integer')
-    .min(1, 'quantity must be at least 1')
-    .max(MAX_QUANTITY, `quantity must be at most ${MAX_QUANTITY}`),
-});
+export const purchaseBodySchema = z.object({ quantity });
 
 /** A purchase inside a lottery window (DESIGN §10): 202 `{status:"entered", entryId, pollUrl}` at the edge. */
 export interface EntryResponse {

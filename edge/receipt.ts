@@ -9,10 +9,8 @@
  */
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { hmacHex, verifyHmacHex } from '../contract/index.js';
+import { hmacHex, isReservationId, verifyHmacHex } from '../contract/index.js';
 import type { TicketKey } from './ticket.js';
-
-const RESERVATION_ID = /^[1-9][0-9]{0,19}-[0-9a-f]{32}$/;
 
 export const receiptCookie = (activityId: string) => `sk_receipt_${activityId}`;
 
@@ -51,6 +49,6 @@ export async function readReceipt(
   if (!value || value.length > 200) return null;
   const [reservationId, kid, mac] = value.split('.');
   const key = keys.find((k) => k.kid === kid);
-  if (!key || !reservationId || !RESERVATION_ID.test(reservationId) || !mac) return null;
+  if (!key || !reservationId || !isReservationId(reservationId) || !mac) return null;
   return (await verifyHmacHex(key.secret, signed(activityId, userId, reservationId), mac)) ? reservationId : null;
 }

@@ -1,8 +1,7 @@
 /** The admin API (`Authorization: Bearer $ADMIN_TOKEN`, DESIGN §9). */
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { publicState, type ActivitySnapshot } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
-import { isId } from '../../contract/ids.js';
 import { z } from 'zod';
 import { setDenied } from '../access/deny-list.js';
 import { changeActivity, createActivity, warmup } from '../activity/operations.js';
@@ -11,13 +10,9 @@ import { releaseUnits } from '../activity/tranches.js';
 import { verifyWarmup } from '../activity/warmup-check.js';
 import type { OriginContext } from '../context.js';
 import { raiseMismatch, reconcile } from '../reconcile/reconcile.js';
-import { adminToken, parseJson } from './middleware.js';
+import { adminToken } from './middleware.js';
 import type { OriginEnv } from './types.js';
-
-function activityIdOf(value: string): string {
-  if (!isId(value)) throw new ContractError('bad_request', 'activity id must be a decimal positive 64-bit integer');
-  return value;
-}
+import { idParam, jsonBody } from './validate.js';
 
 /**
  * Admin answers keep `state` = the switch (open / paused / stopped, DESIGN §9) and add `publicState`
@@ -25,11 +20,6 @@ function activityIdOf(value: string): string {
  */
 function withPublicState<T extends object>(body: T, snapshot: ActivitySnapshot | null) {
   return snapshot ? { ...body, publicState: publicState(snapshot, Date.now()) } : body;
-}
-
-function userIdOf(value: string): string {
-  if (!isId(value)) throw new ContractError('bad_request', 'user id must be a decimal positive 64-bit integer');
-  return value;
 }
 
 /**
@@ -44,61 +34,62 @@ function actorOf(header: string | undefined): string {
   return header;
 }
 
+/** The actor, checked before the body (as the id is): `c.req.valid('header').actor`. */
+function adminActor(): MiddlewareHandler<OriginEnv, string, { out: { header: { actor: string } } }> {
+  return async function adminActor(c, next) {
+    c.req.addValidatedData('header', { actor: actorOf(c.req.header('x-admin-actor')) });
+    await next();
+  };
+}
+
 const releaseSchema = z.object({ units: z.number().int().min(1).max(100_000_000) }).strict();
 
 export function adminRoutes(ctx: OriginContext) {
   const app = new Hono<OriginEnv>();
   app.use('*', adminToken({ token: ctx.config.ADMIN_TOKEN }));
 
-  app.post('/activities', async (c) => {
-    const input = createActivitySchema.parse(parseJson(c.get('rawBody')));
-    const snapshot = await createActivity(ctx, input);
+  app.post('/activities', jsonBody(createActivitySchema), async (c) => {
+    const snapshot = await createActivity(ctx, c.req.valid('json'));
     return c.json(withPublicState(snapshot ?? {}, snapshot), 201);
   });
 
-  app.get('/activities/:id', async (c) => {
-    const snapshot = await ctx.snapshot(activityIdOf(c.req.param('id')));
+  app.get('/activities/:id', idParam(), async (c) => {
+    const snapshot = await ctx.snapshot(c.req.valid('param').id);
     if (!snapshot) throw new ContractError('not_found', 'no such activity');
     return c.json(withPublicState(snapshot, snapshot));
   });
 
-  app.post('/activities/:id/warmup', async (c) => {
-    const activityId = activityIdOf(c.req.param('id'));
+  app.post('/activities/:id/warmup', idParam(), async (c) => {
+    const activityId = c.req.valid('param').id;
     const { loaded: _loaded, ...result } = await warmup(ctx, activityId);
     return c.json(withPublicState(result, await ctx.snapshot(activityId)));
   });
 
-  app.get('/activities/:id/warmup', async (c) => {
-    return c.json(await verifyWarmup(ctx, activityIdOf(c.req.param('id'))));
+  app.get('/activities/:id/warmup', idParam(), async (c) => {
+    return c.json(await verifyWarmup(ctx, c.req.valid('param').id));
   });
 
-  app.patch('/activities/:id', async (c) => {
-    const activityId = activityIdOf(c.req.param('id'));
-    const actor = actorOf(c.req.header('x-admin-actor'));
-    const patch = patchActivitySchema.parse(parseJson(c.get('rawBody')));
-    const snapshot = await changeActivity(ctx, activityId, patch, actor);
+  app.patch('/activities/:id', idParam(), adminActor(), jsonBody(patchActivitySchema), async (c) => {
+    const activityId = c.req.valid('param').id;
+    const snapshot = await changeActivity(ctx, activityId, c.req.valid('json'), c.req.valid('header').actor);
     return c.json(withPublicState(snapshot ?? {}, snapshot));
   });
 
-  app.post('/activities/:id/releases', async (c) => {
-    const activityId = activityIdOf(c.req.param('id'));
-    const actor = actorOf(c.req.header('x-admin-actor'));
-    const { units } = releaseSchema.parse(parseJson(c.get('rawBody')));
-    return c.json(await releaseUnits(ctx, activityId, units, actor));
+  app.post('/activities/:id/releases', idParam(), adminActor(), jsonBody(releaseSchema), async (c) => {
+    const activityId = c.req.valid('param').id;
+    return c.json(await releaseUnits(ctx, activityId, c.req.valid('json').units, c.req.valid('header').actor));
   });
 
-  app.put('/deny/:userId', async (c) => {
-    const userId = userIdOf(c.req.param('userId'));
-    return c.json(await setDenied(ctx, userId, true, actorOf(c.req.header('x-admin-actor'))));
+  app.put('/deny/:userId', idParam('userId', 'user id'), adminActor(), async (c) => {
+    return c.json(await setDenied(ctx, c.req.valid('param').userId, true, c.req.valid('header').actor));
   });
 
-  app.delete('/deny/:userId', async (c) => {
-    const userId = userIdOf(c.req.param('userId'));
-    return c.json(await setDenied(ctx, userId, false, actorOf(c.req.header('x-admin-actor'))));
+  app.delete('/deny/:userId', idParam('userId', 'user id'), adminActor(), async (c) => {
+    return c.json(await setDenied(ctx, c.req.valid('param').userId, false, c.req.valid('header').actor));
   });
 
-  app.get('/activities/:id/reconciliation', async (c) => {
-    const rec = await reconcile(ctx, activityIdOf(c.req.param('id')));
+  app.get('/activities/:id/reconciliation', idParam(), async (c) => {
+    const rec = await reconcile(ctx, c.req.valid('param').id);
     raiseMismatch(ctx, rec);
     return c.json(rec);
   });

@@ -1,7 +1,7 @@
 /** The origin's internal API, called by the edge with a §9 signature (DESIGN §9). */
 import { Hono } from 'hono';
 import { ContractError } from '../../contract/errors.js';
-import { isId, parseEntryId } from '../../contract/ids.js';
+import { parseEntryId } from '../../contract/ids.js';
 import { reserveRequestSchema } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
 import { entrantsPage } from '../lottery/draw-store.js';
@@ -9,13 +9,9 @@ import { lotteryPurchase } from '../lottery/entry.js';
 import { entryStatus } from '../lottery/entry-status.js';
 import { reserve } from '../reservation/reserve.js';
 import { reservationOfUser, reservationStatus } from '../reservation/status.js';
-import { edgeSignature, inFlightLimit, parseJson } from './middleware.js';
+import { edgeSignature, inFlightLimit } from './middleware.js';
 import type { OriginEnv } from './types.js';
-
-function requireId(value: string | undefined, name: string): string {
-  if (!isId(value)) throw new ContractError('bad_request', `${name} must be a decimal positive 64-bit integer`);
-  return value;
-}
+import { idParam, jsonBody, requireId } from './validate.js';
 
 export function internalRoutes(ctx: OriginContext) {
   const app = new Hono<OriginEnv>();
@@ -28,8 +24,8 @@ export function internalRoutes(ctx: OriginContext) {
       onShed: () => ctx.metrics.reserveOutcomes.inc({ code: 'busy' }),
     }),
   );
-  app.post('/reserve', async (c) => {
-    const req = reserveRequestSchema.parse(parseJson(c.get('rawBody')));
+  app.post('/reserve', jsonBody(reserveRequestSchema), async (c) => {
+    const req = c.req.valid('json');
     // The edge's trace id wins over the header's only when it sent one in the body.
     const traceId = req.traceId ?? c.get('traceId');
     // Lottery activities (DESIGN §10): an entry inside the window, `busy` while the draw runs.
@@ -78,16 +74,16 @@ export function internalRoutes(ctx: OriginContext) {
     return c.json(await reservationStatus(ctx, c.req.param('reservationId'), userId));
   });
 
-  app.get('/activities/:id/reservation', async (c) => {
-    const activityId = requireId(c.req.param('id'), 'activity id');
+  app.get('/activities/:id/reservation', idParam(), async (c) => {
+    const activityId = c.req.valid('param').id;
     const userId = requireId(c.req.query('userId'), 'userId');
     return c.json(await reservationOfUser(ctx, activityId, userId));
   });
 
   // The published entrant list of a lottery (DESIGN §10), in draw order, a page at a time.
   app.use('/activities/:id/draw/entrants', statusLimit);
-  app.get('/activities/:id/draw/entrants', async (c) => {
-    const activityId = requireId(c.req.param('id'), 'activity id');
+  app.get('/activities/:id/draw/entrants', idParam(), async (c) => {
+    const activityId = c.req.valid('param').id;
     const after = c.req.query('after') ?? '';
     if (after !== '' && !/^[0-9a-f]{64}$/.test(after))
       throw new ContractError('bad_request', 'after must be a ticket (64 hex)');
@@ -103,8 +99,8 @@ export function internalRoutes(ctx: OriginContext) {
     return c.json({ activityId, entrants, next });
   });
 
-  app.get('/activities/:id', async (c) => {
-    const activityId = requireId(c.req.param('id'), 'activity id');
+  app.get('/activities/:id', idParam(), async (c) => {
+    const activityId = c.req.valid('param').id;
     const snapshot = await ctx.snapshot(activityId);
     if (!snapshot) throw new ContractError('not_found', `activity ${activityId} does not exist`);
     return c.json(snapshot);

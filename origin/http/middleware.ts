@@ -40,14 +40,6 @@ export function rawBody(): MiddlewareHandler<OriginEnv> {
   };
 }
 
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ContractError('bad_request', 'body must be JSON');
-  }
-}
-
 /** Edge → origin calls must carry a fresh, valid §9 signature. */
 export function edgeSignature(opts: { secret: string }): MiddlewareHandler<OriginEnv> {
   return async function edgeSignature(c, next) {

@@ -1,5 +1,5 @@
 /** The payment provider's webhook `POST /payments/callback` (DESIGN §9), HMAC signed. */
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { OriginContext } from '../context.js';
 import {
   applyPayment,
@@ -8,20 +8,30 @@ import {
   paymentCallbackSchema,
   verifyPaymentSignature,
 } from '../lifecycle/payment.js';
-import { parseJson } from './middleware.js';
 import type { OriginEnv } from './types.js';
+import { jsonBody } from './validate.js';
 
-export function paymentRoutes(ctx: OriginContext) {
-  const app = new Hono<OriginEnv>();
-
-  app.post('/callback', async (c) => {
-    const body = c.get('rawBody');
-    verifyPaymentSignature(ctx.config.PAYMENT_WEBHOOK_SECRET, ctx.config.PAYMENT_SIGNATURE_MAX_AGE_MS, {
-      body,
+/** The provider's signature over the raw body, checked before the body is parsed (401 first). */
+function paymentSignature(opts: { secret: string; maxAgeMs: number }): MiddlewareHandler<OriginEnv> {
+  return async function paymentSignature(c, next) {
+    verifyPaymentSignature(opts.secret, opts.maxAgeMs, {
+      body: c.get('rawBody'),
       timestamp: c.req.header(PAYMENT_TIMESTAMP_HEADER),
       signature: c.req.header(PAYMENT_SIGNATURE_HEADER),
     });
-    const payment = paymentCallbackSchema.parse(parseJson(body));
+    await next();
+  };
+}
+
+export function paymentRoutes(ctx: OriginContext) {
+  const app = new Hono<OriginEnv>();
+  const signed = paymentSignature({
+    secret: ctx.config.PAYMENT_WEBHOOK_SECRET,
+    maxAgeMs: ctx.config.PAYMENT_SIGNATURE_MAX_AGE_MS,
+  });
+
+  app.post('/callback', signed, jsonBody(paymentCallbackSchema), async (c) => {
+    const payment = c.req.valid('json');
     const outcome = await applyPayment(ctx, payment);
     c.get('log').info({ orderNo: payment.orderNo, paymentId: payment.paymentId, outcome }, 'payment');
     return c.json({ orderNo: payment.orderNo, status: 'paid' as const });

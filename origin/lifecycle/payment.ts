@@ -12,6 +12,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ContractError } from '../../contract/errors.js';
+import { checkEdgeHeaders } from '../../contract/signing.js';
 import type { OriginContext } from '../context.js';
 import { recordOrderEventsOf } from '../db/order-events.js';
 import { inTransaction } from '../db/pool.js';
@@ -38,15 +39,16 @@ export function verifyPaymentSignature(
   req: { body: string; timestamp?: string; signature?: string; now?: number },
 ): void {
   const { timestamp, signature } = req;
-  if (!timestamp || !signature || !/^\d{1,16}$/.test(timestamp) || !/^v1=[0-9a-f]{64}$/.test(signature))
-    throw new ContractError('unauthenticated', 'missing payment signature');
-  if (Math.abs((req.now ?? Date.now()) - Number(timestamp)) > maxAgeMs)
+  // Same header syntax (`<ms>`, `v1=<64 hex>`) and freshness rule as the edge's signature.
+  const header = checkEdgeHeaders(timestamp, signature, req.now ?? Date.now(), maxAgeMs);
+  if (header === 'missing') throw new ContractError('unauthenticated', 'missing payment signature');
+  if (header === 'stale')
     throw new ContractError(
       'unauthenticated',
       `stale payment signature: x-payment-timestamp must be milliseconds since the epoch, within ${maxAgeMs} ms of now`,
     );
   const expected = createHmac('sha256', secret).update(`${timestamp}\n${req.body}`).digest();
-  const given = Buffer.from(signature.slice(3), 'hex');
+  const given = Buffer.from(signature!.slice(3), 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected))
     throw new ContractError('unauthenticated', 'bad payment signature');
 }
