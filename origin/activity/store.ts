@@ -9,6 +9,7 @@ import {
   MAX_QUANTITY,
   eligibilitySchema,
   OVERFLOW_MODES,
+  activityConfigSchema,
   type ActivityConfig,
   type ActivitySwitch,
   type Eligibility,
@@ -45,19 +46,23 @@ const validWindow = (a: { startsAt: string; endsAt: string }, ctx: z.RefinementC
     });
 };
 
+/** The contract's field rules (contract/activity.ts), each stated once; the admin adds defaults and its own fields. */
+const config = activityConfigSchema.shape;
+
 export const createActivitySchema = z
   .object({
     activityId: id('activityId'),
     skuId: id('skuId'),
-    title: z.string().min(1).max(200),
+    title: config.title,
     stock: z.number().int().min(1, 'stock must be at least 1: a sale with nothing to sell is refused').max(100_000_000),
+    // The contract's rule with a hint for the operator's message.
     startsAt: instant(),
     endsAt: instant(),
-    maxPerUser: z.number().int().min(1).max(MAX_QUANTITY).default(1),
-    paymentTimeoutSeconds: z.number().int().min(10).max(86_400).default(900),
-    userRatePerSec: z.number().positive().max(100).default(1),
-    admissionRatePerSec: z.number().int().min(1).max(1_000_000).default(5_000),
-    admissionShards: z.number().int().min(1).max(64).default(4),
+    maxPerUser: config.maxPerUser.default(1),
+    paymentTimeoutSeconds: config.paymentTimeoutSeconds.default(900),
+    userRatePerSec: config.userRatePerSec.default(1),
+    admissionRatePerSec: config.admissionRatePerSec.default(5_000),
+    admissionShards: config.admissionShards.default(4),
     state: z.enum(['open', 'paused']).default('open'),
     /** Redis buckets the stock is split over (DESIGN §10); more buckets spread a hot sale over cluster shards. */
     stockBuckets: z.number().int().min(1).max(MAX_STOCK_BUCKETS).default(1),
