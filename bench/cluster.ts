@@ -21,7 +21,7 @@ import { homeBucket, splitStock } from '../origin/redis/buckets.js';
 import type { RedisClient } from '../origin/redis/client.js';
 import { activityKeys } from '../origin/redis/keys.js';
 import { defineScripts, readScripts } from '../origin/redis/scripts.js';
-import { startLocalCluster } from '../test/helpers/redis-cluster.js';
+import { startLocalCluster } from '../scripts/redis-cluster.js';
 import {
   adminCall,
   BENCH_SECRETS,
