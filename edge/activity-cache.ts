@@ -10,6 +10,7 @@ import { ContractError, type ActivitySnapshot } from '../contract/index.js';
 import { assertLive } from './live-activities.js';
 import { originFailure } from './origin.js';
 import { settingsOf } from './settings.js';
+import { TtlCache } from './ttl-cache.js';
 
 /** Stated TTL of the isolate cache. */
 export const ACTIVITY_CACHE_TTL_MS = 300;
@@ -17,12 +18,8 @@ export const ACTIVITY_CACHE_TTL_MS = 300;
 export const COLO_CACHE_TTL_MS = 500;
 const MAX_ENTRIES = 10_000;
 
-interface Entry {
-  snapshot: ActivitySnapshot | null;
-  expiresAt: number;
-}
-
-const entries = new Map<string, Entry>();
+/** Activity id → its snapshot, or null for an activity the origin does not know (misses are cached too). */
+const entries = new TtlCache<ActivitySnapshot | null>(MAX_ENTRIES);
 // No sharing of in-flight reads between requests: a Worker request must not await I/O started by
 // another request (workerd refuses it). The ActivityDO already turns concurrent misses into one
 // origin fetch; here a few concurrent reads at expiry are cheap.
@@ -36,8 +33,7 @@ export function activityStub(env: Env, activityId: string) {
  * one): lets a doomed click be refused on the public state before the JWT and ticket (DESIGN §10).
  */
 export function peekActivity(activityId: string, now = Date.now()): ActivitySnapshot | null {
-  const hit = entries.get(activityId);
-  return hit && hit.expiresAt > now ? hit.snapshot : null;
+  return entries.get(activityId, now) ?? null;
 }
 
 /**
@@ -46,11 +42,8 @@ export function peekActivity(activityId: string, now = Date.now()): ActivitySnap
  */
 export async function loadActivity(env: Env, activityId: string, traceId: string): Promise<ActivitySnapshot> {
   const now = Date.now();
-  const hit = entries.get(activityId);
-  let snapshot: ActivitySnapshot | null;
-  if (hit && hit.expiresAt > now) {
-    snapshot = hit.snapshot;
-  } else {
+  let snapshot = entries.get(activityId, now);
+  if (snapshot === undefined) {
     await assertLive(env, activityId, settingsOf(env).liveListTtlMs, now);
     const colo = await readColo(activityId, now);
     snapshot = colo !== undefined ? colo : await readFromDurableObject(env, activityId, traceId);
@@ -75,8 +68,7 @@ export async function rememberActivity(activityId: string, snapshot: ActivitySna
 }
 
 function remember(activityId: string, snapshot: ActivitySnapshot | null, now: number): void {
-  if (entries.size >= MAX_ENTRIES) entries.clear();
-  entries.set(activityId, { snapshot, expiresAt: now + ACTIVITY_CACHE_TTL_MS });
+  entries.set(activityId, snapshot, now + ACTIVITY_CACHE_TTL_MS, now);
 }
 
 // The colo cache holds `{snapshot, storedAt}`; freshness is ours (the Cache API counts in seconds).

@@ -12,6 +12,7 @@ import { verify } from 'hono/jwt';
 import { ContractError, isId } from '../contract/index.js';
 import type { EdgeContext } from './context.js';
 import { settingsOf, type EdgeSettings } from './settings.js';
+import { TtlCache } from './ttl-cache.js';
 
 /**
  * Isolate-memory cache of tokens already verified (the whole token string, signature included, is
@@ -21,7 +22,7 @@ import { settingsOf, type EdgeSettings } from './settings.js';
 const VERIFIED_TOKEN_TTL_MS = 60_000;
 const MAX_VERIFIED_TOKENS = 50_000;
 const MAX_TOKEN_LENGTH = 4096;
-const verifiedTokens = new Map<string, { userId: string; expiresAt: number; claims: Record<string, unknown> }>();
+const verifiedTokens = new TtlCache<{ userId: string; claims: Record<string, unknown> }>(MAX_VERIFIED_TOKENS);
 
 /** header.payload.signature, each unpadded base64url: no `=`, no `+` or `/`, no whitespace. */
 const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -35,16 +36,15 @@ export async function requireUser(c: EdgeContext): Promise<string> {
   const token = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
   if (!token || token.length > MAX_TOKEN_LENGTH) throw invalid('a bearer token is required');
   const now = Date.now();
-  const known = verifiedTokens.get(token);
-  if (known && known.expiresAt > now) {
+  const known = verifiedTokens.get(token, now);
+  if (known !== undefined) {
     c.set('userId', known.userId);
     c.set('claims', known.claims);
     return known.userId;
   }
   const settings = settingsOf(c.env); // outside the try: a missing secret is our 500, not the user's 401
   const { userId, expiresAt, claims } = await verifyUserToken(token, settings, now);
-  if (verifiedTokens.size >= MAX_VERIFIED_TOKENS) verifiedTokens.clear();
-  verifiedTokens.set(token, { userId, expiresAt: Math.min(expiresAt, now + VERIFIED_TOKEN_TTL_MS), claims });
+  verifiedTokens.set(token, { userId, claims }, Math.min(expiresAt, now + VERIFIED_TOKEN_TTL_MS), now);
   c.set('userId', userId);
   c.set('claims', claims);
   return userId;

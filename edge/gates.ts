@@ -7,6 +7,7 @@ import { ContractError, publicState, type ActivitySnapshot } from '../contract/i
 import type { EntryAnswer } from './durable/admission.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
 import type { KeptPurchase } from './durable/waiting-line.js';
+import { TtlCache } from './ttl-cache.js';
 
 /** Refuses unless the sale is open right now: 425 too_early, 410 ended, 503 paused, 409 sold_out. */
 export function assertOpen(snapshot: ActivitySnapshot, now: number): void {
@@ -56,8 +57,8 @@ export function shardOf(userId: string, shards: number): number {
  * remembers the rate it was refused at: after a live change of `userRatePerSec` (DESIGN §10) it no
  * longer counts and the DO is asked. Bounded; expired entries are pruned when it fills.
  */
-const refusedUntil = new Map<string, { until: number; ratePerSec: number }>();
 const REFUSED_MAX_ENTRIES = 50_000;
+const refusedUntil = new TtlCache<{ until: number; ratePerSec: number }>(REFUSED_MAX_ENTRIES);
 
 function rateLimited(retryAfterMs: number): ContractError {
   return new ContractError('rate_limited', 'too many requests; slow down', {
@@ -74,17 +75,22 @@ function rateLimited(retryAfterMs: number): ContractError {
  */
 export async function admitUser(
   env: Env,
-  shards: number,
-  userId: string,
-  scope: string,
-  ratePerSec: number,
-  now = Date.now(),
-  opts: { deny?: boolean } = {},
+  opts: {
+    /** UserGateDO shards (EdgeSettings.userGateShards). */
+    shards: number;
+    userId: string;
+    scope: string;
+    ratePerSec: number;
+    now?: number;
+    /** Also refuse a user on the deny list (kept in the same gate shard). */
+    deny?: boolean;
+  },
 ): Promise<void> {
+  const { shards, userId, scope, ratePerSec, now = Date.now() } = opts;
   const key = `${scope}:${userId}`;
-  const refused = refusedUntil.get(key);
+  const refused = refusedUntil.get(key, now);
   if (refused !== undefined) {
-    if (refused.until > now && refused.ratePerSec === ratePerSec) throw rateLimited(refused.until - now);
+    if (refused.ratePerSec === ratePerSec) throw rateLimited(refused.until - now);
     refusedUntil.delete(key);
   }
   const ns = env.USER_GATE;
@@ -92,11 +98,8 @@ export async function admitUser(
   const answer = await gate.admit(key, ratePerSec, opts.deny ? userId : undefined);
   if (!answer.ok && 'denied' in answer) throw new ContractError('denied', 'this account may not buy');
   if (!answer.ok) {
-    if (refusedUntil.size >= REFUSED_MAX_ENTRIES) {
-      for (const [k, r] of refusedUntil) if (r.until <= now) refusedUntil.delete(k);
-      if (refusedUntil.size >= REFUSED_MAX_ENTRIES) refusedUntil.clear();
-    }
-    refusedUntil.set(key, { until: now + answer.retryAfterMs, ratePerSec });
+    const until = now + answer.retryAfterMs;
+    refusedUntil.set(key, { until, ratePerSec }, until, now);
     throw rateLimited(answer.retryAfterMs);
   }
 }

@@ -45,17 +45,14 @@ export const activityRoutes = new Hono<EdgeEnv>()
     // Who may buy (DESIGN §10): members-only, then the deny list (in the user's gate shard).
     assertEligible(snapshot, c.get('claims'));
     // Issuance is behind the user's gate too: a burst of tickets is 429 + Retry-After.
-    await admitUser(
-      c.env,
-      settings.userGateShards,
+    await admitUser(c.env, {
+      shards: settings.userGateShards,
       userId,
-      `ticket:${activityId}`,
-      snapshot.config.userRatePerSec,
+      scope: `ticket:${activityId}`,
+      ratePerSec: snapshot.config.userRatePerSec,
       now,
-      {
-        deny: true,
-      },
-    );
+      deny: true,
+    });
     // Last: the one check that calls out (the bot-check verifier).
     if (settings.botCheck) await verifyChallenge(settings.botCheck, c.req.header(CHALLENGE_HEADER));
     const expiresAt = now + settings.ticketTtlSeconds * 1000;
@@ -74,7 +71,12 @@ export const activityRoutes = new Hono<EdgeEnv>()
     const snapshot = await loadActivity(c.env, activityId, traceId);
     const settings = settingsOf(c.env);
     // Its own bucket, so looking up a reservation never eats the purchase allowance.
-    await admitUser(c.env, settings.userGateShards, userId, `lookup:${activityId}`, snapshot.config.userRatePerSec);
+    await admitUser(c.env, {
+      shards: settings.userGateShards,
+      userId,
+      scope: `lookup:${activityId}`,
+      ratePerSec: snapshot.config.userRatePerSec,
+    });
     const answer = await callOrigin<ReservationBody>(settings, {
       method: 'GET',
       path: `/internal/activities/${activityId}/reservation?userId=${userId}`,

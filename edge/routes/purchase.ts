@@ -71,17 +71,14 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
 
   // 6. Who may buy (eligibility; the deny list rides on the gate call), per-user rate, 7. admission to the origin.
   assertEligible(snapshot, c.get('claims'));
-  await admitUser(
-    c.env,
-    settings.userGateShards,
+  await admitUser(c.env, {
+    shards: settings.userGateShards,
     userId,
-    `purchase:${activityId}`,
-    snapshot.config.userRatePerSec,
-    Date.now(),
-    {
-      deny: true,
-    },
-  );
+    scope: `purchase:${activityId}`,
+    ratePerSec: snapshot.config.userRatePerSec,
+    now: Date.now(),
+    deny: true,
+  });
   // Lottery window (DESIGN §10): every click in the window counts, so admission does not cap
   // entries (an entry is one cheap script, no stock); the user gate above still applies.
   const lottery = inLotteryWindow(snapshot.config, now);

@@ -40,7 +40,7 @@ async function poll(c: Context<EdgeEnv>, reservationId: string) {
   const userId = await requireUser(c);
   const settings = settingsOf(c.env);
   await assertLive(c.env, activityId, settings.liveListTtlMs);
-  await admitUser(c.env, settings.userGateShards, userId, 'poll', POLL_RATE_PER_SEC);
+  await admitUser(c.env, { shards: settings.userGateShards, userId, scope: 'poll', ratePerSec: POLL_RATE_PER_SEC });
   const answer = await callOrigin<EntryPollBody>(settings, {
     method: 'GET',
     path: `/internal/reservations/${reservationId}?userId=${userId}`,
