@@ -12,7 +12,7 @@
 import type { ActivitySnapshot } from '../contract/activity.js';
 import { signEdgeRequest } from '../contract/signing.js';
 import type { Db } from './db/pool.js';
-import { PeriodicJob } from './lifecycle/periodic.js';
+import { PeriodicJob } from './jobs/periodic.js';
 import type { Logger } from './logger.js';
 import { rows } from './db/rows.js';
 

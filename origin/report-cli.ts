@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { isId } from '../contract/ids.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createOriginContext } from './context.js';
-import { saleReport } from './lifecycle/report.js';
+import { saleReport } from './operations/report.js';
 import { createLogger } from './logger.js';
 
 let where = '';

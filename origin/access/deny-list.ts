@@ -9,7 +9,7 @@
  */
 import type { OriginContext } from '../context.js';
 import { signedPut, type PushOptions } from '../edge-push.js';
-import { PeriodicJob } from '../lifecycle/periodic.js';
+import { PeriodicJob } from '../jobs/periodic.js';
 
 export interface DenyEntry {
   userId: string;

@@ -5,7 +5,7 @@
 import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { hasSaleHistory } from '../lifecycle/recover.js';
+import { hasSaleHistory } from '../operations/recover.js';
 import {
   insertActivity,
   requireActivity,

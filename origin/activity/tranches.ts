@@ -15,7 +15,7 @@
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import { inTransaction } from '../db/pool.js';
-import { PeriodicJob } from '../lifecycle/periodic.js';
+import { PeriodicJob } from '../jobs/periodic.js';
 import { requireActivity } from './store.js';
 
 export interface ReleaseRow {

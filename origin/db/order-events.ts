@@ -1,7 +1,7 @@
 /**
  * The order_event_outbox table (DESIGN §10 "Downstream order events"): rows written in the same
  * transaction as the order change they announce, claimed, deleted once delivered, or parked by
- * the order-event worker (origin/lifecycle/order-event-worker.ts); listed and retried by the
+ * the order-event worker (origin/jobs/order-event-worker.ts); listed and retried by the
  * admin routes. One place for its SQL.
  *
  * An event's id is `<orderNo>:<type>`: an order is created, paid and timed out at most once each,

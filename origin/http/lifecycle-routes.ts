@@ -4,9 +4,9 @@
  */
 import { Hono } from 'hono';
 import type { OriginContext } from '../context.js';
-import { cleanup } from '../lifecycle/cleanup.js';
-import { giveUpDeadLetter, listDeadLetters, retryDeadLetter } from '../lifecycle/dead-letters.js';
-import { recover } from '../lifecycle/recover.js';
+import { cleanup } from '../operations/cleanup.js';
+import { giveUpDeadLetter, listDeadLetters, retryDeadLetter } from '../operations/dead-letter-admin.js';
+import { recover } from '../operations/recover.js';
 import { adminToken } from './middleware.js';
 import type { OriginEnv } from './types.js';
 import { idParam, reservationIdParam } from './validate.js';

@@ -7,7 +7,7 @@ import {
   PAYMENT_TIMESTAMP_HEADER,
   paymentCallbackSchema,
   verifyPaymentSignature,
-} from '../lifecycle/payment.js';
+} from '../webhooks/payment.js';
 import type { OriginEnv } from './types.js';
 import { jsonBody } from './validate.js';
 

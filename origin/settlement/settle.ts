@@ -125,7 +125,7 @@ async function readSaleFacts(
   );
   const orderOf = new Map<string, string>();
   for (const o of owners) orderOf.set(String(o.user_id), o.reservation_id);
-  // Excludes concurrent dead-lettering (see dead-letter.ts): a shared lock on the sale's range of
+  // Excludes concurrent dead-lettering (see dead-lettering.ts): a shared lock on the sale's range of
   // dead letters makes a dead letter written meanwhile wait for this COMMIT (and then find the
   // order), while other consumers' batches share it. One range read instead of a lookup per
   // reservation (measured: README "Performance"); a sale has few dead letters.

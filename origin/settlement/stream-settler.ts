@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics.js';
 import type { Db } from '../db/pool.js';
 import type { SaleEventReader, StreamEntry } from '../redis/event-reader.js';
 import type { Sale, StockStore } from '../redis/stock-store.js';
-import { compensate, deadLetter } from './dead-letter.js';
+import { compensate, deadLetter } from './dead-lettering.js';
 import type { ReservationEvent } from './event.js';
 import { settleBatch, type SettleOutcome, type SettleTarget } from './settle.js';
 

@@ -7,8 +7,8 @@
  */
 import { findActivity } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
-import { raiseMismatch, reconcile, type Reconciliation } from '../reconcile/reconcile.js';
-import { PeriodicJob } from './periodic.js';
+import { raiseMismatch, reconcile, type Reconciliation } from './reconcile.js';
+import { PeriodicJob } from '../jobs/periodic.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -16,7 +16,7 @@ import { checkEdgeHeaders } from '../../contract/signing.js';
 import type { OriginContext } from '../context.js';
 import { recordOrderEventsOf } from '../db/order-events.js';
 import { inTransaction } from '../db/pool.js';
-import { retryOnDeadlock } from './deadlock.js';
+import { retryOnDeadlock } from '../db/deadlock.js';
 import { affected, one } from '../db/rows.js';
 import { OrderStatus } from '../db/statuses.js';
 

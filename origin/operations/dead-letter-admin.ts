@@ -1,5 +1,5 @@
 /**
- * Admin handling of dead letters (reservations settlement gave up on, origin/settlement/dead-letter.ts).
+ * Admin handling of dead letters (reservations settlement gave up on, origin/settlement/dead-lettering.ts).
  *
  * give up = compensate and close: runs the idempotent release again (it already ran when the dead
  * letter was written, unless Redis was not warm then) and marks the row `given_up`. Idempotent.
@@ -15,7 +15,7 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { compensate } from '../settlement/dead-letter.js';
+import { compensate } from '../settlement/dead-lettering.js';
 import type { ReservationEvent } from '../settlement/event.js';
 import { one, rows } from '../db/rows.js';
 

@@ -12,7 +12,7 @@
 import type { OriginContext } from '../context.js';
 import { recordOrderEventsOf } from '../db/order-events.js';
 import { inTransaction } from '../db/pool.js';
-import { retryOnDeadlock } from './deadlock.js';
+import { retryOnDeadlock } from '../db/deadlock.js';
 import { PeriodicJob } from './periodic.js';
 import { affected, rows } from '../db/rows.js';
 import { OrderStatus } from '../db/statuses.js';
