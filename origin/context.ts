@@ -4,7 +4,8 @@
  */
 import type { ActivitySnapshot } from '../contract/activity.js';
 import { ActivityCatalog } from './activity/catalog.js';
-import { findActivity, saleOf } from './activity/store.js';
+import { SnapshotPublisher } from './activity/snapshot-publisher.js';
+import { findActivity } from './activity/store.js';
 import type { OriginConfig } from './config.js';
 import { createPool, observeTransactions, type Db } from './db/pool.js';
 import { createEdgePush, type EdgePush } from './edge-push.js';
@@ -13,7 +14,6 @@ import { createMetrics, type Metrics } from './metrics.js';
 import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
 import { LotteryAdmission } from './lottery/admission.js';
-import { findDraw, publicDraw } from './lottery/draw-store.js';
 import { StockWatch } from './reservation/stock-watch.js';
 
 /** At most one 'slow MySQL transactions' log line this often (the metric counts every one). */
@@ -29,6 +29,8 @@ export interface OriginContext {
   catalog: ActivityCatalog;
   soldOut: SoldOutFlags;
   pushEdge: EdgePush;
+  /** Builds an activity's snapshot and pushes it to the edge: the one place that does. */
+  publisher: SnapshotPublisher;
   /** Lottery activities: entry window, then drawing, then FCFS (DESIGN §10). */
   lottery: LotteryAdmission;
   /** Pushes the edge when reservations cross the stock hint / early sold-out lines (DESIGN §10). */
@@ -92,6 +94,25 @@ export async function createOriginContext(
     }
   });
 
+  // Flags set or cleared here and stock lines crossed change what the edge shows: publish it.
+  const publish = (activityId: string) => void publisher.publish(activityId).catch(() => undefined);
+  const soldOut = new SoldOutFlags(stock, log, (activityId, isSoldOut) => {
+    log.info({ activityId, soldOut: isSoldOut }, isSoldOut ? 'sold out' : 'stock back on sale');
+    // The snapshot already reflects the flag; when cleared it may still be sold out by the threshold.
+    publish(activityId);
+  });
+  const publisher = new SnapshotPublisher({ db, stock, soldOut, pushEdge });
+  const stockWatch = new StockWatch(
+    async (activityId) => {
+      const record = await findActivity(db, activityId);
+      return (
+        record && { onSale: record.initialStock - record.heldBack, threshold: record.config.soldOutThreshold ?? 0 }
+      );
+    },
+    publish,
+    (sale) => stock.stock(sale),
+  );
+
   const ctx: OriginContext = {
     config,
     log,
@@ -99,45 +120,16 @@ export async function createOriginContext(
     db,
     stock,
     catalog,
-    soldOut: undefined as unknown as SoldOutFlags,
+    soldOut,
     pushEdge,
+    publisher,
     lottery: new LotteryAdmission(db, stock),
-    stockWatch: undefined as unknown as StockWatch,
-    async snapshot(activityId) {
-      const record = await findActivity(db, activityId);
-      if (!record) return null;
-      const { config: c, state } = record;
-      const left = await stock.stock(saleOf(record)).catch(() => null);
-      const soldOut = ctx.soldOut.has(activityId) || (left !== null && left <= (c.soldOutThreshold ?? 0));
-      const units =
-        left === null ? undefined : { left: Math.max(0, left), onSale: record.initialStock - record.heldBack };
-      const draw = c.admission === 'lottery' ? await findDraw(db, activityId) : null;
-      return { config: c, state, soldOut, ...(units ? { units } : {}), ...(draw ? { draw: publicDraw(draw) } : {}) };
-    },
+    stockWatch,
+    snapshot: (activityId) => publisher.snapshot(activityId),
     async close() {
       await Promise.allSettled([stock.close(), db.end()]);
     },
   };
-  const pushSnapshot = (activityId: string) =>
-    void ctx
-      .snapshot(activityId)
-      .then((s) => s && pushEdge(s))
-      .catch(() => undefined);
-  ctx.soldOut = new SoldOutFlags(stock, log, (activityId, soldOut) => {
-    log.info({ activityId, soldOut }, soldOut ? 'sold out' : 'stock back on sale');
-    // The snapshot already reflects the flag; when cleared it may still be sold out by the threshold.
-    pushSnapshot(activityId);
-  });
-  ctx.stockWatch = new StockWatch(
-    async (activityId) => {
-      const record = await findActivity(db, activityId);
-      return (
-        record && { onSale: record.initialStock - record.heldBack, threshold: record.config.soldOutThreshold ?? 0 }
-      );
-    },
-    pushSnapshot,
-    (sale) => stock.stock(sale),
-  );
-  await ctx.soldOut.start();
+  await soldOut.start();
   return ctx;
 }

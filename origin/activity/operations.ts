@@ -17,17 +17,12 @@ import {
   type LiveSetting,
 } from './store.js';
 
-async function pushSnapshot(ctx: OriginContext, activityId: string): Promise<void> {
-  const snapshot = await ctx.snapshot(activityId);
-  if (snapshot) await ctx.pushEdge(snapshot);
-}
-
 export async function createActivity(ctx: OriginContext, input: CreateActivity) {
   await insertActivity(ctx.db, input);
   ctx.catalog.remember({ activityId: input.activityId, skuId: input.skuId, buckets: input.stockBuckets });
   ctx.log.info({ activityId: input.activityId, stock: input.stock }, 'activity created');
   ctx.metrics.heldBackUnits.set({ activity: input.activityId }, input.stock - (input.initialRelease ?? input.stock));
-  await pushSnapshot(ctx, input.activityId);
+  await ctx.publisher.publish(input.activityId);
   return ctx.snapshot(input.activityId);
 }
 
@@ -74,7 +69,7 @@ export async function warmup(ctx: OriginContext, activityId: string): Promise<Wa
   );
   ctx.stockWatch.forget(activityId);
   ctx.soldOut.set(activityId, result.stock <= 0);
-  await pushSnapshot(ctx, activityId);
+  await ctx.publisher.publish(activityId);
   return result;
 }
 
@@ -106,6 +101,6 @@ export async function changeActivity(ctx: OriginContext, activityId: string, pat
   if (state !== undefined) ctx.metrics.adminChanges.inc({ setting: 'state' });
   ctx.log.info({ activityId, actor, changes }, 'activity changed');
   ctx.stockWatch.forget(activityId);
-  await pushSnapshot(ctx, activityId);
+  await ctx.publisher.publish(activityId);
   return ctx.snapshot(activityId);
 }

@@ -111,9 +111,6 @@ export class OutboxWorker extends PeriodicJob {
     if (this.ctx.soldOut.set(activityId, false)) return; // the transition pushes the edge itself
     // No flag here, but the edge may have set its own from a sold_out answer: push the snapshot.
     if (!fromZero) return;
-    void this.ctx
-      .snapshot(activityId)
-      .then((s) => s && this.ctx.pushEdge(s))
-      .catch(() => undefined);
+    void this.ctx.publisher.publish(activityId).catch(() => undefined);
   }
 }

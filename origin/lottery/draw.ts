@@ -168,7 +168,6 @@ async function orderedEntrants(ctx: OriginContext, sale: Sale, seed: string): Pr
   );
 }
 
-async function pushSnapshot(ctx: OriginContext, activityId: string): Promise<void> {
-  const snapshot = await ctx.snapshot(activityId);
-  if (snapshot) await ctx.pushEdge(snapshot);
+function pushSnapshot(ctx: OriginContext, activityId: string): Promise<void> {
+  return ctx.publisher.publish(activityId);
 }

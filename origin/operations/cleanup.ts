@@ -43,10 +43,7 @@ export async function cleanup(ctx: OriginContext, activityId: string) {
   }
 
   if (record.state !== 'stopped') await setState(ctx, activityId, 'stopped');
-  else {
-    const snapshot = await ctx.snapshot(activityId);
-    if (snapshot) await ctx.pushEdge(snapshot);
-  }
+  else await ctx.publisher.publish(activityId);
   const retention = ctx.config.CLEANUP_RETENTION_SECONDS;
   await ctx.stock.expire(sale, retention);
   ctx.soldOut.set(activityId, false);

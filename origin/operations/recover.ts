@@ -181,9 +181,6 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
   };
   ctx.metrics.orderTransitions.inc({ transition: 'recover' });
   ctx.log.warn(result, 'sale recovered into Redis from MySQL and the Stream');
-  if (!ctx.soldOut.set(activityId, stock <= 0)) {
-    const snapshot = await ctx.snapshot(activityId);
-    if (snapshot) await ctx.pushEdge(snapshot);
-  }
+  if (!ctx.soldOut.set(activityId, stock <= 0)) await ctx.publisher.publish(activityId);
   return result;
 }

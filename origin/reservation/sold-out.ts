@@ -1,7 +1,8 @@
 /**
  * In-process sold-out flags (DESIGN §5): set when the script says SOLD_OUT, shared between origin
  * instances over Redis pub/sub, cleared when a refill puts stock back. A flag may only ever cause
- * the script to be skipped — never the holder lookup.
+ * the script to be skipped — never the holder lookup. A transition calls `onTransition` (context.ts
+ * wires it to the snapshot publisher, which pushes the edge); the flags themselves push nothing.
  */
 import type { Logger } from '../logger.js';
 import type { StockStore } from '../redis/stock-store.js';
@@ -12,7 +13,7 @@ export class SoldOutFlags {
   constructor(
     private readonly store: Pick<StockStore, 'publishSoldOut' | 'onSoldOut'>,
     private readonly log: Logger,
-    private readonly onChange: (activityId: string, soldOut: boolean) => void = () => {},
+    private readonly onTransition: (activityId: string, soldOut: boolean) => void = () => {},
   ) {}
 
   async start(): Promise<void> {
@@ -30,7 +31,7 @@ export class SoldOutFlags {
       this.store.publishSoldOut(activityId, soldOut).catch((err) => {
         this.log.warn({ activityId, err: err.message }, 'sold-out broadcast failed');
       });
-      this.onChange(activityId, soldOut);
+      this.onTransition(activityId, soldOut);
     }
     return changed;
   }

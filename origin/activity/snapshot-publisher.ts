@@ -1,0 +1,43 @@
+/**
+ * The one place that builds an activity's snapshot as the edge sees it (DESIGN §9, §10: MySQL
+ * config and switch, units left, sold out when the flag is set or Redis has `soldOutThreshold` units
+ * or fewer left; a lottery's public draw) and pushes it to the edge. Operations that change what the edge
+ * should show call `publish`; the sold-out flags' transitions are wired to it in context.ts.
+ */
+import type { ActivitySnapshot } from '../../contract/activity.js';
+import type { Db } from '../db/pool.js';
+import type { EdgePush } from '../edge-push.js';
+import { findDraw, publicDraw } from '../lottery/draw-store.js';
+import type { StockStore } from '../redis/stock-store.js';
+import type { SoldOutFlags } from '../reservation/sold-out.js';
+import { findActivity, saleOf } from './store.js';
+
+export interface SnapshotPublisherDeps {
+  db: Db;
+  stock: Pick<StockStore, 'stock'>;
+  soldOut: Pick<SoldOutFlags, 'has'>;
+  pushEdge: EdgePush;
+}
+
+export class SnapshotPublisher {
+  constructor(private readonly deps: SnapshotPublisherDeps) {}
+
+  /** The activity as the edge should see it, or null when MySQL does not know it. */
+  async snapshot(activityId: string): Promise<ActivitySnapshot | null> {
+    const record = await findActivity(this.deps.db, activityId);
+    if (!record) return null;
+    const { config, state } = record;
+    const left = await this.deps.stock.stock(saleOf(record)).catch(() => null);
+    const soldOut = this.deps.soldOut.has(activityId) || (left !== null && left <= (config.soldOutThreshold ?? 0));
+    const units =
+      left === null ? undefined : { left: Math.max(0, left), onSale: record.initialStock - record.heldBack };
+    const draw = config.admission === 'lottery' ? await findDraw(this.deps.db, activityId) : null;
+    return { config, state, soldOut, ...(units ? { units } : {}), ...(draw ? { draw: publicDraw(draw) } : {}) };
+  }
+
+  /** Builds the snapshot and pushes it (best effort, see edge-push.ts); `soldOut` overrides the flag just decided. */
+  async publish(activityId: string, override?: { soldOut: boolean }): Promise<void> {
+    const snapshot = await this.snapshot(activityId);
+    if (snapshot) await this.deps.pushEdge(override ? { ...snapshot, ...override } : snapshot);
+  }
+}
