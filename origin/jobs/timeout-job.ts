@@ -17,6 +17,9 @@ import { PeriodicJob } from './periodic.js';
 import { affected, rows } from '../db/rows.js';
 import { OrderStatus } from '../db/statuses.js';
 
+/** What the timeout job uses of the context (the SettlerDeps pattern): MySQL, settings, log, metrics. */
+export type TimeoutJobDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+
 interface Expired {
   id: string;
   reservation_id: string;
@@ -29,7 +32,7 @@ export class TimeoutJob extends PeriodicJob {
   /** Called after a round timed orders out (the outbox worker's wake). */
   onTimedOut: (count: number) => void = () => {};
 
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: TimeoutJobDeps) {
     super('timeout', ctx.config.TIMEOUT_SCAN_MS, ctx.log);
   }
 

@@ -19,6 +19,9 @@ import { compensate } from '../settlement/dead-lettering.js';
 import type { ReservationEvent } from '../settlement/event.js';
 import { one, rows } from '../db/rows.js';
 
+/** What the dead-letter operations use of the context: MySQL, the stock store, the catalog, log. */
+export type DeadLetterAdminDeps = Pick<OriginContext, 'catalog' | 'db' | 'log' | 'stock'>;
+
 export interface DeadLetterBody {
   reservationId: string;
   activityId: string;
@@ -68,7 +71,7 @@ const toBody = (r: DeadLetterRow): DeadLetterBody => ({
 const LIST_LIMIT = 1000;
 
 export async function listDeadLetters(
-  ctx: OriginContext,
+  ctx: DeadLetterAdminDeps,
   activityId: string,
 ): Promise<{ deadLetters: DeadLetterBody[] }> {
   const listed = await rows<DeadLetterRow>(
@@ -79,7 +82,7 @@ export async function listDeadLetters(
   return { deadLetters: listed.map(toBody) };
 }
 
-async function load(ctx: OriginContext, reservationId: string) {
+async function load(ctx: DeadLetterAdminDeps, reservationId: string) {
   const row = await one<DeadLetterRow>(
     ctx.db.execute('SELECT * FROM seckill_dead_letter WHERE reservation_id = ?', [reservationId]),
   );
@@ -99,7 +102,7 @@ async function load(ctx: OriginContext, reservationId: string) {
   return { row, event, target };
 }
 
-export async function giveUpDeadLetter(ctx: OriginContext, reservationId: string) {
+export async function giveUpDeadLetter(ctx: DeadLetterAdminDeps, reservationId: string) {
   const { row, event, target } = await load(ctx, reservationId);
   if (row.status === 'retried')
     throw new ContractError('conflict', 'this reservation was re-queued for settlement; it cannot be given up now');
@@ -121,7 +124,7 @@ const REQUEUE_REFUSALS = {
   sold_out: 'the units compensation gave back were sold again; nothing to retry with',
 } as const;
 
-export async function retryDeadLetter(ctx: OriginContext, reservationId: string) {
+export async function retryDeadLetter(ctx: DeadLetterAdminDeps, reservationId: string) {
   const { row, event, target } = await load(ctx, reservationId);
   if (row.status === 'given_up')
     throw new ContractError('conflict', 'this dead letter was given up; it cannot be retried');

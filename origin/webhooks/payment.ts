@@ -20,6 +20,9 @@ import { retryOnDeadlock } from '../db/deadlock.js';
 import { affected, one } from '../db/rows.js';
 import { OrderStatus } from '../db/statuses.js';
 
+/** What applying a payment uses of the context: MySQL, settings, log, metrics. */
+export type PaymentDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+
 export const PAYMENT_TIMESTAMP_HEADER = 'x-payment-timestamp';
 export const PAYMENT_SIGNATURE_HEADER = 'x-payment-signature';
 
@@ -55,7 +58,7 @@ export function verifyPaymentSignature(
 
 export type PaymentOutcome = 'paid' | 'repeat';
 
-export async function applyPayment(ctx: OriginContext, p: PaymentCallback): Promise<PaymentOutcome> {
+export async function applyPayment(ctx: PaymentDeps, p: PaymentCallback): Promise<PaymentOutcome> {
   const outcome = await retryOnDeadlock(ctx.config.LIFECYCLE_TX_RETRIES, () =>
     inTransaction(ctx.db, async (tx) => {
       const paid = await affected(
