@@ -5,6 +5,7 @@
 import { ContractError } from '../../contract/errors.js';
 import type { Db } from '../db/pool.js';
 import type { Sale } from '../redis/stock-store.js';
+import { one } from '../db/rows.js';
 
 /** How long "no such activity" is remembered before MySQL is asked again. */
 const UNKNOWN_TTL_MS = 1_000;
@@ -20,16 +21,16 @@ export class ActivityCatalog {
     if (hit) return hit;
     const missUntil = this.unknown.get(activityId);
     if (missUntil && missUntil > Date.now()) throw notFound(activityId);
-    const [rows] = (await this.db.execute('SELECT sku_id, stock_buckets FROM seckill_activity WHERE id = ?', [
-      activityId,
-    ])) as any;
-    if (!rows[0]) {
+    const row = await one<{ sku_id: string; stock_buckets: number | null }>(
+      this.db.execute('SELECT sku_id, stock_buckets FROM seckill_activity WHERE id = ?', [activityId]),
+    );
+    if (!row) {
       if (this.unknown.size > 10_000) this.unknown.clear();
       this.unknown.set(activityId, Date.now() + UNKNOWN_TTL_MS);
       throw notFound(activityId);
     }
-    const skuId = String(rows[0].sku_id);
-    const entry = { activityId, skuId, buckets: Number(rows[0].stock_buckets ?? 1) };
+    const skuId = String(row.sku_id);
+    const entry = { activityId, skuId, buckets: Number(row.stock_buckets ?? 1) };
     this.known.set(activityId, entry);
     return entry;
   }
