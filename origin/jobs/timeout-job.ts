@@ -6,7 +6,7 @@
  *
  * Safe with many origins: candidates come from a plain read of idx_status_expire (LIMIT batch);
  * they are then locked by primary key in ascending order (two jobs queue rather than deadlock; a
- * payment locks one row only) and changed by the conditional update `status = 0 AND expire_at <
+ * payment locks one row only) and changed by the conditional update `status = PENDING AND expire_at <
  * NOW(3)`: a row paid or timed out by someone else in between is no longer a candidate.
  */
 import type { OriginContext } from '../context.js';
