@@ -6,7 +6,6 @@ import {
   LOTTERY_WINDOW_DEFAULT_MS,
   LOTTERY_WINDOW_MAX_MS,
   LOTTERY_WINDOW_MIN_MS,
-  MAX_QUANTITY,
   eligibilitySchema,
   OVERFLOW_MODES,
   activityConfigSchema,
