@@ -91,10 +91,7 @@ export async function applyRelease(ctx: OriginContext, row: ReleaseRow): Promise
       ]);
   });
   // Units are back: clear the sold-out flag (its transition pushes the edge), else push the new figures.
-  if (!ctx.soldOut.set(activityId, false)) {
-    const snapshot = await ctx.snapshot(activityId);
-    if (snapshot) await ctx.pushEdge(snapshot);
-  }
+  if (!ctx.soldOut.set(activityId, false)) await ctx.publisher.publish(activityId);
   return true;
 }
 
