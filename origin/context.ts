@@ -9,6 +9,7 @@ import type { OriginConfig } from './config.js';
 import { createPool, observeTransactions, type Db } from './db/pool.js';
 import { createEdgePush, type EdgePush } from './edge-push.js';
 import { createLogger, type Logger } from './logger.js';
+import { FailoverGate } from './lifecycle/failover-watch.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
@@ -29,6 +30,8 @@ export interface OriginContext {
   catalog: ActivityCatalog;
   soldOut: SoldOutFlags;
   pushEdge: EdgePush;
+  /** Sales closed after a Redis failover until recovery proves their state (lifecycle/failover-watch.ts). */
+  failover: FailoverGate;
   /** Lottery activities: entry window, then drawing, then FCFS (DESIGN §10). */
   lottery: LotteryAdmission;
   /** Pushes the edge when reservations cross the stock hint / early sold-out lines (DESIGN §10). */
@@ -62,6 +65,7 @@ export async function createOriginContext(
     log,
     borrowWaitMs: config.BORROW_WAIT_MS,
     keyPrefix: config.REDIS_KEY_PREFIX,
+    wait: { replicas: config.REDIS_WAIT_REPLICAS, timeoutMs: config.REDIS_WAIT_TIMEOUT_MS },
   });
   await db.query('SELECT 1');
 
@@ -103,6 +107,7 @@ export async function createOriginContext(
     pushEdge,
     lottery: new LotteryAdmission(db, stock),
     stockWatch: undefined as unknown as StockWatch,
+    failover: new FailoverGate(),
     async snapshot(activityId) {
       const record = await findActivity(db, activityId);
       if (!record) return null;
@@ -112,7 +117,14 @@ export async function createOriginContext(
       const units =
         left === null ? undefined : { left: Math.max(0, left), onSale: record.initialStock - record.heldBack };
       const draw = c.admission === 'lottery' ? await findDraw(db, activityId) : null;
-      return { config: c, state, soldOut, ...(units ? { units } : {}), ...(draw ? { draw: publicDraw(draw) } : {}) };
+      // Closed after a failover: the edge shows it paused until recovery reopens it.
+      return {
+        config: c,
+        state: ctx.failover.isClosed(activityId) ? 'paused' : state,
+        soldOut,
+        ...(units ? { units } : {}),
+        ...(draw ? { draw: publicDraw(draw) } : {}),
+      };
     },
     async close() {
       await Promise.allSettled([stock.close(), db.end()]);
