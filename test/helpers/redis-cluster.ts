@@ -38,6 +38,8 @@ export interface LocalCluster {
   replicaOf(port: number): Promise<number>;
   /** Sends a signal to the node on `port` (SIGKILL for a crash, SIGSTOP/SIGCONT to freeze it). */
   signal(port: number, signal: NodeJS.Signals): void;
+  /** Starts the (killed) node on `port` again with its config file: it rejoins, as a replica if its slots moved. */
+  restart(port: number): void;
   stop(): Promise<void>;
 }
 
@@ -82,43 +84,44 @@ export async function startLocalCluster(options: number | ClusterOptions = 3): P
     await Promise.all(servers.map((s) => (alive(s) ? new Promise((r) => s.once('exit', r)) : null)));
     rmSync(dir, { recursive: true, force: true });
   };
+  const spawnNode = (port: number) =>
+    spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(dir, `nodes-${port}.conf`),
+        '--cluster-node-timeout',
+        String(opts.nodeTimeoutMs ?? 5000),
+        '--dir',
+        dir,
+        '--save',
+        '',
+        ...(opts.aof
+          ? [
+              '--appendonly',
+              'yes',
+              '--appendfsync',
+              'everysec',
+              '--appendfilename',
+              `appendonly-${port}.aof`,
+              '--appenddirname',
+              `aof-${port}`,
+            ]
+          : ['--appendonly', 'no']),
+      ],
+      { stdio: 'ignore' },
+    );
   try {
     for (let i = 0; i < masters * (1 + replicas); i++) {
       const port = await clusterPort(taken);
       ports.push(port);
-      const server = spawn(
-        'redis-server',
-        [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout',
-          String(opts.nodeTimeoutMs ?? 5000),
-          '--dir',
-          dir,
-          '--save',
-          '',
-          ...(opts.aof
-            ? [
-                '--appendonly',
-                'yes',
-                '--appendfsync',
-                'everysec',
-                '--appendfilename',
-                `appendonly-${port}.aof`,
-                '--appenddirname',
-                `aof-${port}`,
-              ]
-            : ['--appendonly', 'no']),
-        ],
-        { stdio: 'ignore' },
-      );
-      servers.push(server);
+      servers.push(spawnNode(port));
     }
     for (const port of ports) {
       for (let i = 0; ; i++) {
@@ -176,6 +179,9 @@ export async function startLocalCluster(options: number | ClusterOptions = 3): P
     },
     signal(port, signal) {
       servers[ports.indexOf(port)]!.kill(signal);
+    },
+    restart(port) {
+      servers[ports.indexOf(port)] = spawnNode(port);
     },
     stop,
   };
