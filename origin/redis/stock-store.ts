@@ -148,8 +148,6 @@ export class StockStore {
   private readonly readers = new Set<SaleEventReader>();
   private subscriber: RedisClient | null = null;
   private readonly space: Keyspace;
-  /** Key → cluster slot (CLUSTER KEYSLOT never changes). */
-  private readonly slotOf = new Map<string, number>();
 
   private constructor(
     private readonly opts: StockStoreOptions,
@@ -297,7 +295,8 @@ export class StockStore {
         [Error | null, unknown],
       ];
       if (scriptErr) {
-        if (attempt === 0 && scriptErr.message.includes('NOSCRIPT')) continue;
+        if (attempt < 2 && scriptErr.message.includes('NOSCRIPT')) continue;
+        if (attempt < 2 && (await this.followedRedirect(scriptErr))) continue;
         throw scriptErr;
       }
       if (waitErr) throw waitErr;
@@ -314,17 +313,33 @@ export class StockStore {
     const wait = this.opts.wait;
     if (!wait?.replicas) return result;
     const replicas = await this.breaker.run(async () => {
-      const results =
-        (await this.requestRedis
-          .pipeline()
-          .hset(k.config, WAIT_MARK_FIELD, Date.now())
-          .call('WAIT', wait.replicas, wait.timeoutMs)
-          .exec()) ?? [];
-      const [[markErr], [waitErr, count]] = results as [[Error | null, unknown], [Error | null, unknown]];
-      if (markErr || waitErr) throw markErr ?? waitErr;
-      return Number(count);
+      for (let attempt = 0; ; attempt++) {
+        const results =
+          (await this.requestRedis
+            .pipeline()
+            .hset(k.config, WAIT_MARK_FIELD, Date.now())
+            .call('WAIT', wait.replicas, wait.timeoutMs)
+            .exec()) ?? [];
+        const [[markErr], [waitErr, count]] = results as [[Error | null, unknown], [Error | null, unknown]];
+        if (markErr && attempt < 2 && (await this.followedRedirect(markErr))) continue;
+        if (markErr || waitErr) throw markErr ?? waitErr;
+        return Number(count);
+      }
     });
     return replicas >= wait.replicas ? result : { kind: 'unconfirmed', reservationId: result.reservationId };
+  }
+
+  /**
+   * A pipeline bound for the wrong cluster node (its slot moved in a failover) comes back with MOVED
+   * on the script and an error on WAIT, which ioredis does not retry by itself: refresh the slot map
+   * and tell the caller to send it again. False for any other error.
+   */
+  private async followedRedirect(err: Error): Promise<boolean> {
+    if (!(this.requestRedis instanceof Cluster) || !/^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/.test(err.message))
+      return false;
+    const cluster = this.requestRedis;
+    await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
+    return true;
   }
 
   private borrowDeps() {
@@ -426,75 +441,31 @@ export class StockStore {
   // ── Failover watch: who serves the sale's slots, and which primary a recovery proved ───────────
 
   /**
-   * Per sale and bucket, the identity of the Redis primary serving its slot now: `run_id` on a single
-   * Redis (a restart changes it), `nodeId/run_id` of the slot's master on a cluster (a promoted
-   * replica changes it). null = cannot tell right now (the primary unreachable, the cluster still
-   * electing). One INFO per primary for all sales; asked on the fail-fast request connections, so a
-   * dead node answers at once.
+   * Per sale and bucket, the identity of the Redis primary serving its slot now: the `run_id` of the
+   * server that runs a script on the bucket's key (lua/primary-1.lua), routed exactly like the
+   * reserve script. A restart or a promoted replica changes it. null = cannot tell right now (the
+   * primary unreachable, the cluster still electing). Asked on the fail-fast request connection.
    */
   async primaries(sales: Sale[]): Promise<Map<string, (string | null)[]>> {
-    const redis = this.requestRedis;
     const result = new Map<string, (string | null)[]>();
-    if (!(redis instanceof Cluster)) {
-      const runId = await redis
-        .info('server')
-        .then(infoField('run_id'))
+    const ask = (key: string) =>
+      this.requestScripts
+        .primary([key], [])
+        .then((id) => (id ? String(id) : null))
         .catch(() => null);
-      for (const sale of sales) result.set(sale.activityId, Array(sale.buckets).fill(runId));
+    if (!(this.requestRedis instanceof Cluster)) {
+      // One server serves every key: one question for all sales.
+      const id = sales.length ? await ask(this.keys(sales[0]!).stock) : null;
+      for (const sale of sales) result.set(sale.activityId, Array(sale.buckets).fill(id));
       return result;
     }
-    const slots = await this.clusterSlots(redis);
-    const identities = new Map<string, Promise<string | null>>();
-    const identityOf = (host: string, port: number, nodeId: string) => {
-      const key = `${host}:${port}`;
-      if (!identities.has(key)) {
-        const node = redis.nodes('all').find((n) => n.options.port === port && n.options.host === host);
-        identities.set(
-          key,
-          node
-            ? node
-                .info('server')
-                .then(infoField('run_id'))
-                .then((runId) => (runId ? `${nodeId}/${runId}` : null))
-                .catch(() => null)
-            : Promise.resolve(null),
-        );
-      }
-      return identities.get(key)!;
-    };
-    for (const sale of sales) {
-      const perBucket = await Promise.all(
-        this.allKeys(sale).map(async (k) => {
-          const slot = slots && (await this.slot(redis, k.stock));
-          const range = slots?.find((r) => slot != null && slot >= r[0] && slot <= r[1]);
-          return range ? identityOf(...range[2]) : null;
-        }),
-      );
-      result.set(sale.activityId, perBucket);
-    }
+    await Promise.all(
+      sales.map(async (sale) => {
+        const ids = await Promise.all(this.allKeys(sale).map((k) => ask(k.stock)));
+        result.set(sale.activityId, ids);
+      }),
+    );
     return result;
-  }
-
-  private async slot(redis: Cluster, key: string): Promise<number | null> {
-    const known = this.slotOf.get(key);
-    if (known !== undefined) return known;
-    for (const node of redis.nodes('all')) {
-      const slot = await node.cluster('KEYSLOT', key).catch(() => null);
-      if (slot !== null) {
-        this.slotOf.set(key, Number(slot));
-        return Number(slot);
-      }
-    }
-    return null;
-  }
-
-  /** CLUSTER SLOTS from the first node that answers (a dead one fails at once on the request client). */
-  private async clusterSlots(redis: Cluster): Promise<[number, number, [string, number, string]][] | null> {
-    for (const node of redis.nodes('all')) {
-      const slots = await node.cluster('SLOTS').catch(() => null);
-      if (slots) return slots as unknown as [number, number, [string, number, string]][];
-    }
-    return null;
   }
 
   /** The primaries a finished failover recovery proved the sale on (per bucket; null where none). */
@@ -934,7 +905,5 @@ export class StockStore {
     ]);
   }
 }
-
-const infoField = (name: string) => (info: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? null;
 
 const unknownCode = (script: string, code: number) => new Error(`${script} script returned unknown code ${code}`);

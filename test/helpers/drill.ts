@@ -37,7 +37,7 @@ export interface StormResult {
   refused: Set<string>;
   /** Answers by `status code`, for the report. */
   tally: Record<string, number>;
-  /** When the first 202/200 after `since()` came (ms), if any. */
+  /** When the first 202/200 after `since()` came (ms), if any (the sale sold again after it reopened). */
   firstAckAfter: number | null;
 }
 
@@ -51,7 +51,7 @@ export async function storm(opts: {
   width: number;
   reserve: (userId: string, requestId: string) => Promise<Answer>;
   deadlineMs: number;
-  /** The instant after which the first acknowledgement is recorded (the kill). */
+  /** The instant after which the first acknowledgement is recorded (the reopen). */
   since?: () => number | null;
 }): Promise<StormResult> {
   const result: StormResult = { acknowledged: new Map(), refused: new Set(), tally: {}, firstAckAfter: null };

@@ -45,7 +45,7 @@ describe('drill: a single Redis with AOF appendfsync always, SIGKILLed and resta
       users,
       width: 48,
       deadlineMs: 180_000,
-      since: () => killedAt,
+      since: () => reopenedAt,
       reserve: async (userId, requestId) => {
         const res = await t
           .internal('POST', '/internal/reserve', { activityId, userId, quantity: 1, requestId })
