@@ -82,9 +82,9 @@ describe('drill: a single Redis with AOF appendfsync always, SIGKILLed and resta
     expect(result.acknowledged.size).toBe(stock);
     expect(result.refused.size).toBe(users.length - stock);
 
-    await expectGuarantees(t, t.db, activityId, stock, result.acknowledged);
     console.log(
       `drill (b) AOF always: kill → reopen ${reopenedAt! - killedAt} ms (restart after 300 ms); answers ${JSON.stringify(result.tally)}`,
     );
+    await expectGuarantees(t, t.db, activityId, stock, result.acknowledged);
   }, 300_000);
 });
