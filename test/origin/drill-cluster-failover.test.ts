@@ -15,6 +15,7 @@ import { execFile, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { freePort, spawnTs, stopChild, waitForHttp } from '../../bench/lib/stack.js';
@@ -42,12 +43,19 @@ const durability = {
 let cluster: LocalCluster;
 let t: TestOrigin;
 let redis: Cluster;
+const failoverLog: string[] = [];
 const httpOrigins: { url: string; child: ChildProcess }[] = [];
 
 beforeAll(async () => {
   cluster = await startLocalCluster({ masters: 3, replicas: 1, aof: true, nodeTimeoutMs: 2000 });
   redis = new Cluster(cluster.ports.map((port) => ({ host: '127.0.0.1', port })));
-  t = await startTestOrigin({ REDIS_CLUSTER_NODES: cluster.nodes, ...durability });
+  t = await startTestOrigin({ REDIS_CLUSTER_NODES: cluster.nodes, ...durability }, undefined, {
+    // The recoverer's failover lines, kept to explain a drill that does not reopen.
+    log: pino(
+      { level: 'warn' },
+      { write: (line: string) => void (line.includes('failover') && failoverLog.push(line)) },
+    ),
+  });
   for (let i = 0; i < 2; i++) {
     const port = await freePort();
     const child = spawnTs(
@@ -186,9 +194,11 @@ describe('drill (c): a consumer settled entries the new master never received', 
     await waitFor(
       () => counterValue(t, 'seckill_failover_steps_total', { step: 'reopened' }),
       (n) => n >= 2, // drill (a)'s reopen, then this one
-      60_000,
+      120_000,
       100,
-    );
+    ).catch((err) => {
+      throw new Error(`${err.message}\nrecoverer's failover log:\n${failoverLog.slice(-20).join('')}`);
+    });
     await allReopened(activityId);
 
     // Recovery put the three settled reservations back: stock = 20 − 8, their holders, their entries.
