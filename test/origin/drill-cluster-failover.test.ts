@@ -6,7 +6,8 @@
  *     origins close the sale, the recoverer rebuilds it from MySQL + the surviving Stream, everyone
  *     reopens by themselves. Every acknowledged reservation is exactly one order, no user has two,
  *     orders ≤ stock, reconciliation ok.
- * (c) A consumer settles entries the replica never received (the replica frozen with SIGSTOP), then
+ * (c) A consumer settles entries the replica never received (the replica frozen with SIGSTOP and its
+ *     link cut by the master with CLIENT KILL TYPE replica), then
  *     the master dies and the replica takes over without them: MySQL stays the ledger — recovery
  *     counts those orders out of the stock, restores their holders and their Stream entries — and the
  *     buyers who got 503 (unconfirmed) find their reservation by lookup.
@@ -172,7 +173,9 @@ describe('drill (c): a consumer settled entries the new master never received', 
 
     // The replica freezes: 3 more reservations reach only the master — WAIT cannot confirm them
     // (503 unavailable), but the consumer reads and settles them into MySQL.
+    // Frozen, and its link cut by the master, so the bytes cannot wait in its socket for the thaw.
     cluster.signal(replica, 'SIGSTOP');
+    await run('redis-cli', ['-p', String(master), 'CLIENT', 'KILL', 'TYPE', 'replica']);
     const lost = users.slice(5, 8);
     for (const u of lost) {
       const r = await reserveAt(t.url, activityId, u, `drill-${u}`);
@@ -182,6 +185,7 @@ describe('drill (c): a consumer settled entries the new master never received', 
     await waitFor(orders, (n) => n === 8, 60_000);
 
     // The master dies; the replica wakes without those 3 entries and takes over.
+    const reopenedBefore = await counterValue(t, 'seckill_failover_steps_total', { step: 'reopened' });
     cluster.signal(master, 'SIGKILL');
     cluster.signal(replica, 'SIGCONT');
     await run('redis-cli', ['-p', String(replica), 'CLUSTER', 'FAILOVER', 'TAKEOVER']);
@@ -193,7 +197,7 @@ describe('drill (c): a consumer settled entries the new master never received', 
     cluster.restart(master); // back as the new master's replica, so WAIT 1 can confirm again
     await waitFor(
       () => counterValue(t, 'seckill_failover_steps_total', { step: 'reopened' }),
-      (n) => n >= 2, // drill (a)'s reopen, then this one
+      (n) => n > reopenedBefore,
       120_000,
       100,
     ).catch((err) => {
@@ -201,6 +205,8 @@ describe('drill (c): a consumer settled entries the new master never received', 
     });
     await allReopened(activityId);
 
+    // The new master never had them: recovery appended the three settled reservations again.
+    expect(failoverLog.some((line) => line.includes('"restored":3'))).toBe(true);
     // Recovery put the three settled reservations back: stock = 20 − 8, their holders, their entries.
     expect(await redis.get(keys.stock)).toBe(String(stock - 8));
     const [rows] = (await t.db.pool.query('SELECT reservation_id, user_id FROM seckill_order WHERE activity_id = ?', [

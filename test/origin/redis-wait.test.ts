@@ -6,6 +6,9 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promisify } from 'node:util';
 import { freePort } from '../../bench/lib/stack.js';
@@ -89,6 +92,8 @@ describe('REDIS_WAIT_REPLICAS=1', () => {
         '',
         '--appendonly',
         'no',
+        '--dir',
+        mkdtempSync(join(tmpdir(), 'seckill-replica-')), // a full sync writes dump.rdb here, not in the repository
         '--replicaof',
         '127.0.0.1',
         String(primary.port),
