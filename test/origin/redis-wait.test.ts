@@ -28,8 +28,10 @@ beforeAll(async () => {
   t = await startTestOrigin({
     REDIS_URL: primary.url,
     REDIS_WAIT_REPLICAS: '1',
-    REDIS_WAIT_TIMEOUT_MS: '100',
-    REDIS_COMMAND_TIMEOUT_MS: '2000',
+    // Generous: a live replica answers WAIT at once; only the replica-less case waits it out. A
+    // short timeout would make the live-replica case depend on this busy machine's speed.
+    REDIS_WAIT_TIMEOUT_MS: '2000',
+    REDIS_COMMAND_TIMEOUT_MS: '5000',
   });
 }, 60_000);
 
