@@ -21,17 +21,23 @@
     ARGV[5] h: number of holder pairs, then h pairs userId, reservationId
     then    r: number of released pairs, then r pairs reservationId, units
     then    f: number of refilled pairs, then f pairs reservationId, units
+    then    e: number of restored reservations (optional, 0 when absent), then e × 6 fields
+            reservationId, requestId, userId, quantity, traceId, ts — reservations MySQL proves (their
+            orders) that the surviving Stream lacks (a failover lost them after a consumer settled
+            them): appended again so the Stream stays the whole ledger. Consumers see them again and
+            settle them as duplicates.
 
   Output:
      1, stock, holders   RECOVERED: stock, holders, released, refilled and config rewritten
     -1                   WARM: the stock key exists — nothing to recover, nothing changed
     -2                   NO_STREAM: the Stream or its consumer group is gone — nothing changed
 
-  Side effects (RECOVERED only): DEL + HSET holders, released, refilled; SET stock; HSET config;
+  Side effects (RECOVERED only): DEL + HSET holders, released, refilled; XADD restored; SET stock; HSET config;
   DEL borrowing and lent — units in transit are unsettled units MySQL still has, so the proven stock
   already counts them; a left-over lent entry would be given back a second time.
 
 ]]
+--- @include "includes/reservation-event"
 local rcall = redis.call
 local stockKey = KEYS[1]
 local holdersKey = KEYS[2]
@@ -71,7 +77,11 @@ end
 
 local at = loadPairs(holdersKey, 5)
 at = loadPairs(releasedKey, at)
-loadPairs(refilledKey, at)
+at = loadPairs(refilledKey, at)
+for i = 1, tonumber(ARGV[at] or '0') do
+  local f = at + 6 * (i - 1)
+  addReservationEvent(eventsKey, ARGV[f + 1], ARGV[f + 2], ARGV[f + 3], ARGV[f + 4], ARGV[f + 5], ARGV[f + 6])
+end
 rcall('DEL', borrowingKey, lentKey)
 rcall('SET', stockKey, ARGV[1])
 rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3])

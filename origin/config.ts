@@ -178,6 +178,12 @@ const envSchema = z.object({
   /** Deny-list changes the edge has not confirmed are pushed again this often (in batches of DENY_PUSH_BATCH). */
   DENY_PUSH_RETRY_MS: int(2_000, 100),
   DENY_PUSH_BATCH: z.coerce.number().int().min(1).max(1_000).default(500),
+  /** A reservation is answered 202 only after `WAIT` saw it on this many replicas (0 = do not wait). */
+  REDIS_WAIT_REPLICAS: int(0, 0),
+  /** How long `WAIT` waits for the replicas; unconfirmed by then → 503 `unavailable`. */
+  REDIS_WAIT_TIMEOUT_MS: int(50, 1),
+  /** How often the failover watch asks which Redis primary serves each warmed sale. */
+  FAILOVER_POLL_MS: int(500, 20),
 });
 
 /** Every setting's name (the README's configuration table must list each). */

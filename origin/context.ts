@@ -10,6 +10,7 @@ import type { OriginConfig } from './config.js';
 import { createPool, observeTransactions, type Db } from './db/pool.js';
 import { createEdgePush, type EdgePush } from './edge-push.js';
 import { createLogger, type Logger } from './logger.js';
+import { FailoverGate } from './jobs/failover-watch.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
@@ -31,6 +32,8 @@ export interface OriginContext {
   pushEdge: EdgePush;
   /** Builds an activity's snapshot and pushes it to the edge: the one place that does. */
   publisher: SnapshotPublisher;
+  /** Sales closed after a Redis failover until recovery proves their state (jobs/failover-watch.ts). */
+  failover: FailoverGate;
   /** Lottery activities: entry window, then drawing, then FCFS (DESIGN §10). */
   lottery: LotteryAdmission;
   /** Pushes the edge when reservations cross the stock hint / early sold-out lines (DESIGN §10). */
@@ -64,6 +67,7 @@ export async function createOriginContext(
     log,
     borrowWaitMs: config.BORROW_WAIT_MS,
     keyPrefix: config.REDIS_KEY_PREFIX,
+    wait: { replicas: config.REDIS_WAIT_REPLICAS, timeoutMs: config.REDIS_WAIT_TIMEOUT_MS },
   });
   await db.query('SELECT 1');
 
@@ -101,7 +105,8 @@ export async function createOriginContext(
     // The snapshot already reflects the flag; when cleared it may still be sold out by the threshold.
     publish(activityId);
   });
-  const publisher = new SnapshotPublisher({ db, stock, soldOut, pushEdge });
+  const failover = new FailoverGate();
+  const publisher = new SnapshotPublisher({ db, stock, soldOut, pushEdge, failover });
   const stockWatch = new StockWatch(
     async (activityId) => {
       const record = await findActivity(db, activityId);
@@ -126,6 +131,7 @@ export async function createOriginContext(
     lottery: new LotteryAdmission(db, stock),
     stockWatch,
     snapshot: (activityId) => publisher.snapshot(activityId),
+    failover,
     async close() {
       await Promise.allSettled([stock.close(), db.end()]);
     },

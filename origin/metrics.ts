@@ -143,5 +143,28 @@ export function createMetrics() {
       help: 'Warm-up verifications that found Redis and MySQL disagreeing (alert: warmup_mismatch)',
       registers: [registry],
     }),
+    reserveUnconfirmed: new client.Counter({
+      name: 'seckill_reserve_unconfirmed_total',
+      help: 'Reservations granted on the primary but not confirmed by REDIS_WAIT_REPLICAS replicas in time (503)',
+      registers: [registry],
+    }),
+    failoverSteps: new client.Counter({
+      name: 'seckill_failover_steps_total',
+      help: 'Failover handling steps: detected, recovering, recovered, refused (alert), reopened',
+      labelNames: ['step'],
+      registers: [registry],
+    }),
+    failoverClosed: new client.Gauge({
+      name: 'seckill_failover_closed',
+      help: '1 while a sale is closed after a Redis failover (until recovery proves its state)',
+      labelNames: ['activity'],
+      registers: [registry],
+    }),
+    failoverClosedSeconds: new client.Histogram({
+      name: 'seckill_failover_closed_seconds',
+      help: 'How long a sale stayed closed after a detected Redis failover, detection to reopen',
+      buckets: [0.5, 1, 2, 5, 10, 20, 30, 60, 120],
+      registers: [registry],
+    }),
   };
 }

@@ -10,6 +10,7 @@ import { LiveListJob, createLiveListPush } from './edge-push.js';
 import { createApp, createOpsApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { DrawJob } from './jobs/draw-job.js';
+import { FailoverWatch } from './jobs/failover-watch.js';
 import { orderEventWorkerFor, type OrderEventWorker } from './jobs/order-event-worker.js';
 import { OutboxWorker } from './jobs/outbox-worker.js';
 import { TimeoutJob } from './jobs/timeout-job.js';
@@ -26,6 +27,8 @@ export interface RunningOrigin {
   /** Where `/healthz` and `/metrics` are served: `url`, or the METRICS_PORT listener. */
   metricsUrl: string | null;
   settlement: Settlement | null;
+  /** Watches the Redis primary under every warmed sale; every role runs it (the settlement role recovers). */
+  failoverWatch: FailoverWatch;
   /** Timeout job, outbox worker, reconciliation, order events, scheduled warm-up and releases: they run wherever settlement runs. */
   lifecycle: {
     timeouts: TimeoutJob;
@@ -113,6 +116,8 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   // Deny-list changes the edge did not confirm are pushed again (DESIGN §10: in force within 1 s).
   const denyPush = config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL ? new DenyPushJob(ctx) : null;
   denyPush?.start();
+  const failoverWatch = new FailoverWatch(ctx, config.ORIGIN_ROLE !== 'http');
+  failoverWatch.start();
   ctx.log.info({ url, metricsUrl, role: config.ORIGIN_ROLE }, 'origin started');
 
   let stopped: Promise<void> | null = null;
@@ -122,6 +127,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
     metricsUrl,
     settlement,
     lifecycle,
+    failoverWatch,
     stop() {
       stopped ??= (async () => {
         await Promise.all(
@@ -135,6 +141,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
         );
         await liveList?.stop();
         await denyPush?.stop();
+        await failoverWatch.stop();
         await settlement?.stop();
         if (lifecycle)
           await Promise.all([

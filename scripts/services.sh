@@ -25,13 +25,17 @@ install_pkg() { # binary package
   command -v "$1" >/dev/null 2>&1 || { echo "services: $1 is not installed — install the Debian package '$2' (or point REDIS_URL/MYSQL_URL at a running server)" >&2; return 1; }
 }
 
+# A Redis this script starts keeps an append-only file (AOF, fsync every second: a crash loses at most
+# about one second of writes; README "Durability"). A Redis already running is used as it is — the
+# project machines' preinstalled one on 6379 keeps nothing on disk; `CONFIG GET appendonly` tells.
 if listening "$REDIS_PORT"; then
-  echo "services: redis is up on 127.0.0.1:$REDIS_PORT"
+  echo "services: redis is up on 127.0.0.1:$REDIS_PORT (appendonly: $(redis-cli -p "$REDIS_PORT" CONFIG GET appendonly 2>/dev/null | tail -1 || echo unknown))"
 else
   install_pkg redis-server redis-server
-  echo "services: starting redis-server on 127.0.0.1:$REDIS_PORT (no persistence)"
+  echo "services: starting redis-server on 127.0.0.1:$REDIS_PORT (AOF, appendfsync everysec)"
   mkdir -p /tmp/seckill-redis
-  redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --save "" \
+    --appendonly yes --appendfsync everysec \
     --dir /tmp/seckill-redis --logfile /tmp/seckill-redis/redis.log
   wait_for "$REDIS_PORT" redis
 fi

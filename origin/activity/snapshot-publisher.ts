@@ -7,6 +7,7 @@
 import type { ActivitySnapshot } from '../../contract/activity.js';
 import type { Db } from '../db/pool.js';
 import type { EdgePush } from '../edge-push.js';
+import type { FailoverGate } from '../jobs/failover-watch.js';
 import { findDraw, publicDraw } from '../lottery/draw-store.js';
 import type { StockStore } from '../redis/stock-store.js';
 import type { SoldOutFlags } from '../reservation/sold-out.js';
@@ -17,6 +18,8 @@ export interface SnapshotPublisherDeps {
   stock: Pick<StockStore, 'stock'>;
   soldOut: Pick<SoldOutFlags, 'has'>;
   pushEdge: EdgePush;
+  /** Sales closed after a Redis failover: the edge shows them paused until recovery reopens them. */
+  failover: Pick<FailoverGate, 'isClosed'>;
 }
 
 export class SnapshotPublisher {
@@ -32,7 +35,14 @@ export class SnapshotPublisher {
     const units =
       left === null ? undefined : { left: Math.max(0, left), onSale: record.initialStock - record.heldBack };
     const draw = config.admission === 'lottery' ? await findDraw(this.deps.db, activityId) : null;
-    return { config, state, soldOut, ...(units ? { units } : {}), ...(draw ? { draw: publicDraw(draw) } : {}) };
+    return {
+      config,
+      // Closed after a failover: the edge shows it paused until recovery reopens it.
+      state: this.deps.failover.isClosed(activityId) ? 'paused' : state,
+      soldOut,
+      ...(units ? { units } : {}),
+      ...(draw ? { draw: publicDraw(draw) } : {}),
+    };
   }
 
   /** Builds the snapshot and pushes it (best effort, see edge-push.ts); `soldOut` overrides the flag just decided. */

@@ -16,6 +16,9 @@
  *              not restocked                  (exactly the reconciliation's cross check)
  *   holders  = users with orders (any status) + users of unsettled reservations
  *   refilled = reservations whose outbox row is done (pending rows are refilled by the worker)
+ *   restored = orders whose reservation the Stream lacks (a failover lost entries a consumer had
+ *              already settled): appended to the Stream again, so it stays the whole ledger; MySQL,
+ *              not the Stream, proves them
  * A negative stock (MySQL owes more than it has) is refused too.
  */
 import { ContractError } from '../../contract/errors.js';
@@ -33,6 +36,8 @@ export interface RecoverResult {
   unsettled: number;
   pendingRefills: number;
   state: string;
+  /** Reservations with an order that the surviving Stream lacked, appended to it again. */
+  restored?: number;
   /** Stock buckets, warm sale: units of borrows a dead process left half-done, given back to their bucket. */
   returnedFromTransit?: number;
 }
@@ -103,11 +108,19 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
     const stock = (await one<{ available: number }>(
       tx.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', [activityId, skuId]),
     ))!;
-    const orders = await rows<{ reservation_id: string; user_id: string }>(
-      tx.execute('SELECT reservation_id, user_id FROM seckill_order WHERE activity_id = ? AND sku_id = ?', [
-        activityId,
-        skuId,
-      ]),
+    const orders = await rows<{
+      reservation_id: string;
+      request_id: string;
+      user_id: string;
+      quantity: number;
+      trace_id: string | null;
+      ts: number;
+    }>(
+      tx.execute(
+        `SELECT reservation_id, request_id, user_id, quantity, trace_id, UNIX_TIMESTAMP(created_at) * 1000 AS ts
+           FROM seckill_order WHERE activity_id = ? AND sku_id = ?`,
+        [activityId, skuId],
+      ),
     );
     const dead = await rows<{ reservation_id: string; quantity: number; restocked: number }>(
       tx.execute(
@@ -159,6 +172,16 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
         'the state cannot be proven; reconcile and repair MySQL first',
     );
 
+  const restore = db.orders
+    .filter((o: any) => !stream.has(o.reservation_id))
+    .map((o: any) => ({
+      reservationId: String(o.reservation_id),
+      requestId: String(o.request_id),
+      userId: String(o.user_id),
+      quantity: Number(o.quantity),
+      traceId: o.trace_id ?? '',
+      ts: Math.round(Number(o.ts)),
+    }));
   const rebuilt = await ctx.stock.recover(sale, {
     stock,
     state: record.state,
@@ -166,6 +189,7 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
     holders,
     released,
     refilled: new Map(refilled.map((o: any) => [o.reservation_id, Number(o.quantity)])),
+    restore,
   });
   if (rebuilt.kind === 'warm') throw refuse('the sale became warm while recovering; nothing was changed');
   if (rebuilt.kind === 'no_stream')
@@ -178,6 +202,7 @@ export async function recover(ctx: OriginContext, activityId: string): Promise<R
     unsettled,
     pendingRefills: pending.length,
     state: record.state,
+    restored: restore.length,
   };
   ctx.metrics.orderTransitions.inc({ transition: 'recover' });
   ctx.log.warn(result, 'sale recovered into Redis from MySQL and the Stream');

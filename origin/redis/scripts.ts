@@ -123,6 +123,7 @@ const SCRIPT_NAMES = [
   'abandon',
   'give-back',
   'enter',
+  'primary',
 ] as const;
 type ScriptName = (typeof SCRIPT_NAMES)[number];
 

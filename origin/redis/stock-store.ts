@@ -23,6 +23,7 @@ import {
 } from './client.js';
 import { SaleEventReader } from './event-reader.js';
 import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './keys.js';
+import { Cluster } from 'ioredis';
 import type { ReservationEvent } from './reservation-event.js';
 import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
 import {
@@ -35,6 +36,7 @@ import {
   WarmupCode,
   defineScripts,
   readScripts,
+  type LuaScript,
   type ScriptCommands,
 } from './scripts.js';
 
@@ -62,7 +64,12 @@ export type ReserveResult =
   | { kind: 'ended' }
   | { kind: 'not_warmed' }
   /** The user's own borrow from another bucket is still in flight (or units moved under it): try again. */
-  | { kind: 'busy' };
+  | { kind: 'busy' }
+  /**
+   * Granted on the primary, but `WAIT` did not see it on REDIS_WAIT_REPLICAS replicas in time: a
+   * failover now could lose it, so it is not promised. The holder lookup tells later what became of it.
+   */
+  | { kind: 'unconfirmed'; reservationId: string };
 
 export type WarmupResult =
   | { kind: 'loaded'; stock: number; holders: number }
@@ -104,6 +111,8 @@ export interface RecoverInput {
   released: Map<string, { units: number; userId: string }>;
   /** reservationId → units refilled */
   refilled: Map<string, number>;
+  /** Reservations MySQL proves (orders) that the surviving Stream lacks: appended again (failover). */
+  restore?: Omit<ReservationEvent, 'streamId'>[];
 }
 
 export interface StockStoreOptions {
@@ -120,11 +129,18 @@ export interface StockStoreOptions {
   afterBorrowTake?: () => Promise<void>;
   /** REDIS_KEY_PREFIX: put in front of every key, the registry and the pub/sub channel (default none). */
   keyPrefix?: string;
+  /** REDIS_WAIT_REPLICAS / REDIS_WAIT_TIMEOUT_MS: replicas that must hold a reservation before it is promised. */
+  wait?: { replicas: number; timeoutMs: number };
 }
 
 const num = (v: string | number | undefined) => Number(v ?? 0);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PENDING_MARK = '~';
+/** Config-hash field: the primary (per bucket) whose state a failover recovery proved. */
+const PROVEN_FIELD = 'provenPrimary';
+/** Config-hash field written only so that a following `WAIT` covers every earlier write on that primary. */
+const WAIT_MARK_FIELD = 'waitMark';
+type Reply = (string | number)[];
 
 export class StockStore {
   private readonly breaker: CircuitBreaker;
@@ -139,6 +155,7 @@ export class StockStore {
     private readonly requestScripts: ScriptCommands,
     private readonly redis: RedisClient,
     private readonly scripts: ScriptCommands,
+    private readonly lua: Map<string, LuaScript>,
   ) {
     this.breaker = new CircuitBreaker(opts.breaker);
     this.ledger = new SaleLedgerReader(redis);
@@ -165,6 +182,7 @@ export class StockStore {
       defineScripts(requestRedis, lua),
       redis,
       defineScripts(redis, lua),
+      lua,
     );
     try {
       await Promise.all([redisReady(requestRedis), redisReady(redis)]);
@@ -206,34 +224,38 @@ export class StockStore {
   private async reserveOnce(input: ReserveInput): Promise<ReserveResult | 'pending'> {
     const home = homeBucket(input.userId, input.buckets);
     const k = this.keys(input, home);
-    const reply = await this.breaker.run(() =>
-      this.requestScripts.reserve(
-        [k.stock, k.holders, k.events, k.config, k.borrowing],
-        [
-          input.userId,
-          input.quantity,
-          newReservationId(input.activityId),
-          input.requestId,
-          input.traceId,
-          Date.now(),
-          input.buckets > 1 ? 1 : 0,
-        ],
-      ),
+    const keys = [k.stock, k.holders, k.events, k.config, k.borrowing];
+    const args = [
+      input.userId,
+      input.quantity,
+      newReservationId(input.activityId),
+      input.requestId,
+      input.traceId,
+      Date.now(),
+      input.buckets > 1 ? 1 : 0,
+    ];
+    const { reply, replicas } = await this.breaker.run(() =>
+      this.opts.wait?.replicas
+        ? this.reserveAndWait(keys, args, this.opts.wait)
+        : this.requestScripts.reserve(keys, args).then((r) => ({ reply: r, replicas: 0 })),
     );
     const code = num(reply[0]);
     switch (code) {
       case ReserveCode.OK: {
+        if (replicas < (this.opts.wait?.replicas ?? 0)) return { kind: 'unconfirmed', reservationId: String(reply[1]) };
         const remaining = num(reply[2]);
         // With buckets, this bucket being empty says nothing of the others.
         const left = remaining === 0 && input.buckets > 1 ? await this.requestStock(input) : remaining;
         return { kind: 'reserved', reservationId: String(reply[1]), remaining: left };
       }
       case ReserveCode.EXISTS:
-        return { kind: 'repeat', reservationId: String(reply[1]) };
+        return this.confirmed(k, { kind: 'repeat', reservationId: String(reply[1]) });
       case ReserveCode.PENDING:
         return 'pending';
-      case ReserveCode.BORROW:
-        return borrow(this.borrowDeps(), input, home, String(reply[1]), num(reply[2]));
+      case ReserveCode.BORROW: {
+        const result = await borrow(this.borrowDeps(), input, home, String(reply[1]), num(reply[2]));
+        return result.kind === 'reserved' ? this.confirmed(k, result) : result;
+      }
       case ReserveCode.SOLD_OUT:
         return { kind: 'sold_out' };
       case ReserveCode.INSUFFICIENT_STOCK:
@@ -249,6 +271,75 @@ export class StockStore {
       default:
         throw unknownCode('reserve', code);
     }
+  }
+
+  /**
+   * The reserve script and `WAIT` in one pipeline on the primary that owns the bucket's slot: one
+   * connection, nothing of ours in between, so WAIT covers this very write. A primary that lost the
+   * script cache (a promoted replica, a restart) gets it loaded in the same pipeline on the retry.
+   */
+  private async reserveAndWait(
+    keys: string[],
+    args: (string | number)[],
+    wait: { replicas: number; timeoutMs: number },
+  ): Promise<{ reply: Reply; replicas: number }> {
+    const script = this.lua.get('reserve')!;
+    for (let attempt = 0; ; attempt++) {
+      const pipeline = this.requestRedis.pipeline();
+      if (attempt > 0) pipeline.script('LOAD', script.source);
+      pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
+      pipeline.call('WAIT', wait.replicas, wait.timeoutMs);
+      const results = (await pipeline.exec()) ?? [];
+      const [[scriptErr, reply], [waitErr, replicas]] = results.slice(-2) as [
+        [Error | null, unknown],
+        [Error | null, unknown],
+      ];
+      if (scriptErr) {
+        if (attempt < 2 && scriptErr.message.includes('NOSCRIPT')) continue;
+        if (attempt < 2 && (await this.followedRedirect(scriptErr))) continue;
+        throw scriptErr;
+      }
+      if (waitErr) throw waitErr;
+      return { reply: reply as Reply, replicas: Number(replicas) };
+    }
+  }
+
+  /**
+   * A result that promises a reservation written earlier (a repeat, a borrow's confirm): with
+   * REDIS_WAIT_REPLICAS, a marker write on the bucket's primary and `WAIT` behind it in one pipeline
+   * make WAIT cover every earlier write there, the reservation's included.
+   */
+  private async confirmed(k: ActivityKeys, result: ReserveResult & { reservationId: string }): Promise<ReserveResult> {
+    const wait = this.opts.wait;
+    if (!wait?.replicas) return result;
+    const replicas = await this.breaker.run(async () => {
+      for (let attempt = 0; ; attempt++) {
+        const results =
+          (await this.requestRedis
+            .pipeline()
+            .hset(k.config, WAIT_MARK_FIELD, Date.now())
+            .call('WAIT', wait.replicas, wait.timeoutMs)
+            .exec()) ?? [];
+        const [[markErr], [waitErr, count]] = results as [[Error | null, unknown], [Error | null, unknown]];
+        if (markErr && attempt < 2 && (await this.followedRedirect(markErr))) continue;
+        if (markErr || waitErr) throw markErr ?? waitErr;
+        return Number(count);
+      }
+    });
+    return replicas >= wait.replicas ? result : { kind: 'unconfirmed', reservationId: result.reservationId };
+  }
+
+  /**
+   * A pipeline bound for the wrong cluster node (its slot moved in a failover) comes back with MOVED
+   * on the script and an error on WAIT, which ioredis does not retry by itself: refresh the slot map
+   * and tell the caller to send it again. False for any other error.
+   */
+  private async followedRedirect(err: Error): Promise<boolean> {
+    if (!(this.requestRedis instanceof Cluster) || !/^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/.test(err.message))
+      return false;
+    const cluster = this.requestRedis;
+    await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
+    return true;
   }
 
   private borrowDeps() {
@@ -288,7 +379,11 @@ export class StockStore {
     for (;;) {
       const held = await this.breaker.run(() => this.requestRedis.hget(holders, userId));
       if (!held) return { kind: 'sold_out' };
-      if (!held.startsWith(PENDING_MARK)) return { kind: 'repeat', reservationId: held };
+      if (!held.startsWith(PENDING_MARK))
+        return this.confirmed(this.keys(sale, homeBucket(userId, sale.buckets)), {
+          kind: 'repeat',
+          reservationId: held,
+        });
       if (Date.now() >= deadline) return { kind: 'busy' };
       await sleep(10);
     }
@@ -341,6 +436,54 @@ export class StockStore {
   /** Health: one PING on the request client (no breaker: health must see Redis itself). */
   async ping(): Promise<void> {
     await this.requestRedis.ping();
+  }
+
+  // ── Failover watch: who serves the sale's slots, and which primary a recovery proved ───────────
+
+  /**
+   * Per sale and bucket, the identity of the Redis primary serving its slot now: the `run_id` of the
+   * server that runs a script on the bucket's key (lua/primary-1.lua), routed exactly like the
+   * reserve script. A restart or a promoted replica changes it. null = cannot tell right now (the
+   * primary unreachable, the cluster still electing). Asked on the fail-fast request connection.
+   */
+  async primaries(sales: Sale[]): Promise<Map<string, (string | null)[]>> {
+    const result = new Map<string, (string | null)[]>();
+    const ask = (key: string) =>
+      this.requestScripts
+        .primary([key], [])
+        .then((id) => (id ? String(id) : null))
+        .catch(() => null);
+    if (!(this.requestRedis instanceof Cluster)) {
+      // One server serves every key: one question for all sales.
+      const id = sales.length ? await ask(this.keys(sales[0]!).stock) : null;
+      for (const sale of sales) result.set(sale.activityId, Array(sale.buckets).fill(id));
+      return result;
+    }
+    await Promise.all(
+      sales.map(async (sale) => {
+        const ids = await Promise.all(this.allKeys(sale).map((k) => ask(k.stock)));
+        result.set(sale.activityId, ids);
+      }),
+    );
+    return result;
+  }
+
+  /** The primaries a finished failover recovery proved the sale on (per bucket; null where none). */
+  async provenPrimaries(sale: Sale): Promise<(string | null)[]> {
+    return Promise.all(this.allKeys(sale).map((k) => this.requestRedis.hget(k.config, PROVEN_FIELD)));
+  }
+
+  async markProven(sale: Sale, primaries: string[]): Promise<void> {
+    await Promise.all(this.allKeys(sale).map((k, b) => this.redis.hset(k.config, PROVEN_FIELD, primaries[b]!)));
+  }
+
+  /**
+   * Failover recovery's first step: drop every bucket's stock key, so every origin process's reserve
+   * script answers "not warmed" (503 `not_ready`) until recover rebuilds the stock from MySQL and the
+   * Stream. Holders, the Stream and its group stay: recover reads and rewrites them.
+   */
+  async stopForRecovery(sale: Sale): Promise<void> {
+    await Promise.all(this.allKeys(sale).map((k) => this.redis.del(k.stock)));
   }
 
   // ── Operator and job work: patient client ──────────────────────────────────────────────────────
@@ -527,10 +670,12 @@ export class StockStore {
       holders: new Map<string, string>(),
       released: new Map<string, number>(),
       refilled: new Map<string, number>(),
+      restore: [] as Omit<ReservationEvent, 'streamId'>[],
     }));
     for (const [userId, rid] of input.holders) per[homeBucket(userId, sale.buckets)]!.holders.set(userId, rid);
     for (const [rid, r] of input.released) per[homeBucket(r.userId, sale.buckets)]!.released.set(rid, r.units);
     for (const [rid, units] of input.refilled) per[refillBucket(rid, sale.buckets)]!.refilled.set(rid, units);
+    for (const e of input.restore ?? []) per[homeBucket(e.userId, sale.buckets)]!.restore.push(e);
     const pairs = (m: Map<string, string | number>) => [m.size, ...[...m].flat()];
     let holders = 0;
     for (const [b, k] of this.allKeys(sale).entries()) {
@@ -544,6 +689,8 @@ export class StockStore {
           ...pairs(per[b]!.holders),
           ...pairs(per[b]!.released),
           ...pairs(per[b]!.refilled),
+          per[b]!.restore.length,
+          ...per[b]!.restore.flatMap((e) => [e.reservationId, e.requestId, e.userId, e.quantity, e.traceId, e.ts]),
         ],
       );
       const code = num(reply[0]);

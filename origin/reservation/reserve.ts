@@ -44,6 +44,11 @@ export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: 
 }
 
 async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
+  // A Redis failover under this sale: closed until recovery proves its state (jobs/failover-watch.ts).
+  if (ctx.failover.isClosed(req.activityId))
+    throw new ContractError('not_ready', 'the sale is being recovered after a Redis failover, try again shortly', {
+      retryAfter: 1,
+    });
   const sale = await ctx.catalog.resolve(req.activityId).catch((err) => {
     if (err instanceof ContractError) throw err;
     throw new ContractError('unavailable', 'activity lookup failed, try again shortly', { retryAfter: 1, cause: err });
@@ -82,5 +87,11 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
     case 'busy':
       // Stock buckets: this user's own borrow from another bucket is still in flight.
       throw new ContractError('busy', 'your purchase is still being decided, try again in a moment', { retryAfter: 1 });
+    case 'unconfirmed':
+      // REDIS_WAIT_REPLICAS: not on enough replicas, so not promised; the reservation lookup tells later.
+      ctx.metrics.reserveUnconfirmed.inc();
+      throw new ContractError('unavailable', 'your purchase could not be confirmed yet; check your reservation shortly', {
+        retryAfter: 1,
+      });
   }
 }

@@ -1,0 +1,157 @@
+/**
+ * Failover handling (DESIGN §10, durability). A Redis failover under a sale — the primary serving one
+ * of its slots is another node now, or the same server restarted — may have lost the last writes the
+ * old primary had not passed on: reservations, acks, compensations. So the origin never trusts the
+ * surviving Redis state by itself. Per warmed sale, every FAILOVER_POLL_MS:
+ *
+ *   detected   the identity of a bucket's primary changed (StockStore.primaries)
+ *   closed     this process answers 503 `not_ready` for the sale and pushes it paused to the edge
+ *   recovering (the process that runs settlement, ORIGIN_ROLE all|consumers) drops the stock keys, so
+ *              every origin process's script answers "not warmed", then runs recover (recover.ts):
+ *              stock, holders, released, refilled rebuilt from MySQL + the surviving Stream
+ *   recovered  recovery proved the state; it marks the primaries it proved the sale on (config hash)
+ *   reopened   every process reopens once the marked primaries are the current ones
+ *   refused    recovery could not prove the state (the Stream or its group is gone, MySQL owes more
+ *              than it has): the sale stays closed, `alert: failover_unrecoverable` is logged once and
+ *              counted; recovery is tried again every round, so the sale reopens by itself once the
+ *              operator has repaired what blocked the proof.
+ *
+ * Each step is logged and counted (seckill_failover_steps_total{step}).
+ */
+import { ContractError } from '../../contract/errors.js';
+import type { OriginContext } from '../context.js';
+import type { Sale } from '../redis/stock-store.js';
+import { PeriodicJob } from './periodic.js';
+import { recover } from '../operations/recover.js';
+
+/** The sales this process keeps closed after a failover, and since when (ms). */
+export class FailoverGate {
+  private readonly closed = new Map<string, number>();
+
+  isClosed(activityId: string): boolean {
+    return this.closed.has(activityId);
+  }
+
+  closedSince(activityId: string): number | undefined {
+    return this.closed.get(activityId);
+  }
+
+  close(activityId: string): boolean {
+    if (this.closed.has(activityId)) return false;
+    this.closed.set(activityId, Date.now());
+    return true;
+  }
+
+  open(activityId: string): void {
+    this.closed.delete(activityId);
+  }
+}
+
+interface Watched {
+  sale: Sale;
+  /** Last known primary identity per bucket (null: never seen). */
+  primaries: (string | null)[];
+  alerted: boolean;
+}
+
+const same = (a: (string | null)[], b: (string | null)[]) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+export class FailoverWatch extends PeriodicJob {
+  private readonly watched = new Map<string, Watched>();
+  /** Called after a sale reopened, with how long it was closed (tests measure kill → reopen with it). */
+  onReopened: (activityId: string, closedMs: number) => void = () => {};
+
+  /** `recoverer`: this process rebuilds closed sales (the settlement role); others wait for its proof. */
+  constructor(
+    private readonly ctx: OriginContext,
+    private readonly recoverer: boolean,
+  ) {
+    super('failover-watch', ctx.config.FAILOVER_POLL_MS, ctx.log);
+  }
+
+  async round(): Promise<boolean> {
+    const registered = await this.ctx.stock.warmedSales().catch(() => null);
+    for (const sale of registered ?? [])
+      if (!this.watched.has(sale.activityId))
+        this.watched.set(sale.activityId, { sale, primaries: Array(sale.buckets).fill(null), alerted: false });
+    const primaries = await this.ctx.stock.primaries([...this.watched.values()].map((w) => w.sale));
+    for (const [activityId, w] of this.watched) {
+      try {
+        await this.check(activityId, w, primaries.get(activityId)!);
+      } catch (err) {
+        this.log.warn({ activityId, err: (err as Error).message }, 'failover check failed; will retry');
+      }
+    }
+    // A sale cleaned up (gone from the registry) is no longer watched — unless it is closed: a
+    // failover may have lost the registry entry too.
+    if (registered)
+      for (const activityId of this.watched.keys())
+        if (!registered.some((s) => s.activityId === activityId) && !this.ctx.failover.isClosed(activityId))
+          this.watched.delete(activityId);
+    return false;
+  }
+
+  private async check(activityId: string, w: Watched, now: (string | null)[]): Promise<void> {
+    const changed = now.some((p, b) => p !== null && w.primaries[b] !== null && p !== w.primaries[b]);
+    now.forEach((p, b) => {
+      if (p !== null) w.primaries[b] = p;
+    });
+    if (changed) await this.close(activityId, w, now);
+    if (!this.ctx.failover.isClosed(activityId)) return;
+    // Cannot tell who serves every bucket yet (the cluster still electing): wait.
+    if (now.some((p) => p === null)) return;
+    if (same(await this.ctx.stock.provenPrimaries(w.sale), now)) return this.reopen(activityId);
+    if (this.recoverer) await this.recover(activityId, w, now as string[]);
+  }
+
+  private async close(activityId: string, w: Watched, primaries: (string | null)[]): Promise<void> {
+    this.ctx.metrics.failoverSteps.inc({ step: 'detected' });
+    this.log.warn({ activityId, primaries }, 'failover: the Redis primary under this sale changed');
+    if (!this.ctx.failover.close(activityId)) return;
+    w.alerted = false;
+    this.ctx.metrics.failoverClosed.set({ activity: activityId }, 1);
+    this.log.warn({ activityId }, 'failover: sale closed (503 not_ready) until recovery proves its state');
+    await this.pushEdge(activityId);
+  }
+
+  private async recover(activityId: string, w: Watched, primaries: string[]): Promise<void> {
+    this.ctx.metrics.failoverSteps.inc({ step: 'recovering' });
+    this.log.warn({ activityId }, 'failover: recovering the sale from MySQL and the surviving Stream');
+    await this.ctx.stock.stopForRecovery(w.sale);
+    try {
+      const result = await recover(this.ctx, activityId);
+      // Proven only for the primaries it ran on: another change meanwhile means another round.
+      if (!same((await this.ctx.stock.primaries([w.sale])).get(activityId)!, primaries)) return;
+      await this.ctx.stock.markProven(w.sale, primaries);
+      this.ctx.metrics.failoverSteps.inc({ step: 'recovered' });
+      this.log.warn({ ...result }, 'failover: recovery proved the sale state');
+    } catch (err) {
+      if (!(err instanceof ContractError)) throw err;
+      if (!w.alerted) {
+        w.alerted = true;
+        this.ctx.metrics.failoverSteps.inc({ step: 'refused' });
+        this.log.error(
+          { activityId, reason: err.message },
+          'alert: failover_unrecoverable — the sale stays closed until its state can be proven',
+        );
+      }
+    }
+  }
+
+  private async reopen(activityId: string): Promise<void> {
+    const since = this.ctx.failover.closedSince(activityId) ?? Date.now();
+    this.ctx.failover.open(activityId);
+    const closedMs = Date.now() - since;
+    this.ctx.metrics.failoverSteps.inc({ step: 'reopened' });
+    this.ctx.metrics.failoverClosed.set({ activity: activityId }, 0);
+    this.ctx.metrics.failoverClosedSeconds.observe(closedMs / 1000);
+    this.log.warn({ activityId, closedMs }, 'failover: sale reopened');
+    await this.pushEdge(activityId);
+    this.onReopened(activityId, closedMs);
+  }
+
+  private async pushEdge(activityId: string): Promise<void> {
+    const snapshot = await this.ctx.snapshot(activityId).catch(() => null);
+    if (snapshot) await this.ctx.pushEdge(snapshot).catch(() => undefined);
+  }
+}
