@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sign } from 'hono/jwt';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { ticketOf } from '../../origin/lottery/draw-rule.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { scalar } from '../helpers/db.js';
@@ -59,8 +59,21 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
 });
 
+/**
+ * Each test's browser profiles end with it: an open page keeps polling the activity, and a stand-in
+ * route still fetching when its context closes would reject after the test (playwright: "Request
+ * context disposed").
+ */
+async function closeContexts() {
+  for (const c of contexts.splice(0)) {
+    for (const p of c.pages()) await p.unrouteAll({ behavior: 'ignoreErrors' }).catch(() => {});
+    await c.close().catch(() => {});
+  }
+}
+afterEach(closeContexts);
+
 afterAll(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
+  await closeContexts();
   await browser?.close();
   if (origin) {
     for (const a of createdActivities) {
