@@ -245,8 +245,7 @@ export class StockStore {
         if (replicas < (this.opts.wait?.replicas ?? 0))
           return { kind: 'unconfirmed', reservationId: decoded.reservationId };
         // With buckets, this bucket being empty says nothing of the others.
-        const left =
-          decoded.remaining === 0 && input.buckets > 1 ? await this.requestStock(input) : decoded.remaining;
+        const left = decoded.remaining === 0 && input.buckets > 1 ? await this.requestStock(input) : decoded.remaining;
         return { ...decoded, remaining: left };
       }
       case 'repeat':
