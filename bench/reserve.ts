@@ -3,9 +3,14 @@
  * every one runs the Lua script and XADDs) against a bare node:http server returning a constant,
  * same load tool (autocannon), same connections, same run. Prints both rates, the ratio and p99.
  *
- *   npx tsx bench/reserve.ts [--connections 50] [--seconds 10]
+ * Also the CPU time each server process spent per request (from /proc): on a shared machine the
+ * load of others moves req/s far more than it moves CPU per request. With `--rounds R` the bare
+ * server and the origin take turns R times and the medians are reported.
+ *
+ *   npx tsx bench/reserve.ts [--connections 50] [--seconds 10] [--rounds 1]
  */
 import autocannon from 'autocannon';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { randomBytes, randomInt } from 'node:crypto';
@@ -21,20 +26,38 @@ import {
 } from './lib/stack.js';
 
 const { values } = parseArgs({
-  options: { connections: { type: 'string', default: '50' }, seconds: { type: 'string', default: '10' } },
+  options: {
+    connections: { type: 'string', default: '50' },
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '1' },
+  },
 });
 const connections = Number(values.connections);
 const duration = Number(values.seconds);
+const rounds = Number(values.rounds);
 
 interface Figures {
   rps: number;
+  /** CPU time of the server process per request, µs (NaN where /proc is missing). */
+  cpuUsPerReq: number;
   p50: number;
   p99: number;
   non2xx: number;
   errors: number;
 }
 
-async function load(url: string, path: string, makeBody: () => string): Promise<Figures> {
+/** CPU time (user + system, ms) a process has used so far; NaN where /proc is missing. */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+  } catch {
+    return NaN;
+  }
+}
+
+async function load(url: string, path: string, makeBody: () => string, pid: number | undefined): Promise<Figures> {
+  const cpuBefore = cpuMsOf(pid);
   const result = await autocannon({
     url,
     connections,
@@ -61,6 +84,7 @@ async function load(url: string, path: string, makeBody: () => string): Promise<
   });
   return {
     rps: result.requests.average,
+    cpuUsPerReq: Math.round(((cpuMsOf(pid) - cpuBefore) * 1000) / result.requests.total),
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
@@ -121,16 +145,29 @@ export async function benchReserve() {
         traceId: randomBytes(16).toString('hex'),
       });
 
-    const base = await load(`http://127.0.0.1:${basePort}`, '/internal/reserve', body);
-    const reserve = await load(originUrl, '/internal/reserve', body);
+    const bases: Figures[] = [];
+    const reserves: Figures[] = [];
+    for (let r = 0; r < rounds; r++) {
+      bases.push(await load(`http://127.0.0.1:${basePort}`, '/internal/reserve', body, baseline.pid));
+      reserves.push(await load(originUrl, '/internal/reserve', body, origin.pid));
+    }
+    const median = (runs: Figures[]) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
+    const base = median(bases);
+    const reserve = median(reserves);
     const ratio = reserve.rps / base.rps;
+    if (rounds > 1)
+      console.log(
+        `req/s per round — bare: ${bases.map((f) => Math.round(f.rps)).join(', ')}; origin: ${reserves.map((f) => Math.round(f.rps)).join(', ')}`,
+      );
     const serverP99 = histogramQuantile(
       await (await fetch(`${originUrl}/metrics`)).text(),
       'seckill_reserve_duration_seconds',
       'code="ok"',
       0.99,
     );
-    console.log(`\nreserve benchmark (${connections} connections, ${duration} s each, autocannon)`);
+    console.log(
+      `\nreserve benchmark (${connections} connections, ${duration} s each${rounds > 1 ? `, median of ${rounds} rounds` : ''}, autocannon)`,
+    );
     console.table({
       'bare node:http (constant)': base,
       'origin /internal/reserve (Lua + XADD)': reserve,
@@ -139,11 +176,14 @@ export async function benchReserve() {
       `ratio origin/bare = ${ratio.toFixed(2)} (goal >= 0.5); origin p99 = ${reserve.p99} ms at the client (goal <= 5 ms)`,
     );
     console.log(
+      `server CPU per request: origin ${reserve.cpuUsPerReq} µs, bare ${base.cpuUsPerReq} µs (ratio ${(base.cpuUsPerReq / reserve.cpuUsPerReq).toFixed(2)})`,
+    );
+    console.log(
       `origin-side p99 of the reserve handler (from its own histogram, excludes client queueing) <= ${serverP99 * 1000} ms` +
         ` — with load generator, origin, Redis and MariaDB sharing ${os.cpus().length} cores, client p99 is mostly queueing (Little: ${connections} conns / ${Math.round(reserve.rps)} req/s = ${((connections / reserve.rps) * 1000).toFixed(1)} ms mean)`,
     );
     await adminCall(originUrl, 'PATCH', `/admin/activities/${activityId}`, { state: 'stopped' });
-    return { base, reserve, ratio };
+    return { base, reserve, ratio, cpuRatio: base.cpuUsPerReq / reserve.cpuUsPerReq };
   } finally {
     await Promise.all([stopChild(origin), stopChild(baseline)]);
     await database.drop(activities);

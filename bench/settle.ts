@@ -16,6 +16,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -116,6 +117,16 @@ async function perMessageTransactions(pool: mysql.Pool, total: number) {
   });
 }
 
+/** CPU time (user + system, ms) a child process has used so far; NaN where /proc is missing. */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+  } catch {
+    return NaN;
+  }
+}
+
 /** A local receiver of order events: counts them and answers 204. */
 async function eventReceiver() {
   let received = 0;
@@ -209,7 +220,11 @@ export async function benchSettle() {
       }
       const end = performance.now();
       await drained();
+      // What the consumer process (settlement, and the order-event worker when on) spent, per order:
+      // a figure the other load on a shared machine moves far less than orders/s.
+      const cpuMsPerKOrders = (cpuMsOf(consumers.pid) / N) * 1000;
       return {
+        cpuMsPerKOrders,
         drainedAfter: (performance.now() - started) / 1000,
         fromStart: (end - started) / 1000,
         seconds: (end - firstOrderAt) / 1000,
@@ -282,6 +297,11 @@ export async function benchSettle() {
       `from process start: settled in ${off.fromStart.toFixed(2)} s (events off), ${on.fromStart.toFixed(2)} s (events on); ` +
         `all ${N} order.created events delivered ${on.drainedAfter.toFixed(2)} s after the start`,
     );
+    const cpu = (runs: Run[]) => runs.map((r) => r.cpuMsPerKOrders).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
+    console.log(
+      `consumer process CPU per 1,000 orders (median): ${cpu(offRuns).toFixed(0)} ms with events off, ${cpu(onRuns).toFixed(0)} ms with events on ` +
+        `(start-up included); the bench's receiver answered the POSTs in this process`,
+    );
     console.log(
       `ratio settle/per-message = ${(off.perSecond / perMessage.perSecond).toFixed(1)}×, settle/bare-update = ${(off.perSecond / bare.perSecond).toFixed(1)}×, ` +
         `events cost ${((1 - on.perSecond / off.perSecond) * 100).toFixed(0)} % `,
@@ -291,6 +311,8 @@ export async function benchSettle() {
     return {
       ordersPerSec: off.perSecond,
       ordersPerSecWithEvents: on.perSecond,
+      consumerCpuMsPerKOrders: cpu(offRuns),
+      consumerCpuMsPerKOrdersWithEvents: cpu(onRuns),
       perMessagePerSec: perMessage.perSecond,
       bareUpdatePerSec: bare.perSecond,
     };

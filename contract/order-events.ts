@@ -21,9 +21,17 @@ export interface OrderEventBody {
   at: string;
 }
 
+/** The signed string: the one definition, also used by the origin's synchronous signer. */
+export function orderEventSignedString(ts: string, body: string): string {
+  return `${ts}\n${body}`;
+}
+
 export async function signOrderEvent(secret: string, body: string, now = Date.now()): Promise<Record<string, string>> {
   const ts = String(now);
-  return { [EVENT_TIMESTAMP_HEADER]: ts, [EVENT_SIGNATURE_HEADER]: `v1=${await hmacHex(secret, `${ts}\n${body}`)}` };
+  return {
+    [EVENT_TIMESTAMP_HEADER]: ts,
+    [EVENT_SIGNATURE_HEADER]: `v1=${await hmacHex(secret, orderEventSignedString(ts, body))}`,
+  };
 }
 
 /** Constant-time check of a delivery's signature; `maxAgeMs` refuses replays of old deliveries. */
@@ -36,5 +44,5 @@ export async function verifyOrderEvent(
   if (!timestamp || !signature || !/^\d{1,16}$/.test(timestamp) || !/^v1=[0-9a-f]{64}$/.test(signature)) return false;
   if (opts.maxAgeMs !== undefined && Math.abs((opts.now ?? Date.now()) - Number(timestamp)) > opts.maxAgeMs)
     return false;
-  return verifyHmacHex(secret, `${timestamp}\n${req.body}`, signature.slice(3));
+  return verifyHmacHex(secret, orderEventSignedString(timestamp, req.body), signature.slice(3));
 }

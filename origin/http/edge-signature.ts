@@ -3,11 +3,16 @@
  * computed with node:crypto synchronously (Web Crypto's async round trips cost more than the
  * reserve itself on the hot path). Constant-time compare.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { checkEdgeHeaders, edgeCanonicalString, type EdgeSignatureFailure } from '../../contract/signing.js';
 
+/** The secret as a key object, made once: an HMAC keyed by a string copies and imports it per call. */
+export function edgeSecretKey(secret: string): KeyObject {
+  return createSecretKey(Buffer.from(secret, 'utf8'));
+}
+
 export function verifyEdgeSignatureSync(
-  secret: string,
+  secret: string | KeyObject,
   req: {
     method: string;
     pathWithQuery: string;

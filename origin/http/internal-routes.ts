@@ -35,7 +35,9 @@ export function internalRoutes(ctx: OriginContext) {
       return c.json(entry.body, entry.status);
     }
     const result = await reserve(ctx, req, traceId);
-    c.get('log').info(
+    // One line per reserve only at debug: at info it cost the hot path a JSON line per request.
+    // Outcomes are counted in seckill_reserve_total (reserve.ts); failures still log at warn.
+    c.get('log').debug(
       { activityId: req.activityId, userId: req.userId, reservationId: result.reservationId, created: result.created },
       'reserve',
     );

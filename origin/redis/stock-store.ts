@@ -239,37 +239,25 @@ export class StockStore {
         ? this.reserveAndWait(keys, args, this.opts.wait)
         : this.requestScripts.reserve(keys, args).then((r) => ({ reply: r, replicas: 0 })),
     );
-    const code = num(reply[0]);
-    switch (code) {
-      case ReserveCode.OK: {
-        if (replicas < (this.opts.wait?.replicas ?? 0)) return { kind: 'unconfirmed', reservationId: String(reply[1]) };
-        const remaining = num(reply[2]);
+    const decoded = decodeReserve(reply);
+    switch (decoded.kind) {
+      case 'reserved': {
+        if (replicas < (this.opts.wait?.replicas ?? 0))
+          return { kind: 'unconfirmed', reservationId: decoded.reservationId };
         // With buckets, this bucket being empty says nothing of the others.
-        const left = remaining === 0 && input.buckets > 1 ? await this.requestStock(input) : remaining;
-        return { kind: 'reserved', reservationId: String(reply[1]), remaining: left };
+        const left = decoded.remaining === 0 && input.buckets > 1 ? await this.requestStock(input) : decoded.remaining;
+        return { ...decoded, remaining: left };
       }
-      case ReserveCode.EXISTS:
-        return this.confirmed(k, { kind: 'repeat', reservationId: String(reply[1]) });
-      case ReserveCode.PENDING:
+      case 'repeat':
+        return this.confirmed(k, decoded);
+      case 'pending':
         return 'pending';
-      case ReserveCode.BORROW: {
-        const result = await borrow(this.borrowDeps(), input, home, String(reply[1]), num(reply[2]));
+      case 'borrow': {
+        const result = await borrow(this.borrowDeps(), input, home, decoded.reservationId, decoded.homeStock);
         return result.kind === 'reserved' ? this.confirmed(k, result) : result;
       }
-      case ReserveCode.SOLD_OUT:
-        return { kind: 'sold_out' };
-      case ReserveCode.INSUFFICIENT_STOCK:
-        return { kind: 'insufficient_stock' };
-      case ReserveCode.LIMIT_EXCEEDED:
-        return { kind: 'limit_exceeded' };
-      case ReserveCode.PAUSED:
-        return { kind: 'paused' };
-      case ReserveCode.ENDED:
-        return { kind: 'ended' };
-      case ReserveCode.NOT_WARMED:
-        return { kind: 'not_warmed' };
       default:
-        throw unknownCode('reserve', code);
+        return decoded;
     }
   }
 
@@ -754,27 +742,10 @@ export class StockStore {
       [k.stock, k.holders, k.events, k.config, k.borrowing],
       [input.userId, input.quantity, newReservationId(input.activityId), input.requestId, input.traceId, Date.now(), 0],
     );
-    const code = num(reply[0]);
-    switch (code) {
-      case ReserveCode.OK:
-        return { kind: 'reserved', reservationId: String(reply[1]), remaining: num(reply[2]) };
-      case ReserveCode.EXISTS:
-        return { kind: 'repeat', reservationId: String(reply[1]) };
-      case ReserveCode.SOLD_OUT:
-        return { kind: 'sold_out' };
-      case ReserveCode.INSUFFICIENT_STOCK:
-        return { kind: 'insufficient_stock' };
-      case ReserveCode.LIMIT_EXCEEDED:
-        return { kind: 'limit_exceeded' };
-      case ReserveCode.PAUSED:
-        return { kind: 'paused' };
-      case ReserveCode.ENDED:
-        return { kind: 'ended' };
-      case ReserveCode.NOT_WARMED:
-        return { kind: 'not_warmed' };
-      default:
-        throw unknownCode('reserve', code);
-    }
+    const decoded = decodeReserve(reply);
+    // One bucket never borrows, so the script never answers borrow or pending here.
+    if (decoded.kind === 'borrow' || decoded.kind === 'pending') throw unknownCode('reserve', num(reply[0]));
+    return decoded;
   }
 
   /** Each winner in their home bucket's `winners` hash. */
@@ -903,6 +874,43 @@ export class StockStore {
       this.subscriber?.quit(),
       ...[...this.readers].map((r) => r.close()),
     ]);
+  }
+}
+
+/** What lua/reserve-5.lua answered; `borrow` and `pending` only come from a sale with buckets. */
+type ReserveReply =
+  | Exclude<ReserveResult, { kind: 'busy' } | { kind: 'unconfirmed' }>
+  /** This bucket cannot serve: the user is marked pending here; `homeStock` is what it still has. */
+  | { kind: 'borrow'; reservationId: string; homeStock: number }
+  /** The same user's borrow is in flight. */
+  | { kind: 'pending' };
+
+/** The one decoding of the reserve script's reply (`{code, reservationId?, remaining?}`). */
+function decodeReserve(reply: Reply): ReserveReply {
+  const code = num(reply[0]);
+  switch (code) {
+    case ReserveCode.OK:
+      return { kind: 'reserved', reservationId: String(reply[1]), remaining: num(reply[2]) };
+    case ReserveCode.EXISTS:
+      return { kind: 'repeat', reservationId: String(reply[1]) };
+    case ReserveCode.BORROW:
+      return { kind: 'borrow', reservationId: String(reply[1]), homeStock: num(reply[2]) };
+    case ReserveCode.PENDING:
+      return { kind: 'pending' };
+    case ReserveCode.SOLD_OUT:
+      return { kind: 'sold_out' };
+    case ReserveCode.INSUFFICIENT_STOCK:
+      return { kind: 'insufficient_stock' };
+    case ReserveCode.LIMIT_EXCEEDED:
+      return { kind: 'limit_exceeded' };
+    case ReserveCode.PAUSED:
+      return { kind: 'paused' };
+    case ReserveCode.ENDED:
+      return { kind: 'ended' };
+    case ReserveCode.NOT_WARMED:
+      return { kind: 'not_warmed' };
+    default:
+      throw unknownCode('reserve', code);
   }
 }
 

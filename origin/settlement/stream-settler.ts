@@ -126,31 +126,39 @@ export class StreamSettler {
     metrics.settleLatency.observe((performance.now() - started) / 1000);
 
     const acks: string[] = [];
-    for (const e of events) {
-      const outcome = outcomes.get(e.reservationId);
-      if (!outcome) continue;
-      metrics.settleOutcomes.inc({ outcome });
-      const elog = log.child({
-        traceId: e.traceId,
-        activityId: this.target.activityId,
-        reservationId: e.reservationId,
-      });
-      if (outcome === 'insufficient_stock') {
-        this.deps.lastFailure.set(e.streamId, 'MySQL has less stock than Redis granted');
-        elog.warn('settlement found no stock in MySQL; will retry');
-        continue;
+    // Counted per outcome once per batch; a log line's fields are built only when it is written
+    // (no child logger per order: at 20k+ orders/s that was CPU the cores' MySQL needs).
+    const counts = new Map<SettleOutcome, number>();
+    const about = (e: ReservationEvent) => ({
+      traceId: e.traceId,
+      activityId: this.target.activityId,
+      reservationId: e.reservationId,
+    });
+    const settledLine = log.isLevelEnabled('info');
+    try {
+      for (const e of events) {
+        const outcome = outcomes.get(e.reservationId);
+        if (!outcome) continue;
+        counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+        if (outcome === 'insufficient_stock') {
+          this.deps.lastFailure.set(e.streamId, 'MySQL has less stock than Redis granted');
+          log.warn(about(e), 'settlement found no stock in MySQL; will retry');
+          continue;
+        }
+        if (outcome === 'surplus') {
+          const restocked = await compensate(db, this.deps.store, this.target, e);
+          if (restocked === null) continue;
+          log.warn({ ...about(e), restocked }, 'surplus reservation released: the user already has an order');
+        }
+        if (outcome === 'settled' && settledLine)
+          log.info({ ...about(e), userId: e.userId, quantity: e.quantity }, 'settled');
+        this.deps.lastFailure.delete(e.streamId);
+        acks.push(e.streamId);
       }
-      if (outcome === 'surplus') {
-        const restocked = await compensate(db, this.deps.store, this.target, e);
-        if (restocked === null) continue;
-        elog.warn({ restocked }, 'surplus reservation released: the user already has an order');
-      }
-      if (outcome === 'settled') {
-        metrics.ordersSettled.inc();
-        elog.info({ userId: e.userId, quantity: e.quantity }, 'settled');
-      }
-      this.deps.lastFailure.delete(e.streamId);
-      acks.push(e.streamId);
+    } finally {
+      for (const [outcome, n] of counts) metrics.settleOutcomes.inc({ outcome }, n);
+      const settled = counts.get('settled') ?? 0;
+      if (settled > 0) metrics.ordersSettled.inc(settled);
     }
     return acks;
   }
