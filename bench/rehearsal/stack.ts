@@ -73,7 +73,7 @@ function pickEnv(prefix: string): Record<string, string> {
   return out;
 }
 
-export async function adminRequest(
+export async function adminRequest<T = unknown>(
   o: RehearsalOptions,
   originUrl: string,
   method: string,
@@ -85,9 +85,10 @@ export async function adminRequest(
     headers: { 'content-type': 'application/json', authorization: `Bearer ${o.adminToken}` },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = (await res.json().catch(() => null)) as any;
+  const json: unknown = await res.json().catch(() => null);
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
+  // The origin's answer, as the caller names it (its shape is the contract's, not checked here).
+  return json as T;
 }
 
 /** A fresh activity starting `leadMs` from now, warmed; returns its id and start. */

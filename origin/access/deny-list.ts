@@ -10,6 +10,7 @@
 import type { OriginContext } from '../context.js';
 import { signedPut, type PushOptions } from '../edge-push.js';
 import { PeriodicJob } from '../jobs/periodic.js';
+import { one, rows } from '../db/rows.js';
 
 export interface DenyEntry {
   userId: string;
@@ -43,7 +44,9 @@ export async function setDenied(ctx: OriginContext, userId: string, denied: bool
        ON DUPLICATE KEY UPDATE denied = ?, actor = ?, revision = revision + 1, updated_at = NOW(3)`,
     [userId, denied ? 1 : 0, actor, denied ? 1 : 0, actor],
   );
-  const [[row]] = (await ctx.db.query('SELECT revision FROM seckill_deny_list WHERE user_id = ?', [userId])) as any;
+  const row = (await one<{ revision: number }>(
+    ctx.db.query('SELECT revision FROM seckill_deny_list WHERE user_id = ?', [userId]),
+  ))!;
   ctx.log.info({ userId, actor, change: { denied } }, denied ? 'user denied' : 'user allowed again');
   ctx.metrics.adminChanges.inc({ setting: denied ? 'deny' : 'allow' });
   const atEdge = await confirmPushed(ctx, [{ userId, denied, revision: Number(row.revision) }]);
@@ -51,7 +54,9 @@ export async function setDenied(ctx: OriginContext, userId: string, denied: bool
 }
 
 export async function isDenied(ctx: OriginContext, userId: string): Promise<boolean> {
-  const [[row]] = (await ctx.db.query('SELECT denied FROM seckill_deny_list WHERE user_id = ?', [userId])) as any;
+  const row = await one<{ denied: number }>(
+    ctx.db.query('SELECT denied FROM seckill_deny_list WHERE user_id = ?', [userId]),
+  );
   return Number(row?.denied ?? 0) === 1;
 }
 
@@ -78,10 +83,12 @@ export class DenyPushJob extends PeriodicJob {
   async round(): Promise<boolean> {
     if (!this.ctx.config.EDGE_URL) return false;
     const batch = this.ctx.config.DENY_PUSH_BATCH;
-    const [rows] = (await this.ctx.db.query(
-      `SELECT user_id, denied, revision FROM seckill_deny_list WHERE pushed_revision < revision ORDER BY user_id LIMIT ${batch}`,
-    )) as any;
-    const entries: DenyRow[] = rows.map((r: any) => ({
+    const changed = await rows<{ user_id: string; denied: number; revision: number }>(
+      this.ctx.db.query(
+        `SELECT user_id, denied, revision FROM seckill_deny_list WHERE pushed_revision < revision ORDER BY user_id LIMIT ${batch}`,
+      ),
+    );
+    const entries: DenyRow[] = changed.map((r) => ({
       userId: String(r.user_id),
       denied: Number(r.denied) === 1,
       revision: Number(r.revision),

@@ -46,9 +46,9 @@ export async function saleReport(ctx: OriginContext, activityId: string): Promis
     total: 0,
   };
   orders.total = orders.pending + orders.paid + orders.timeout;
-  const [[warm]] = (await ctx.db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [
-    activityId,
-  ])) as any;
+  const warm = await one<{ warmup_status: string }>(
+    ctx.db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [activityId]),
+  );
   return {
     reconciliation,
     orders,
