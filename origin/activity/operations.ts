@@ -5,7 +5,7 @@
 import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { hasSaleHistory } from '../operations/recover.js';
+import { hasSaleHistory } from './sale-history.js';
 import {
   insertActivity,
   requireActivity,
@@ -68,7 +68,8 @@ export async function warmup(ctx: OriginContext, activityId: string): Promise<Wa
     [activityId],
   );
   ctx.stockWatch.forget(activityId);
-  ctx.soldOut.set(activityId, result.stock <= 0);
+  ctx.publisher.setSoldOut(activityId, result.stock <= 0);
+  // Awaited: the edge has the warmed sale when warm-up answers (a transition also published, unawaited).
   await ctx.publisher.publish(activityId);
   return result;
 }

@@ -99,8 +99,8 @@ export async function applyRelease(ctx: OriginContext, row: ReleaseRow): Promise
         sale.skuId,
       ]);
   });
-  // Units are back: clear the sold-out flag (its transition pushes the edge), else push the new figures.
-  if (!ctx.soldOut.set(activityId, false)) await ctx.publisher.publish(activityId);
+  // Units are back: clear the sold-out flag (a transition publishes), else publish the new figures.
+  if (!ctx.publisher.setSoldOut(activityId, false)) await ctx.publisher.publish(activityId);
   return true;
 }
 

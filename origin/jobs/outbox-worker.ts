@@ -108,7 +108,7 @@ export class OutboxWorker extends PeriodicJob {
 
   /** Clears the sold-out flag here and at the other origins (pub/sub), and tells the edge. */
   private backOnSale(activityId: string, fromZero: boolean): void {
-    if (this.ctx.soldOut.set(activityId, false)) return; // the transition pushes the edge itself
+    if (this.ctx.publisher.setSoldOut(activityId, false)) return; // a transition publishes
     // No flag here, but the edge may have set its own from a sold_out answer: push the snapshot.
     if (!fromZero) return;
     void this.ctx.publisher.publish(activityId).catch(() => undefined);

@@ -136,7 +136,7 @@ async function reserveInOrder(
 async function announce(ctx: OriginContext, sale: Sale): Promise<void> {
   await ctx.stock.markDrawn(sale);
   const left = await ctx.stock.stock(sale);
-  if (left !== null && left <= 0) ctx.soldOut.set(sale.activityId, true);
+  if (left !== null && left <= 0) ctx.publisher.setSoldOut(sale.activityId, true);
   await pushSnapshot(ctx, sale.activityId);
 }
 

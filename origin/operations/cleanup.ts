@@ -46,7 +46,7 @@ export async function cleanup(ctx: OriginContext, activityId: string) {
   else await ctx.publisher.publish(activityId);
   const retention = ctx.config.CLEANUP_RETENTION_SECONDS;
   await ctx.stock.expire(sale, retention);
-  ctx.soldOut.set(activityId, false);
+  ctx.publisher.setSoldOut(activityId, false);
   ctx.log.info({ activityId, retentionSeconds: retention }, 'sale cleaned up');
   return { activityId, state: 'stopped' as const, expiresInSeconds: retention, reconciliation: rec };
 }
