@@ -12,6 +12,9 @@ import { signedPut, type PushOptions } from '../edge-push.js';
 import { PeriodicJob } from '../jobs/periodic.js';
 import { one, rows } from '../db/rows.js';
 
+/** What this module uses of the origin's context. */
+export type DenyListDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+
 export interface DenyEntry {
   userId: string;
   denied: boolean;
@@ -28,7 +31,7 @@ export function createDenyPush(opts: PushOptions): DenyPush {
     signedPut(opts, '/internal/deny', JSON.stringify({ users: entries }), { denyEntries: entries.length });
 }
 
-function pushOf(ctx: OriginContext): DenyPush {
+function pushOf(ctx: DenyListDeps): DenyPush {
   return createDenyPush({
     edgeUrl: ctx.config.EDGE_URL,
     secret: ctx.config.EDGE_ORIGIN_SECRET,
@@ -38,7 +41,7 @@ function pushOf(ctx: OriginContext): DenyPush {
 }
 
 /** Denies or lifts; answers whether the edge confirmed it (else DenyPushJob keeps trying). */
-export async function setDenied(ctx: OriginContext, userId: string, denied: boolean, actor: string) {
+export async function setDenied(ctx: DenyListDeps, userId: string, denied: boolean, actor: string) {
   await ctx.db.query(
     `INSERT INTO seckill_deny_list (user_id, denied, actor) VALUES (?, ?, ?)
        ON DUPLICATE KEY UPDATE denied = ?, actor = ?, revision = revision + 1, updated_at = NOW(3)`,
@@ -53,14 +56,14 @@ export async function setDenied(ctx: OriginContext, userId: string, denied: bool
   return { userId, denied, atEdge };
 }
 
-export async function isDenied(ctx: OriginContext, userId: string): Promise<boolean> {
+export async function isDenied(ctx: DenyListDeps, userId: string): Promise<boolean> {
   const row = await one<{ denied: number }>(
     ctx.db.query('SELECT denied FROM seckill_deny_list WHERE user_id = ?', [userId]),
   );
   return Number(row?.denied ?? 0) === 1;
 }
 
-async function confirmPushed(ctx: OriginContext, rows: DenyRow[]): Promise<boolean> {
+async function confirmPushed(ctx: DenyListDeps, rows: DenyRow[]): Promise<boolean> {
   if (!ctx.config.EDGE_URL || rows.length === 0) return false;
   const ok = await pushOf(ctx)(rows.map(({ userId, denied }) => ({ userId, denied })));
   if (!ok) return false;
@@ -76,7 +79,7 @@ async function confirmPushed(ctx: OriginContext, rows: DenyRow[]): Promise<boole
 
 /** Pushes deny-list changes the edge has not confirmed. */
 export class DenyPushJob extends PeriodicJob {
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: DenyListDeps) {
     super('deny-push', ctx.config.DENY_PUSH_RETRY_MS, ctx.log);
   }
 

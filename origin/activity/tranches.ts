@@ -14,11 +14,14 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { inTransaction } from '../db/pool.js';
+import { inTransaction, type Db } from '../db/pool.js';
 import { affected, insertId, one, rows } from '../db/rows.js';
 import { StockReleaseStatus } from '../db/statuses.js';
 import { PeriodicJob } from '../jobs/periodic.js';
 import { requireActivity } from './store.js';
+
+/** What this module uses of the origin's context. */
+export type TrancheDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'>;
 
 export interface ReleaseRow {
   id: string;
@@ -37,7 +40,7 @@ export interface ReleaseAnswer {
 }
 
 export async function releaseUnits(
-  ctx: OriginContext,
+  ctx: TrancheDeps,
   activityId: string,
   units: number,
   actor: string,
@@ -79,7 +82,7 @@ export async function releaseUnits(
 }
 
 /** Step 2: Redis first (idempotent per release id), then MySQL marks it and adds the units, once. */
-export async function applyRelease(ctx: OriginContext, row: ReleaseRow): Promise<boolean> {
+export async function applyRelease(ctx: TrancheDeps, row: ReleaseRow): Promise<boolean> {
   const activityId = String(row.activity_id);
   const sale = await ctx.catalog.resolve(activityId);
   const result = await ctx.stock.releaseTranche(sale, { releaseId: `release:${row.id}`, units: Number(row.units) });
@@ -105,10 +108,10 @@ export async function applyRelease(ctx: OriginContext, row: ReleaseRow): Promise
 }
 
 /** Held back and committed-but-not-applied units of a sale: what is not on sale in Redis. */
-export async function notReleased(ctx: OriginContext, activityId: string) {
+export async function notReleased(db: Db, activityId: string) {
   const { PENDING, APPLIED } = StockReleaseStatus;
   const row = (await one<{ held_back: number; pending: number; applied: number }>(
-    ctx.db.execute(
+    db.execute(
       `SELECT (SELECT COALESCE(SUM(held_back), 0) FROM seckill_stock WHERE activity_id = ?) AS held_back,
               (SELECT COALESCE(SUM(units), 0) FROM seckill_stock_release WHERE activity_id = ? AND status = ${PENDING}) AS pending,
               (SELECT COALESCE(SUM(units), 0) FROM seckill_stock_release WHERE activity_id = ? AND status = ${APPLIED}) AS applied`,
@@ -120,7 +123,7 @@ export async function notReleased(ctx: OriginContext, activityId: string) {
 
 /** Finishes releases left pending: Redis was down, the origin died, or the sale was not warm yet. */
 export class ReleaseJob extends PeriodicJob {
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: TrancheDeps) {
     super('releases', ctx.config.OUTBOX_POLL_MS, ctx.log);
   }
 

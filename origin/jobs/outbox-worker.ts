@@ -17,6 +17,12 @@ import { PeriodicJob } from './periodic.js';
 import { rows } from '../db/rows.js';
 import { OutboxStatus } from '../db/statuses.js';
 
+/** What this module uses of the origin's context. */
+export type OutboxWorkerDeps = Pick<
+  OriginContext,
+  'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'
+>;
+
 export interface OutboxRow {
   id: string;
   activity_id: string;
@@ -33,7 +39,7 @@ export interface OutboxRound {
 }
 
 export class OutboxWorker extends PeriodicJob {
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: OutboxWorkerDeps) {
     super('outbox', ctx.config.OUTBOX_POLL_MS, ctx.log);
   }
 

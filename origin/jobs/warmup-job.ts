@@ -14,17 +14,22 @@
  * (whoever changes the row owns the step), with a lease (WARMUP_CLAIM_LEASE_MS) so a step claimed
  * by an origin that died is claimed again.
  */
-import { setState, warmup } from '../activity/operations.js';
-import { verifyWarmup, type WarmupVerification } from '../activity/warmup-check.js';
+import { setState, warmup, type ActivityOperationsDeps } from '../activity/operations.js';
+import { verifyWarmup, type WarmupCheckDeps, type WarmupVerification } from '../activity/warmup-check.js';
 import type { OriginContext } from '../context.js';
 import { affected, rows } from '../db/rows.js';
 import { PeriodicJob } from './periodic.js';
+
+/** What this module uses of the origin's context. */
+export type WarmupJobDeps = ActivityOperationsDeps &
+  WarmupCheckDeps &
+  Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BATCH = 100;
 
 export class WarmupJob extends PeriodicJob {
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: WarmupJobDeps) {
     super('warmup', ctx.config.WARMUP_SCAN_MS, ctx.log);
   }
 

@@ -6,14 +6,19 @@
  * orders still PENDING (their timeout would refill a sale being cleaned).
  */
 import { ContractError } from '../../contract/errors.js';
-import { setState } from '../activity/operations.js';
+import { setState, type ActivityOperationsDeps } from '../activity/operations.js';
 import { requireActivity, saleOf } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
-import { reconcile } from '../reconcile/reconcile.js';
+import { reconcile, type ReconcileDeps } from '../reconcile/reconcile.js';
 import { one } from '../db/rows.js';
 import { OrderStatus, OutboxStatus } from '../db/statuses.js';
 
-export async function cleanup(ctx: OriginContext, activityId: string) {
+/** What this module uses of the origin's context. */
+export type CleanupDeps = ActivityOperationsDeps &
+  ReconcileDeps &
+  Pick<OriginContext, 'config' | 'db' | 'log' | 'publisher' | 'stock'>;
+
+export async function cleanup(ctx: CleanupDeps, activityId: string) {
   const record = await requireActivity(ctx.db, activityId);
   const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
   if (!ended) throw new ContractError('conflict', 'the sale has not ended: stop it or wait for its end first');

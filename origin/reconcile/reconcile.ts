@@ -29,6 +29,9 @@ import { reconcileChecks, type Check, type DbFigures } from './checks.js';
 
 export type { Check } from './checks.js';
 
+/** What reconciliation reads: MySQL and the stock store. */
+export type ReconcileDeps = Pick<OriginContext, 'db' | 'stock'>;
+
 export interface Reconciliation {
   activityId: string;
   ok: boolean;
@@ -40,7 +43,7 @@ export interface Reconciliation {
 }
 
 /** Read Redis, then MySQL, then the reservations after Redis's bound; the checks are pure (checks.ts). */
-export async function reconcile(ctx: Pick<OriginContext, 'db' | 'stock'>, activityId: string): Promise<Reconciliation> {
+export async function reconcile(ctx: ReconcileDeps, activityId: string): Promise<Reconciliation> {
   const record = await requireActivity(ctx.db, activityId);
   const sale = saleOf(record);
   const ledger = await ctx.stock.ledgerSnapshot(sale);
@@ -122,7 +125,7 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
 }
 
 /** Sets the mismatch gauge and, on a mismatch, logs the alert line operators page on. */
-export function raiseMismatch(ctx: Pick<OriginContext, 'metrics' | 'log'>, rec: Reconciliation): void {
+export function raiseMismatch(ctx: Pick<OriginContext, 'log' | 'metrics'>, rec: Reconciliation): void {
   const failing = rec.checks.filter((c) => !c.ok);
   ctx.metrics.reconciliationMismatches.set({ activity: rec.activityId }, failing.length);
   if (failing.length > 0) {
