@@ -21,6 +21,7 @@ import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
+import { affected, one, rows } from '../origin/db/rows.js';
 import { activityKeys } from '../origin/redis/keys.js';
 import { defineScripts } from '../origin/redis/scripts.js';
 import { adminCall, BENCH_SECRETS, benchDatabase, freePort, spawnTs, stopChild, waitForHttp } from './lib/stack.js';
@@ -82,9 +83,9 @@ async function perMessageTransactions(pool: mysql.Pool, total: number) {
     const tx = await pool.getConnection();
     try {
       await tx.beginTransaction();
-      const [found] = (await tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [
-        reservationId,
-      ])) as any;
+      const found = await rows<{ id: string }>(
+        tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [reservationId]),
+      );
       if (found.length === 0) {
         await tx.execute(
           `INSERT INTO seckill_order (order_no, reservation_id, request_id, activity_id, sku_id, user_id, quantity, status, expire_at)
@@ -97,11 +98,13 @@ async function perMessageTransactions(pool: mysql.Pool, total: number) {
             userBase + i,
           ],
         );
-        const [update] = (await tx.execute(
-          'UPDATE seckill_stock SET available = available - 1 WHERE activity_id = ? AND sku_id = 1 AND available >= 1',
-          [activityId],
-        )) as any;
-        if (update.affectedRows !== 1) throw new Error('per-message baseline ran out of stock');
+        const updated = await affected(
+          tx.execute(
+            'UPDATE seckill_stock SET available = available - 1 WHERE activity_id = ? AND sku_id = 1 AND available >= 1',
+            [activityId],
+          ),
+        );
+        if (updated !== 1) throw new Error('per-message baseline ran out of stock');
         await tx.execute(
           "INSERT INTO seckill_stock_log (activity_id, sku_id, biz_id, change_type, quantity) VALUES (?, 1, ?, 'DEDUCT', 1)",
           [activityId, reservationId],
@@ -211,11 +214,11 @@ export async function benchSettle() {
     try {
       let firstOrderAt = 0;
       for (;;) {
-        const [[row]] = (await pool.query('SELECT COUNT(*) AS n FROM seckill_order WHERE activity_id = ?', [
-          activityId,
-        ])) as any;
-        if (!firstOrderAt && Number(row.n) > 0) firstOrderAt = performance.now();
-        if (Number(row.n) >= N) break;
+        const row = await one<{ n: number }>(
+          pool.query('SELECT COUNT(*) AS n FROM seckill_order WHERE activity_id = ?', [activityId]),
+        );
+        if (!firstOrderAt && Number(row?.n) > 0) firstOrderAt = performance.now();
+        if (Number(row?.n) >= N) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       const end = performance.now();
@@ -251,8 +254,8 @@ export async function benchSettle() {
           { ORDER_EVENTS_URL: receiver.url, ORDER_EVENTS_SECRET: 'bench-order-events-secret-0123' },
           async () => {
             for (;;) {
-              const [[outbox]] = (await pool.query('SELECT COUNT(*) AS n FROM order_event_outbox')) as any;
-              if (Number(outbox.n) === 0) break;
+              const outbox = await one<{ n: number }>(pool.query('SELECT COUNT(*) AS n FROM order_event_outbox'));
+              if (Number(outbox?.n) === 0) break;
               await new Promise((res) => setTimeout(res, 50));
             }
           },

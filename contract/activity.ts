@@ -149,7 +149,9 @@ export function hintOf(left: number, onSale: number): StockHint {
 }
 
 /** `[startsAt, startsAt + lotteryWindowMs)` for a lottery activity, else null. */
-export function lotteryWindow(c: ActivityConfig): { opensAt: number; closesAt: number } | null {
+export function lotteryWindow(
+  c: Pick<ActivityConfig, 'admission' | 'startsAt' | 'lotteryWindowMs'>,
+): { opensAt: number; closesAt: number } | null {
   if (c.admission !== 'lottery') return null;
   const opensAt = Date.parse(c.startsAt);
   return { opensAt, closesAt: opensAt + (c.lotteryWindowMs ?? LOTTERY_WINDOW_DEFAULT_MS) };

@@ -28,7 +28,11 @@ export interface OriginContext {
   /** All of Redis: typed scripts, the breaker-wrapped request path, Stream reads, pub/sub. */
   stock: StockStore;
   catalog: ActivityCatalog;
-  soldOut: SoldOutFlags;
+  /**
+   * The sold-out flags. `set` is `publisher.setSoldOut`: a transition pushes the edge. New code calls
+   * the publisher, which says so; reserve.ts and recover.ts still call this.
+   */
+  soldOut: Pick<SoldOutFlags, 'has' | 'set'>;
   pushEdge: EdgePush;
   /** Builds an activity's snapshot and pushes it to the edge: the one place that does. */
   publisher: SnapshotPublisher;
@@ -98,15 +102,11 @@ export async function createOriginContext(
     }
   });
 
-  // Flags set or cleared here and stock lines crossed change what the edge shows: publish it.
-  const publish = (activityId: string) => void publisher.publish(activityId).catch(() => undefined);
-  const soldOut = new SoldOutFlags(stock, log, (activityId, isSoldOut) => {
-    log.info({ activityId, soldOut: isSoldOut }, isSoldOut ? 'sold out' : 'stock back on sale');
-    // The snapshot already reflects the flag; when cleared it may still be sold out by the threshold.
-    publish(activityId);
-  });
+  const flags = new SoldOutFlags(stock, log);
   const failover = new FailoverGate();
-  const publisher = new SnapshotPublisher({ db, stock, soldOut, pushEdge, failover });
+  const publisher = new SnapshotPublisher({ db, stock, soldOut: flags, pushEdge, failover, log });
+  // Stock lines crossed change what the edge shows: publish it.
+  const publish = (activityId: string) => void publisher.publish(activityId).catch(() => undefined);
   const stockWatch = new StockWatch(
     async (activityId) => {
       const record = await findActivity(db, activityId);
@@ -125,7 +125,10 @@ export async function createOriginContext(
     db,
     stock,
     catalog,
-    soldOut,
+    soldOut: {
+      has: (activityId) => flags.has(activityId),
+      set: (activityId, v) => publisher.setSoldOut(activityId, v),
+    },
     pushEdge,
     publisher,
     lottery: new LotteryAdmission(db, stock),
@@ -136,6 +139,6 @@ export async function createOriginContext(
       await Promise.allSettled([stock.close(), db.end()]);
     },
   };
-  await soldOut.start();
+  await flags.start();
   return ctx;
 }

@@ -7,6 +7,9 @@ import { createDriver, PROGRESS_EVERY_MS, type WorkerMessage, type WorkerStart }
 import { LoadMonitor } from './monitor.js';
 import { Recorder } from './recorder.js';
 
+// The coordinator is gone (killed, crashed): nobody will read our results, so do not drive a crowd on.
+process.once('disconnect', () => process.exit(1));
+
 const send = (m: WorkerMessage) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
 
 process.once('message', async ({ o, sale, slice }: WorkerStart) => {

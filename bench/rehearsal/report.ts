@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LatencyHistogram, type LatencySummary } from './histogram.js';
 import type { RehearsalOptions } from './options.js';
-import { SERIES, type Recorder, type Series } from './recorder.js';
+import { SERIES, type Recorder, type Series, type Step } from './recorder.js';
 import type { SettlementFacts } from './settlement.js';
 import { renderHtml, settleText } from './report-html.js';
 import type { WaitingRoomReport } from './waiting-room.js';
@@ -91,7 +91,7 @@ export function buildReport(args: {
     LatencyHistogram.combine([...rec.outcomes.values()].filter((x) => pred(x.step)).map((x) => x.latency)).summary()
       .p99;
 
-  const c = (step: string, pred: (status: number, code: string) => boolean) => rec.count(step as any, pred);
+  const c = (step: Step, pred: (status: number, code: string) => boolean) => rec.count(step, pred);
   const reject = (label: string, pred: (status: number, code: string) => boolean): FunnelRow => ({
     label,
     count: c('ticket', pred) + c('purchase', pred),

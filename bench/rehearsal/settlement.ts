@@ -5,6 +5,8 @@
  */
 import mysql from 'mysql2/promise';
 import type { Recorder } from './recorder.js';
+import { one, rows } from '../../origin/db/rows.js';
+import type { Reconciliation } from '../../origin/reconcile/reconcile.js';
 import { adminRequest } from './stack.js';
 
 export function openPool(o: RehearsalOptions): mysql.Pool {
@@ -31,6 +33,9 @@ export interface SettlementFacts {
   };
 }
 
+/** A row of COUNT(*)/SUM() figures: mysql2 returns them as numbers or decimal strings. */
+type Count<K extends string> = Record<K, number | string>;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls how far settlement is (orders and dead letters in MySQL, Stream pending and lag from /metrics). */
@@ -51,11 +56,13 @@ export class SettlementWatch {
   ) {}
 
   async probe(): Promise<void> {
-    const [[row]] = (await this.pool.query(
-      `SELECT (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?) AS orders,
-              (SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?) AS dead`,
-      [this.activityId, this.activityId],
-    )) as any;
+    const row = (await one<Count<'orders' | 'dead'>>(
+      this.pool.query(
+        `SELECT (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?) AS orders,
+                (SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?) AS dead`,
+        [this.activityId, this.activityId],
+      ),
+    ))!;
     const metrics = await (await fetch(`${this.originUrl}/metrics`)).text();
     const gauge = (name: string) => {
       const m = new RegExp(`^${name}\\{activity="${this.activityId}"\\} (\\S+)$`, 'm').exec(metrics);
@@ -99,7 +106,7 @@ export async function settle(
   pool: mysql.Pool,
   onWait: (what: string) => void,
 ): Promise<SettlementFacts> {
-  const q = async (sql: string, args: unknown[]) => ((await pool.query(sql, args)) as any)[0] as any[];
+  const q = <T>(sql: string, args: unknown[]) => rows<T>(pool.query(sql, args));
   const granted = rec.reservations.size;
   const deadline = Date.now() + o.settleTimeoutMs;
   await watch.stop();
@@ -118,13 +125,13 @@ export async function settle(
   if (settled && o.paymentTimeoutSeconds <= 120) {
     const until = Date.now() + o.paymentTimeoutSeconds * 1000 + 30_000;
     for (;;) {
-      const [row] = await q(
+      const [row] = await q<Count<'pending' | 'outbox'>>(
         `SELECT (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 0) AS pending,
                   (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0) AS outbox`,
         [activityId, activityId],
       );
-      onWait(`waiting for payment timeouts: ${row.pending} pending orders, ${row.outbox} refills to sync`);
-      if (Number(row.pending) === 0 && Number(row.outbox) === 0) {
+      onWait(`waiting for payment timeouts: ${row?.pending} pending orders, ${row?.outbox} refills to sync`);
+      if (Number(row?.pending) === 0 && Number(row?.outbox) === 0) {
         timeoutsWaited = true;
         break;
       }
@@ -133,33 +140,40 @@ export async function settle(
     }
   }
 
-  const [counts] = await q(
+  const [counts] = (await q<Count<'total' | 'units' | 'pending' | 'paid' | 'timeout' | 'live'>>(
     `SELECT COUNT(*) AS total, COALESCE(SUM(quantity), 0) AS units,
               COALESCE(SUM(status = 0), 0) AS pending, COALESCE(SUM(status = 1), 0) AS paid,
               COALESCE(SUM(status = 2), 0) AS timeout, COALESCE(SUM(CASE WHEN status <> 2 THEN quantity END), 0) AS live
          FROM seckill_order WHERE activity_id = ?`,
     [activityId],
-  );
-  const [dupes] = await q(
+  )) as [Count<'total' | 'units' | 'pending' | 'paid' | 'timeout' | 'live'>];
+  const [dupes] = (await q<Count<'n'>>(
     'SELECT COUNT(*) AS n FROM (SELECT user_id FROM seckill_order WHERE activity_id = ? GROUP BY user_id HAVING COUNT(*) > 1) d',
     [activityId],
-  );
-  const [dead] = await q('SELECT COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ?', [activityId]);
+  )) as [Count<'n'>];
+  const [dead] = (await q<Count<'n'>>('SELECT COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ?', [
+    activityId,
+  ])) as [Count<'n'>];
 
   // Every 202 must have become an order or a dead letter.
   const ids = [...rec.reservations.keys()];
   const found = new Set<string>();
   for (let i = 0; i < ids.length; i += 1000) {
     const batch = ids.slice(i, i + 1000);
-    const rows = await q(
+    const settledIds = await q<{ reservation_id: string }>(
       `SELECT reservation_id FROM seckill_order WHERE reservation_id IN (?)
          UNION SELECT reservation_id FROM seckill_dead_letter WHERE reservation_id IN (?)`,
       [batch, batch],
     );
-    for (const row of rows) found.add(row.reservation_id);
+    for (const row of settledIds) found.add(row.reservation_id);
   }
   const lost = ids.filter((id) => !found.has(id));
-  const reconciliation = await adminRequest(o, originUrl, 'GET', `/admin/activities/${activityId}/reconciliation`);
+  const reconciliation = await adminRequest<Reconciliation>(
+    o,
+    originUrl,
+    'GET',
+    `/admin/activities/${activityId}/reconciliation`,
+  );
   return {
     settled,
     settleMs,

@@ -3,7 +3,9 @@
  * consumers + jobs on its own database, and the edge Worker under a direct Miniflare with matching
  * secrets), or an existing one given by URL. Either way it creates and warms a fresh activity.
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { constants } from 'node:os';
 import { migrate } from '../../origin/db/migrate.js';
 import { startEdge, type RunningEdge } from '../lib/local-edge.js';
 import { BENCH_EDGE_SECRETS, BENCH_SECRETS, freePort, spawnTs, stopChild, waitForHttp } from '../lib/stack.js';
@@ -26,7 +28,10 @@ export async function startStack(o: RehearsalOptions): Promise<Stack> {
   const port = await freePort();
   const originUrl = `http://127.0.0.1:${port}`;
   let edge: RunningEdge | null = null;
-  let origin: ReturnType<typeof spawnTs> | null = null;
+  let origin: ChildProcess | null = null;
+  const stopAll = () => Promise.allSettled([origin ? stopChild(origin) : null, edge?.stop()]);
+  // Armed before the first child starts: a signal while the stack comes up stops it too.
+  const unguard = guardChildren(() => origin, stopAll);
   try {
     edge = await startEdge({ originUrl, secrets: BENCH_EDGE_SECRETS });
     origin = spawnTs('origin/main.ts', {
@@ -56,13 +61,56 @@ export async function startStack(o: RehearsalOptions): Promise<Stack> {
         origin: running.origin.pid ? [running.origin.pid] : [],
       }),
       async stop() {
-        await Promise.allSettled([stopChild(running.origin), running.edge.stop()]);
+        await stopAll();
+        unguard();
       },
     };
   } catch (err) {
-    await Promise.allSettled([origin ? stopChild(origin) : null, edge?.stop()]);
+    await stopAll();
+    unguard();
     throw err;
   }
+}
+
+/** A signal gives the stack this long to stop before we exit anyway (the 'exit' hook then kills what is left). */
+const STOP_ON_SIGNAL_MS = 10_000;
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Our stack's children (the origin, and workerd under Miniflare) must not outlive us on any exit
+ * path. A normal end or a failure stops them (runRehearsal's `finally` calls `stop`); a signal stops
+ * them, then exits with 128 + its number; `process.exit` or a crash runs the 'exit' hook, which can
+ * only act synchronously, so it SIGKILLs whatever still runs. Returns the function that disarms it.
+ */
+function guardChildren(origin: () => ChildProcess | null, stop: () => Promise<unknown>): () => void {
+  const killNow = () => {
+    const child = origin();
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const pid of descendantsMatching(process.pid, 'workerd')) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    disarmSignals();
+    const grace = setTimeout(() => process.exit(128 + constants.signals[signal]), STOP_ON_SIGNAL_MS);
+    void stop().finally(() => {
+      clearTimeout(grace);
+      process.exit(128 + constants.signals[signal]);
+    });
+  };
+  const disarmSignals = () => {
+    for (const s of SIGNALS) process.off(s, onSignal);
+  };
+  for (const s of SIGNALS) process.on(s, onSignal);
+  process.on('exit', killNow);
+  return () => {
+    disarmSignals();
+    process.off('exit', killNow);
+  };
 }
 
 /** `REHEARSAL_ORIGIN_X=v` in our environment becomes `X=v` for the origin child (tuning without code). */
@@ -73,7 +121,7 @@ function pickEnv(prefix: string): Record<string, string> {
   return out;
 }
 
-export async function adminRequest(
+export async function adminRequest<T = unknown>(
   o: RehearsalOptions,
   originUrl: string,
   method: string,
@@ -85,9 +133,10 @@ export async function adminRequest(
     headers: { 'content-type': 'application/json', authorization: `Bearer ${o.adminToken}` },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = (await res.json().catch(() => null)) as any;
+  const json: unknown = await res.json().catch(() => null);
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
+  // The origin's answer, as the caller names it (its shape is the contract's, not checked here).
+  return json as T;
 }
 
 /** A fresh activity starting `leadMs` from now, warmed; returns its id and start. */

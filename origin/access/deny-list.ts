@@ -10,6 +10,10 @@
 import type { OriginContext } from '../context.js';
 import { signedPut, type PushOptions } from '../edge-push.js';
 import { PeriodicJob } from '../jobs/periodic.js';
+import { one, rows } from '../db/rows.js';
+
+/** What this module uses of the origin's context. */
+export type DenyListDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
 
 export interface DenyEntry {
   userId: string;
@@ -27,7 +31,7 @@ export function createDenyPush(opts: PushOptions): DenyPush {
     signedPut(opts, '/internal/deny', JSON.stringify({ users: entries }), { denyEntries: entries.length });
 }
 
-function pushOf(ctx: OriginContext): DenyPush {
+function pushOf(ctx: DenyListDeps): DenyPush {
   return createDenyPush({
     edgeUrl: ctx.config.EDGE_URL,
     secret: ctx.config.EDGE_ORIGIN_SECRET,
@@ -37,25 +41,29 @@ function pushOf(ctx: OriginContext): DenyPush {
 }
 
 /** Denies or lifts; answers whether the edge confirmed it (else DenyPushJob keeps trying). */
-export async function setDenied(ctx: OriginContext, userId: string, denied: boolean, actor: string) {
+export async function setDenied(ctx: DenyListDeps, userId: string, denied: boolean, actor: string) {
   await ctx.db.query(
     `INSERT INTO seckill_deny_list (user_id, denied, actor) VALUES (?, ?, ?)
        ON DUPLICATE KEY UPDATE denied = ?, actor = ?, revision = revision + 1, updated_at = NOW(3)`,
     [userId, denied ? 1 : 0, actor, denied ? 1 : 0, actor],
   );
-  const [[row]] = (await ctx.db.query('SELECT revision FROM seckill_deny_list WHERE user_id = ?', [userId])) as any;
+  const row = (await one<{ revision: number }>(
+    ctx.db.query('SELECT revision FROM seckill_deny_list WHERE user_id = ?', [userId]),
+  ))!;
   ctx.log.info({ userId, actor, change: { denied } }, denied ? 'user denied' : 'user allowed again');
   ctx.metrics.adminChanges.inc({ setting: denied ? 'deny' : 'allow' });
   const atEdge = await confirmPushed(ctx, [{ userId, denied, revision: Number(row.revision) }]);
   return { userId, denied, atEdge };
 }
 
-export async function isDenied(ctx: OriginContext, userId: string): Promise<boolean> {
-  const [[row]] = (await ctx.db.query('SELECT denied FROM seckill_deny_list WHERE user_id = ?', [userId])) as any;
+export async function isDenied(ctx: DenyListDeps, userId: string): Promise<boolean> {
+  const row = await one<{ denied: number }>(
+    ctx.db.query('SELECT denied FROM seckill_deny_list WHERE user_id = ?', [userId]),
+  );
   return Number(row?.denied ?? 0) === 1;
 }
 
-async function confirmPushed(ctx: OriginContext, rows: DenyRow[]): Promise<boolean> {
+async function confirmPushed(ctx: DenyListDeps, rows: DenyRow[]): Promise<boolean> {
   if (!ctx.config.EDGE_URL || rows.length === 0) return false;
   const ok = await pushOf(ctx)(rows.map(({ userId, denied }) => ({ userId, denied })));
   if (!ok) return false;
@@ -71,17 +79,19 @@ async function confirmPushed(ctx: OriginContext, rows: DenyRow[]): Promise<boole
 
 /** Pushes deny-list changes the edge has not confirmed. */
 export class DenyPushJob extends PeriodicJob {
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: DenyListDeps) {
     super('deny-push', ctx.config.DENY_PUSH_RETRY_MS, ctx.log);
   }
 
   async round(): Promise<boolean> {
     if (!this.ctx.config.EDGE_URL) return false;
     const batch = this.ctx.config.DENY_PUSH_BATCH;
-    const [rows] = (await this.ctx.db.query(
-      `SELECT user_id, denied, revision FROM seckill_deny_list WHERE pushed_revision < revision ORDER BY user_id LIMIT ${batch}`,
-    )) as any;
-    const entries: DenyRow[] = rows.map((r: any) => ({
+    const changed = await rows<{ user_id: string; denied: number; revision: number }>(
+      this.ctx.db.query(
+        `SELECT user_id, denied, revision FROM seckill_deny_list WHERE pushed_revision < revision ORDER BY user_id LIMIT ${batch}`,
+      ),
+    );
+    const entries: DenyRow[] = changed.map((r) => ({
       userId: String(r.user_id),
       denied: Number(r.denied) === 1,
       revision: Number(r.revision),

@@ -5,7 +5,7 @@
 import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { hasSaleHistory } from '../operations/recover.js';
+import { hasSaleHistory } from './sale-history.js';
 import {
   insertActivity,
   requireActivity,
@@ -17,7 +17,13 @@ import {
   type LiveSetting,
 } from './store.js';
 
-export async function createActivity(ctx: OriginContext, input: CreateActivity) {
+/** What this module uses of the origin's context. */
+export type ActivityOperationsDeps = Pick<
+  OriginContext,
+  'catalog' | 'db' | 'log' | 'metrics' | 'publisher' | 'snapshot' | 'stock' | 'stockWatch'
+>;
+
+export async function createActivity(ctx: ActivityOperationsDeps, input: CreateActivity) {
   await insertActivity(ctx.db, input);
   ctx.catalog.remember({ activityId: input.activityId, skuId: input.skuId, buckets: input.stockBuckets });
   ctx.log.info({ activityId: input.activityId, stock: input.stock }, 'activity created');
@@ -36,7 +42,7 @@ export interface WarmupResult {
 }
 
 /** Loads stock and switches into Redis from MySQL. Never resets a sale in progress. */
-export async function warmup(ctx: OriginContext, activityId: string): Promise<WarmupResult> {
+export async function warmup(ctx: ActivityOperationsDeps, activityId: string): Promise<WarmupResult> {
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
   const sale = saleOf(record);
@@ -68,13 +74,19 @@ export async function warmup(ctx: OriginContext, activityId: string): Promise<Wa
     [activityId],
   );
   ctx.stockWatch.forget(activityId);
-  ctx.soldOut.set(activityId, result.stock <= 0);
+  ctx.publisher.setSoldOut(activityId, result.stock <= 0);
+  // Awaited: the edge has the warmed sale when warm-up answers (a transition also published, unawaited).
   await ctx.publisher.publish(activityId);
   return result;
 }
 
 /** open / paused / stopped: in force in the Lua script at once, at the edge via the push. */
-export async function setState(ctx: OriginContext, activityId: string, state: ActivitySwitch, actor = 'system') {
+export async function setState(
+  ctx: ActivityOperationsDeps,
+  activityId: string,
+  state: ActivitySwitch,
+  actor = 'system',
+) {
   return changeActivity(ctx, activityId, { state }, actor);
 }
 
@@ -84,7 +96,12 @@ export async function setState(ctx: OriginContext, activityId: string, state: Ac
  * it), then the snapshot is pushed: in force at the edge within 1 s. Each change is logged with who
  * made it (`actor`, from the admin's `x-admin-actor` header) and each setting's old and new value.
  */
-export async function changeActivity(ctx: OriginContext, activityId: string, patch: ActivityPatch, actor: string) {
+export async function changeActivity(
+  ctx: ActivityOperationsDeps,
+  activityId: string,
+  patch: ActivityPatch,
+  actor: string,
+) {
   const before = await requireActivity(ctx.db, activityId);
   const { state, ...settings } = patch;
   await updateSettings(ctx.db, activityId, settings);

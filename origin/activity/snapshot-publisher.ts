@@ -2,12 +2,13 @@
  * The one place that builds an activity's snapshot as the edge sees it (DESIGN §9, §10: MySQL
  * config and switch, units left, sold out when the flag is set or Redis has `soldOutThreshold` units
  * or fewer left; a lottery's public draw) and pushes it to the edge. Operations that change what the edge
- * should show call `publish`; the sold-out flags' transitions are wired to it in context.ts.
+ * should show call `publish`, or `setSoldOut` when they set or clear the sold-out flag.
  */
 import type { ActivitySnapshot } from '../../contract/activity.js';
 import type { Db } from '../db/pool.js';
 import type { EdgePush } from '../edge-push.js';
 import type { FailoverGate } from '../jobs/failover-watch.js';
+import type { Logger } from '../logger.js';
 import { findDraw, publicDraw } from '../lottery/draw-store.js';
 import type { StockStore } from '../redis/stock-store.js';
 import type { SoldOutFlags } from '../reservation/sold-out.js';
@@ -16,7 +17,8 @@ import { findActivity, saleOf } from './store.js';
 export interface SnapshotPublisherDeps {
   db: Db;
   stock: Pick<StockStore, 'stock'>;
-  soldOut: Pick<SoldOutFlags, 'has'>;
+  soldOut: Pick<SoldOutFlags, 'has' | 'set'>;
+  log: Logger;
   pushEdge: EdgePush;
   /** Sales closed after a Redis failover: the edge shows them paused until recovery reopens them. */
   failover: Pick<FailoverGate, 'isClosed'>;
@@ -43,6 +45,18 @@ export class SnapshotPublisher {
       ...(units ? { units } : {}),
       ...(draw ? { draw: publicDraw(draw) } : {}),
     };
+  }
+
+  /**
+   * Sets or clears the sold-out flag (here and, over pub/sub, in every origin); on a transition logs
+   * it and publishes without waiting. When cleared the sale may still be sold out by the threshold:
+   * the snapshot says which. True when this was a transition (else the caller may still publish).
+   */
+  setSoldOut(activityId: string, soldOut: boolean): boolean {
+    if (!this.deps.soldOut.set(activityId, soldOut)) return false;
+    this.deps.log.info({ activityId, soldOut }, soldOut ? 'sold out' : 'stock back on sale');
+    void this.publish(activityId).catch(() => undefined);
+    return true;
   }
 
   /** Builds the snapshot and pushes it (best effort, see edge-push.ts); `soldOut` overrides the flag just decided. */

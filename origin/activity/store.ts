@@ -20,7 +20,7 @@ import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
 import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
 import type { Sale } from '../redis/stock-store.js';
 import { insertDrawRecord } from '../lottery/draw-store.js';
-import { affected } from '../db/rows.js';
+import { affected, one } from '../db/rows.js';
 
 /** A JSON number is the usual slip (ids above 2^53 lose digits as numbers): say what is wanted. */
 const id = (name: string) =>
@@ -119,6 +119,36 @@ export interface ActivityRecord {
 
 export type WarmupStatus = 'pending' | 'warming' | 'warmed' | 'verifying' | 'verified' | 'mismatch';
 
+/** A seckill_activity row joined with its seckill_stock figures, as mysql2 returns it. */
+interface ActivityRow {
+  id: string;
+  sku_id: string;
+  title: string;
+  starts_at: Date;
+  ends_at: Date;
+  state: ActivitySwitch;
+  max_per_user: number;
+  payment_timeout_seconds: number;
+  user_rate_per_sec: number;
+  admission_rate_per_sec: number;
+  admission_shards: number;
+  version: number;
+  stock_buckets: number | null;
+  description: string | null;
+  price_cents: number | null;
+  currency: string | null;
+  image_url: string | null;
+  admission: string;
+  lottery_window_ms: number;
+  sold_out_threshold: number;
+  eligibility: string | null;
+  overflow: string;
+  warmup_status: WarmupStatus;
+  initial_stock: number;
+  available: number;
+  held_back: number;
+}
+
 /** The sale's stock as the StockStore names it. */
 export function saleOf(record: ActivityRecord): Sale {
   return { activityId: record.config.activityId, skuId: record.config.skuId, buckets: record.stockBuckets };
@@ -178,12 +208,13 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
 }
 
 export async function findActivity(db: Db, activityId: string): Promise<ActivityRecord | null> {
-  const [rows] = (await db.execute(
-    `SELECT a.*, s.initial_stock, s.available, s.held_back FROM seckill_activity a
-       JOIN seckill_stock s ON s.activity_id = a.id AND s.sku_id = a.sku_id WHERE a.id = ?`,
-    [activityId],
-  )) as any;
-  const r = rows[0];
+  const r = await one<ActivityRow>(
+    db.execute(
+      `SELECT a.*, s.initial_stock, s.available, s.held_back FROM seckill_activity a
+         JOIN seckill_stock s ON s.activity_id = a.id AND s.sku_id = a.sku_id WHERE a.id = ?`,
+      [activityId],
+    ),
+  );
   if (!r) return null;
   return {
     config: {
@@ -215,7 +246,7 @@ export async function findActivity(db: Db, activityId: string): Promise<Activity
 }
 
 /** NULL columns stay out of the config (and so out of the snapshot and the public activity). */
-function productFields(r: any): ProductFields {
+function productFields(r: ActivityRow): ProductFields {
   const p: ProductFields = {};
   if (r.description != null) p.description = r.description;
   if (r.price_cents != null) p.priceCents = Number(r.price_cents);
@@ -261,13 +292,15 @@ export async function updateSettings(db: Db, activityId: string, patch: Partial<
   const values = names.map((k) =>
     k === 'eligibility' ? (patch.eligibility ? JSON.stringify(patch.eligibility) : null) : patch[k],
   );
-  const [res] = (await db.query(
-    `UPDATE seckill_activity SET ${names.map((k) => `${SETTING_COLUMNS[k]} = ?`).join(', ')},
-            version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
-      WHERE id = ? AND state <> 'stopped'`,
-    [...values, activityId],
-  )) as any;
-  if (res.affectedRows === 0) {
+  const changed = await affected(
+    db.query(
+      `UPDATE seckill_activity SET ${names.map((k) => `${SETTING_COLUMNS[k]} = ?`).join(', ')},
+              version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
+        WHERE id = ? AND state <> 'stopped'`,
+      [...values, activityId],
+    ),
+  );
+  if (changed === 0) {
     await requireActivity(db, activityId);
     throw new ContractError('conflict', `activity ${activityId} is stopped; its settings cannot change`);
   }

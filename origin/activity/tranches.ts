@@ -4,7 +4,7 @@
  *
  * MySQL keeps the truth. A release is two steps, each idempotent:
  *   1. one transaction: `held_back -= N` (refused with 409 when N > held_back) + a
- *      seckill_stock_release row (status 0);
+ *      seckill_stock_release row (StockReleaseStatus.PENDING);
  *   2. Redis gets the units (StockStore.releaseTranche, once per release id), then one transaction
  *      marks the row applied and adds N to `available`.
  * `available` only grows once Redis has the units, so warm-up (which loads `available`) and a
@@ -14,9 +14,14 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { inTransaction } from '../db/pool.js';
+import { inTransaction, type Db } from '../db/pool.js';
+import { affected, insertId, one, rows } from '../db/rows.js';
+import { StockReleaseStatus } from '../db/statuses.js';
 import { PeriodicJob } from '../jobs/periodic.js';
 import { requireActivity } from './store.js';
+
+/** What this module uses of the origin's context. */
+export type TrancheDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'>;
 
 export interface ReleaseRow {
   id: string;
@@ -35,7 +40,7 @@ export interface ReleaseAnswer {
 }
 
 export async function releaseUnits(
-  ctx: OriginContext,
+  ctx: TrancheDeps,
   activityId: string,
   units: number,
   actor: string,
@@ -43,10 +48,12 @@ export async function releaseUnits(
   const { config, state } = await requireActivity(ctx.db, activityId);
   if (state === 'stopped') throw new ContractError('conflict', `activity ${activityId} is stopped; nothing to release`);
   const { row, heldBack } = await inTransaction(ctx.db, async (tx) => {
-    const [[stock]] = (await tx.execute(
-      'SELECT held_back FROM seckill_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE',
-      [activityId, config.skuId],
-    )) as any;
+    const stock = (await one<{ held_back: number }>(
+      tx.execute('SELECT held_back FROM seckill_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE', [
+        activityId,
+        config.skuId,
+      ]),
+    ))!;
     const held = Number(stock.held_back);
     if (units > held) throw new ContractError('conflict', `only ${held} units are held back; cannot release ${units}`);
     await tx.execute('UPDATE seckill_stock SET held_back = held_back - ? WHERE activity_id = ? AND sku_id = ?', [
@@ -55,11 +62,13 @@ export async function releaseUnits(
       config.skuId,
     ]);
     // attempts = 1: this call applies it right away; ReleaseJob takes it over after the lease.
-    const [res] = (await tx.execute(
-      'INSERT INTO seckill_stock_release (activity_id, sku_id, units, actor, attempts) VALUES (?, ?, ?, ?, 1)',
-      [activityId, config.skuId, units, actor],
-    )) as any;
-    const row: ReleaseRow = { id: String(res.insertId), activity_id: activityId, sku_id: config.skuId, units };
+    const id = await insertId(
+      tx.execute(
+        'INSERT INTO seckill_stock_release (activity_id, sku_id, units, actor, attempts) VALUES (?, ?, ?, ?, 1)',
+        [activityId, config.skuId, units, actor],
+      ),
+    );
+    const row: ReleaseRow = { id, activity_id: activityId, sku_id: config.skuId, units };
     return { row, heldBack: held - units };
   });
   ctx.log.info({ activityId, actor, change: { release: units, heldBack } }, 'activity changed: tranche released');
@@ -73,64 +82,72 @@ export async function releaseUnits(
 }
 
 /** Step 2: Redis first (idempotent per release id), then MySQL marks it and adds the units, once. */
-export async function applyRelease(ctx: OriginContext, row: ReleaseRow): Promise<boolean> {
+export async function applyRelease(ctx: TrancheDeps, row: ReleaseRow): Promise<boolean> {
   const activityId = String(row.activity_id);
   const sale = await ctx.catalog.resolve(activityId);
   const result = await ctx.stock.releaseTranche(sale, { releaseId: `release:${row.id}`, units: Number(row.units) });
   if (result.kind === 'not_warmed') return false;
   await inTransaction(ctx.db, async (tx) => {
-    const [res] = (await tx.execute(
-      'UPDATE seckill_stock_release SET status = 1, updated_at = NOW(3) WHERE id = ? AND status = 0',
-      [row.id],
-    )) as any;
-    if (res.affectedRows === 1)
+    const marked = await affected(
+      tx.execute(
+        `UPDATE seckill_stock_release SET status = ${StockReleaseStatus.APPLIED}, updated_at = NOW(3)
+          WHERE id = ? AND status = ${StockReleaseStatus.PENDING}`,
+        [row.id],
+      ),
+    );
+    if (marked === 1)
       await tx.execute('UPDATE seckill_stock SET available = available + ? WHERE activity_id = ? AND sku_id = ?', [
         row.units,
         sale.activityId,
         sale.skuId,
       ]);
   });
-  // Units are back: clear the sold-out flag (its transition pushes the edge), else push the new figures.
-  if (!ctx.soldOut.set(activityId, false)) await ctx.publisher.publish(activityId);
+  // Units are back: clear the sold-out flag (a transition publishes), else publish the new figures.
+  if (!ctx.publisher.setSoldOut(activityId, false)) await ctx.publisher.publish(activityId);
   return true;
 }
 
 /** Held back and committed-but-not-applied units of a sale: what is not on sale in Redis. */
-export async function notReleased(ctx: OriginContext, activityId: string) {
-  const [[row]] = (await ctx.db.execute(
-    `SELECT (SELECT COALESCE(SUM(held_back), 0) FROM seckill_stock WHERE activity_id = ?) AS held_back,
-            (SELECT COALESCE(SUM(units), 0) FROM seckill_stock_release WHERE activity_id = ? AND status = 0) AS pending,
-            (SELECT COALESCE(SUM(units), 0) FROM seckill_stock_release WHERE activity_id = ? AND status = 1) AS applied`,
-    [activityId, activityId, activityId],
-  )) as any;
+export async function notReleased(db: Db, activityId: string) {
+  const { PENDING, APPLIED } = StockReleaseStatus;
+  const row = (await one<{ held_back: number; pending: number; applied: number }>(
+    db.execute(
+      `SELECT (SELECT COALESCE(SUM(held_back), 0) FROM seckill_stock WHERE activity_id = ?) AS held_back,
+              (SELECT COALESCE(SUM(units), 0) FROM seckill_stock_release WHERE activity_id = ? AND status = ${PENDING}) AS pending,
+              (SELECT COALESCE(SUM(units), 0) FROM seckill_stock_release WHERE activity_id = ? AND status = ${APPLIED}) AS applied`,
+      [activityId, activityId, activityId],
+    ),
+  ))!;
   return { heldBack: Number(row.held_back), pending: Number(row.pending), applied: Number(row.applied) };
 }
 
 /** Finishes releases left pending: Redis was down, the origin died, or the sale was not warm yet. */
 export class ReleaseJob extends PeriodicJob {
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: TrancheDeps) {
     super('releases', ctx.config.OUTBOX_POLL_MS, ctx.log);
   }
 
   async round(): Promise<boolean> {
     const { OUTBOX_BATCH_SIZE: batch, OUTBOX_CLAIM_LEASE_MS: leaseMs } = this.ctx.config;
-    const rows = await inTransaction(this.ctx.db, async (tx) => {
-      const [rows] = (await tx.query(
-        `SELECT id, activity_id, sku_id, units FROM seckill_stock_release
-          WHERE status = 0 AND (attempts = 0 OR updated_at < NOW(3) - INTERVAL ? SECOND)
-          ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`,
-        [leaseMs / 1000],
-      )) as any;
-      if (rows.length > 0)
+    const claimed = await inTransaction(this.ctx.db, async (tx) => {
+      const due = await rows<ReleaseRow>(
+        tx.query(
+          `SELECT id, activity_id, sku_id, units FROM seckill_stock_release
+            WHERE status = ${StockReleaseStatus.PENDING} AND (attempts = 0 OR updated_at < NOW(3) - INTERVAL ? SECOND)
+            ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`,
+          [leaseMs / 1000],
+        ),
+      );
+      if (due.length > 0)
         await tx.query(
-          `UPDATE seckill_stock_release SET attempts = attempts + 1, updated_at = NOW(3) WHERE id IN (${rows
+          `UPDATE seckill_stock_release SET attempts = attempts + 1, updated_at = NOW(3) WHERE id IN (${due
             .map(() => '?')
             .join(', ')})`,
-          rows.map((r: ReleaseRow) => r.id),
+          due.map((r) => r.id),
         );
-      return rows as ReleaseRow[];
+      return due;
     });
-    for (const row of rows) await applyRelease(this.ctx, row);
+    for (const row of claimed) await applyRelease(this.ctx, row);
     return false;
   }
 }

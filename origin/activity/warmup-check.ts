@@ -11,6 +11,9 @@ import type { OriginContext } from '../context.js';
 import { reconcile } from '../reconcile/reconcile.js';
 import { requireActivity, saleOf } from './store.js';
 
+/** What this module uses of the origin's context. */
+export type WarmupCheckDeps = Pick<OriginContext, 'db' | 'stock'>;
+
 export interface WarmupCheck {
   name: string;
   expected: number | string | null;
@@ -35,7 +38,7 @@ const check = (name: string, expected: WarmupCheck['expected'], actual: WarmupCh
   ok: expected === actual,
 });
 
-export async function verifyWarmup(ctx: OriginContext, activityId: string): Promise<WarmupVerification> {
+export async function verifyWarmup(ctx: WarmupCheckDeps, activityId: string): Promise<WarmupVerification> {
   const record = await requireActivity(ctx.db, activityId);
   const sale = saleOf(record);
   const k = ctx.stock.keys(sale);

@@ -24,3 +24,9 @@ export async function affected(reply: Reply): Promise<number> {
   const [result] = await reply;
   return (result as ResultSetHeader).affectedRows;
 }
+
+/** The AUTO_INCREMENT id an INSERT assigned, as a string (ids are strings, see pool.ts). */
+export async function insertId(reply: Reply): Promise<string> {
+  const [result] = await reply;
+  return String((result as ResultSetHeader).insertId);
+}

@@ -1,5 +1,5 @@
 /**
- * The numeric status columns (schema/001, 005), named once for SQL and TS alike. SQL interpolates
+ * The numeric status columns (schema/001, 005, 006), named once for SQL and TS alike. SQL interpolates
  * these constants (`status = ${OrderStatus.PENDING}`); they are numbers, never user input.
  */
 
@@ -14,3 +14,7 @@ export type OutboxStatus = (typeof OutboxStatus)[keyof typeof OutboxStatus];
 /** `order_event_outbox.status`: 1 is unused (a row is deleted once delivered). */
 export const OrderEventStatus = { PENDING: 0, PARKED: 2 } as const;
 export type OrderEventStatus = (typeof OrderEventStatus)[keyof typeof OrderEventStatus];
+
+/** `seckill_stock_release.status`: committed in MySQL (held_back already reduced) but not in Redis, or applied. */
+export const StockReleaseStatus = { PENDING: 0, APPLIED: 1 } as const;
+export type StockReleaseStatus = (typeof StockReleaseStatus)[keyof typeof StockReleaseStatus];

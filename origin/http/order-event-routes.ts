@@ -16,6 +16,9 @@ import {
 import { adminToken } from './middleware.js';
 import type { OriginEnv } from './types.js';
 
+/** What the order-event routes and gauges use of the origin's context. */
+export type OrderEventRouteDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+
 const LIST_LIMIT_MAX = 500;
 const EVENT_ID = new RegExp(`^[A-Za-z0-9]{1,32}:(${ORDER_EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|')})$`);
 
@@ -38,7 +41,7 @@ function view(r: OrderEventRow) {
   };
 }
 
-export function orderEventRoutes(ctx: OriginContext) {
+export function orderEventRoutes(ctx: OrderEventRouteDeps) {
   const app = new Hono<OriginEnv>();
   app.use('/order-events', adminToken({ token: ctx.config.ADMIN_TOKEN }));
   app.use('/order-events/*', adminToken({ token: ctx.config.ADMIN_TOKEN }));
@@ -75,7 +78,7 @@ export function orderEventRoutes(ctx: OriginContext) {
 }
 
 /** Sets the outbox gauges from MySQL; nothing when order events are off. */
-export async function collectOrderEventGauges(ctx: OriginContext): Promise<void> {
+export async function collectOrderEventGauges(ctx: OrderEventRouteDeps): Promise<void> {
   if (!ctx.config.ORDER_EVENTS_URL) return;
   const f = await orderEventFigures(ctx.db);
   ctx.metrics.orderEventsBacklog.set(f.backlog);

@@ -1,12 +1,12 @@
 /** The payment provider's webhook `POST /payments/callback` (DESIGN §9), HMAC signed. */
 import { Hono, type MiddlewareHandler } from 'hono';
-import type { OriginContext } from '../context.js';
 import {
   applyPayment,
   PAYMENT_SIGNATURE_HEADER,
   PAYMENT_TIMESTAMP_HEADER,
   paymentCallbackSchema,
   verifyPaymentSignature,
+  type PaymentDeps,
 } from '../webhooks/payment.js';
 import type { OriginEnv } from './types.js';
 import { jsonBody } from './validate.js';
@@ -23,7 +23,7 @@ function paymentSignature(opts: { secret: string; maxAgeMs: number }): Middlewar
   };
 }
 
-export function paymentRoutes(ctx: OriginContext) {
+export function paymentRoutes(ctx: PaymentDeps) {
   const app = new Hono<OriginEnv>();
   const signed = paymentSignature({
     secret: ctx.config.PAYMENT_WEBHOOK_SECRET,

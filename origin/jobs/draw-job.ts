@@ -7,9 +7,12 @@
 import { hostname } from 'node:os';
 import { randomHex } from '../../contract/ids.js';
 import type { OriginContext } from '../context.js';
-import { runDraw, type DrawSettings } from '../lottery/draw.js';
+import { runDraw, type DrawDeps, type DrawSettings } from '../lottery/draw.js';
 import { dueDraws } from '../lottery/draw-store.js';
 import { PeriodicJob } from './periodic.js';
+
+/** What this module uses of the origin's context. */
+export type DrawJobDeps = DrawDeps & Pick<OriginContext, 'config' | 'db' | 'log'>;
 
 /** A draw that could not finish (not warmed, paused, stopped, MySQL or Redis trouble) is retried after this long. */
 const DRAW_RETRY_AFTER_MS = 5_000;
@@ -19,7 +22,7 @@ export class DrawJob extends PeriodicJob {
   /** activityId → when a failed draw may be tried again (one warning per try, not per poll). */
   private readonly retryAt = new Map<string, number>();
 
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: DrawJobDeps) {
     super('draw', ctx.config.DRAW_POLL_MS, ctx.log);
     this.settings = {
       owner: `${hostname().slice(0, 30)}:${process.pid}:${randomHex(4)}`,

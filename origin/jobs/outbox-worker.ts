@@ -17,6 +17,12 @@ import { PeriodicJob } from './periodic.js';
 import { rows } from '../db/rows.js';
 import { OutboxStatus } from '../db/statuses.js';
 
+/** What this module uses of the origin's context. */
+export type OutboxWorkerDeps = Pick<
+  OriginContext,
+  'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'
+>;
+
 export interface OutboxRow {
   id: string;
   activity_id: string;
@@ -33,7 +39,7 @@ export interface OutboxRound {
 }
 
 export class OutboxWorker extends PeriodicJob {
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: OutboxWorkerDeps) {
     super('outbox', ctx.config.OUTBOX_POLL_MS, ctx.log);
   }
 
@@ -108,7 +114,7 @@ export class OutboxWorker extends PeriodicJob {
 
   /** Clears the sold-out flag here and at the other origins (pub/sub), and tells the edge. */
   private backOnSale(activityId: string, fromZero: boolean): void {
-    if (this.ctx.soldOut.set(activityId, false)) return; // the transition pushes the edge itself
+    if (this.ctx.publisher.setSoldOut(activityId, false)) return; // a transition publishes
     // No flag here, but the edge may have set its own from a sold_out answer: push the snapshot.
     if (!fromZero) return;
     void this.ctx.publisher.publish(activityId).catch(() => undefined);

@@ -14,16 +14,22 @@
  * (whoever changes the row owns the step), with a lease (WARMUP_CLAIM_LEASE_MS) so a step claimed
  * by an origin that died is claimed again.
  */
-import { setState, warmup } from '../activity/operations.js';
-import { verifyWarmup, type WarmupVerification } from '../activity/warmup-check.js';
+import { setState, warmup, type ActivityOperationsDeps } from '../activity/operations.js';
+import { verifyWarmup, type WarmupCheckDeps, type WarmupVerification } from '../activity/warmup-check.js';
 import type { OriginContext } from '../context.js';
+import { affected, rows } from '../db/rows.js';
 import { PeriodicJob } from './periodic.js';
+
+/** What this module uses of the origin's context. */
+export type WarmupJobDeps = ActivityOperationsDeps &
+  WarmupCheckDeps &
+  Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BATCH = 100;
 
 export class WarmupJob extends PeriodicJob {
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: WarmupJobDeps) {
     super('warmup', ctx.config.WARMUP_SCAN_MS, ctx.log);
   }
 
@@ -41,32 +47,36 @@ export class WarmupJob extends PeriodicJob {
 
   /** Activities in step `from` (or stuck in `claimed` past the lease) starting before `startsBefore`. */
   private async due(from: string, claimed: string, startsBefore: number, now: number, notStarted = false) {
-    const [rows] = (await this.ctx.db.query(
-      `SELECT id FROM seckill_activity
+    const due = await rows<{ id: string }>(
+      this.ctx.db.query(
+        `SELECT id FROM seckill_activity
         WHERE state <> 'stopped' AND ends_at > ? AND starts_at <= ? ${notStarted ? 'AND starts_at > ?' : ''}
           AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))
         ORDER BY starts_at LIMIT ${BATCH}`,
-      [
-        new Date(now),
-        new Date(startsBefore),
-        ...(notStarted ? [new Date(now)] : []),
-        from,
-        claimed,
-        new Date(now - this.ctx.config.WARMUP_CLAIM_LEASE_MS),
-      ],
-    )) as any;
-    return rows.map((r: { id: unknown }) => String(r.id)) as string[];
+        [
+          new Date(now),
+          new Date(startsBefore),
+          ...(notStarted ? [new Date(now)] : []),
+          from,
+          claimed,
+          new Date(now - this.ctx.config.WARMUP_CLAIM_LEASE_MS),
+        ],
+      ),
+    );
+    return due.map((r) => String(r.id));
   }
 
   /** The conditional claim: true for exactly one origin. */
   private async claim(activityId: string, from: string, to: string): Promise<boolean> {
     const leaseExpired = new Date(Date.now() - this.ctx.config.WARMUP_CLAIM_LEASE_MS);
-    const [res] = (await this.ctx.db.query(
-      `UPDATE seckill_activity SET warmup_status = ?, warmup_claimed_at = ?
-        WHERE id = ? AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))`,
-      [to, new Date(), activityId, from, to, leaseExpired],
-    )) as any;
-    return res.affectedRows === 1;
+    const claimed = await affected(
+      this.ctx.db.query(
+        `UPDATE seckill_activity SET warmup_status = ?, warmup_claimed_at = ?
+          WHERE id = ? AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))`,
+        [to, new Date(), activityId, from, to, leaseExpired],
+      ),
+    );
+    return claimed === 1;
   }
 
   private async warm(activityId: string): Promise<void> {

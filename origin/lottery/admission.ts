@@ -4,8 +4,9 @@
  * `drawing` until the winners are final (so nobody buys ahead of a winner), then FCFS on what is left.
  * The window is immutable config, cached for the process's life; `drawn` is final, cached once seen.
  */
-import { lotteryWindow } from '../../contract/activity.js';
+import { lotteryWindow, type AdmissionMode } from '../../contract/activity.js';
 import type { Db } from '../db/pool.js';
+import { one } from '../db/rows.js';
 import type { Sale, StockStore } from '../redis/stock-store.js';
 
 export type AdmissionPhase = 'fcfs' | 'entry' | 'drawing';
@@ -52,16 +53,16 @@ export class LotteryAdmission {
   }
 
   private async lookUp(activityId: string): Promise<Window | null | undefined> {
-    const [rows] = (await this.db.execute(
-      'SELECT admission, starts_at, lottery_window_ms FROM seckill_activity WHERE id = ?',
-      [activityId],
-    )) as any;
-    const r = rows[0];
+    const r = await one<{ admission: AdmissionMode; starts_at: Date; lottery_window_ms: number }>(
+      this.db.execute('SELECT admission, starts_at, lottery_window_ms FROM seckill_activity WHERE id = ?', [
+        activityId,
+      ]),
+    );
     if (!r) return undefined;
     return lotteryWindow({
       admission: r.admission,
       startsAt: new Date(r.starts_at).toISOString(),
       lotteryWindowMs: Number(r.lottery_window_ms),
-    } as Parameters<typeof lotteryWindow>[0]);
+    });
   }
 }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DrawPublic } from '../../contract/activity.js';
 import type { Db, Tx } from '../db/pool.js';
+import { affected, one, rows } from '../db/rows.js';
 import { commitmentOf } from './draw-rule.js';
 
 export const DRAW_STATES = ['pending', 'drawing', 'drawn', 'published'] as const;
@@ -49,11 +50,24 @@ export async function insertDrawRecord(tx: Tx, activityId: string): Promise<void
   ]);
 }
 
+/** A seckill_draw row as mysql2 returns it (the summary columns are null until drawn). */
+interface DrawRow {
+  activity_id: string;
+  seed: string;
+  commitment: string;
+  state: DrawState;
+  units: number | null;
+  entrants: number | null;
+  winners: number | null;
+  units_won: number | null;
+  draw_ms: number | null;
+  drawn_at: Date | null;
+}
+
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 export async function findDraw(db: Db, activityId: string): Promise<DrawRecord | null> {
-  const [rows] = (await db.execute('SELECT * FROM seckill_draw WHERE activity_id = ?', [activityId])) as any;
-  const r = rows[0];
+  const r = await one<DrawRow>(db.execute('SELECT * FROM seckill_draw WHERE activity_id = ?', [activityId]));
   if (!r) return null;
   return {
     activityId: String(r.activity_id),
@@ -87,13 +101,15 @@ export function publicDraw(d: DrawRecord): DrawPublic {
 
 /** Lottery activities whose window has closed (by `now`) and whose draw is not yet published. */
 export async function dueDraws(db: Db, now: Date): Promise<string[]> {
-  const [rows] = (await db.execute(
-    `SELECT d.activity_id FROM seckill_draw d JOIN seckill_activity a ON a.id = d.activity_id
-      WHERE d.state <> 'published' AND TIMESTAMPADD(MICROSECOND, a.lottery_window_ms * 1000, a.starts_at) <= ?
-      ORDER BY a.starts_at LIMIT 100`,
-    [now],
-  )) as any;
-  return rows.map((r: any) => String(r.activity_id));
+  const due = await rows<{ activity_id: string }>(
+    db.execute(
+      `SELECT d.activity_id FROM seckill_draw d JOIN seckill_activity a ON a.id = d.activity_id
+        WHERE d.state <> 'published' AND TIMESTAMPADD(MICROSECOND, a.lottery_window_ms * 1000, a.starts_at) <= ?
+        ORDER BY a.starts_at LIMIT 100`,
+      [now],
+    ),
+  );
+  return due.map((r) => String(r.activity_id));
 }
 
 /**
@@ -102,12 +118,14 @@ export async function dueDraws(db: Db, now: Date): Promise<string[]> {
  */
 export async function claimDraw(db: Db, activityId: string, owner: string, leaseMs: number): Promise<boolean> {
   const now = Date.now();
-  const [res] = (await db.execute(
-    `UPDATE seckill_draw SET owner = ?, lease_until = ?
-      WHERE activity_id = ? AND state <> 'published' AND (owner IS NULL OR owner = ? OR lease_until < ?)`,
-    [owner, new Date(now + leaseMs), activityId, owner, new Date(now)],
-  )) as any;
-  return res.affectedRows === 1;
+  const claimed = await affected(
+    db.execute(
+      `UPDATE seckill_draw SET owner = ?, lease_until = ?
+        WHERE activity_id = ? AND state <> 'published' AND (owner IS NULL OR owner = ? OR lease_until < ?)`,
+      [owner, new Date(now + leaseMs), activityId, owner, new Date(now)],
+    ),
+  );
+  return claimed === 1;
 }
 
 /** pending → drawing, recording the units on sale at that moment (the figure the draw rule starts from). */
@@ -124,46 +142,52 @@ export async function beginDraw(db: Db, activityId: string, units: number): Prom
  * the edge takes the new snapshot. True for the one caller that made the change.
  */
 export async function finishDraw(db: Db, activityId: string, s: DrawSummary): Promise<boolean> {
-  const [res] = (await db.execute(
-    `UPDATE seckill_draw SET state = 'drawn', entrants = ?, winners = ?, units_won = ?, draw_ms = ?, drawn_at = ?
-      WHERE activity_id = ? AND state = 'drawing'`,
-    [s.entrants, s.winners, s.unitsWon, s.drawMs, s.drawnAt, activityId],
-  )) as any;
-  if (res.affectedRows !== 1) return false;
+  const finished = await affected(
+    db.execute(
+      `UPDATE seckill_draw SET state = 'drawn', entrants = ?, winners = ?, units_won = ?, draw_ms = ?, drawn_at = ?
+        WHERE activity_id = ? AND state = 'drawing'`,
+      [s.entrants, s.winners, s.unitsWon, s.drawMs, s.drawnAt, activityId],
+    ),
+  );
+  if (finished !== 1) return false;
   await bumpVersion(db, activityId);
   return true;
 }
 
 /** Writes a batch of the entrant list; a batch written before a crash is skipped (same keys). */
-export async function insertEntrants(db: Db, activityId: string, rows: EntrantRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const values = rows.map(() => '(?, ?, ?, ?)').join(', ');
+export async function insertEntrants(db: Db, activityId: string, entrants: EntrantRow[]): Promise<void> {
+  if (entrants.length === 0) return;
+  const values = entrants.map(() => '(?, ?, ?, ?)').join(', ');
   await db.query(
     `INSERT IGNORE INTO seckill_draw_entrant (activity_id, ticket, quantity, won) VALUES ${values}`,
-    rows.flatMap((r) => [activityId, r.ticket, r.quantity, r.won ? 1 : 0]),
+    entrants.flatMap((r) => [activityId, r.ticket, r.quantity, r.won ? 1 : 0]),
   );
 }
 
 /** drawn → published: the entrant list is complete. */
 export async function markPublished(db: Db, activityId: string): Promise<boolean> {
-  const [res] = (await db.execute(
-    `UPDATE seckill_draw SET state = 'published', owner = NULL, lease_until = NULL
-      WHERE activity_id = ? AND state = 'drawn'`,
-    [activityId],
-  )) as any;
-  if (res.affectedRows !== 1) return false;
+  const published = await affected(
+    db.execute(
+      `UPDATE seckill_draw SET state = 'published', owner = NULL, lease_until = NULL
+        WHERE activity_id = ? AND state = 'drawn'`,
+      [activityId],
+    ),
+  );
+  if (published !== 1) return false;
   await bumpVersion(db, activityId);
   return true;
 }
 
 /** One page of the published list, in draw order (ascending ticket), after `after`. */
 export async function entrantsPage(db: Db, activityId: string, after: string, limit: number): Promise<EntrantRow[]> {
-  const [rows] = (await db.query(
-    `SELECT ticket, quantity, won FROM seckill_draw_entrant
-      WHERE activity_id = ? AND ticket > ? ORDER BY ticket LIMIT ?`,
-    [activityId, after, limit],
-  )) as any;
-  return rows.map((r: any) => ({ ticket: r.ticket, quantity: Number(r.quantity), won: Number(r.won) === 1 }));
+  const page = await rows<{ ticket: string; quantity: number; won: number }>(
+    db.query(
+      `SELECT ticket, quantity, won FROM seckill_draw_entrant
+        WHERE activity_id = ? AND ticket > ? ORDER BY ticket LIMIT ?`,
+      [activityId, after, limit],
+    ),
+  );
+  return page.map((r) => ({ ticket: r.ticket, quantity: Number(r.quantity), won: Number(r.won) === 1 }));
 }
 
 async function bumpVersion(db: Db, activityId: string): Promise<void> {

@@ -24,6 +24,9 @@ import {
   type DrawRecord,
 } from './draw-store.js';
 
+/** What this module uses of the origin's context. */
+export type DrawDeps = Pick<OriginContext, 'db' | 'log' | 'publisher' | 'stock'>;
+
 export type DrawOutcome = 'published' | 'held_elsewhere' | 'not_lottery';
 
 export interface DrawSettings {
@@ -35,7 +38,7 @@ export interface DrawSettings {
 
 class LeaseLost extends Error {}
 
-export async function runDraw(ctx: OriginContext, activityId: string, s: DrawSettings): Promise<DrawOutcome> {
+export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings): Promise<DrawOutcome> {
   if (!(await claimDraw(ctx.db, activityId, s.owner, s.leaseMs))) return 'held_elsewhere';
   const renew = async () => {
     if (!(await claimDraw(ctx.db, activityId, s.owner, s.leaseMs)))
@@ -89,7 +92,7 @@ export async function runDraw(ctx: OriginContext, activityId: string, s: DrawSet
  * connection, so Redis runs them in order: the outcome is the one of a call after another.
  */
 async function reserveInOrder(
-  ctx: OriginContext,
+  ctx: DrawDeps,
   sale: Sale,
   ordered: OrderedEntrant[],
   s: DrawSettings,
@@ -133,16 +136,16 @@ async function reserveInOrder(
 }
 
 /** The winners are final: polls answer results, FCFS opens on what is left, the edge learns the seed. */
-async function announce(ctx: OriginContext, sale: Sale): Promise<void> {
+async function announce(ctx: DrawDeps, sale: Sale): Promise<void> {
   await ctx.stock.markDrawn(sale);
   const left = await ctx.stock.stock(sale);
-  if (left !== null && left <= 0) ctx.soldOut.set(sale.activityId, true);
+  if (left !== null && left <= 0) ctx.publisher.setSoldOut(sale.activityId, true);
   await pushSnapshot(ctx, sale.activityId);
 }
 
 /** The entrant list (ticket, quantity, won) into MySQL in batches; a batch written before a crash is skipped. */
 async function publishEntrants(
-  ctx: OriginContext,
+  ctx: DrawDeps,
   sale: Sale,
   record: DrawRecord,
   known: OrderedEntrant[] | null,
@@ -160,7 +163,7 @@ async function publishEntrants(
   }
 }
 
-async function orderedEntrants(ctx: OriginContext, sale: Sale, seed: string): Promise<OrderedEntrant[]> {
+async function orderedEntrants(ctx: DrawDeps, sale: Sale, seed: string): Promise<OrderedEntrant[]> {
   const entrants = await ctx.stock.entrants(sale);
   return drawOrder(
     seed,
@@ -168,6 +171,6 @@ async function orderedEntrants(ctx: OriginContext, sale: Sale, seed: string): Pr
   );
 }
 
-function pushSnapshot(ctx: OriginContext, activityId: string): Promise<void> {
+function pushSnapshot(ctx: DrawDeps, activityId: string): Promise<void> {
   return ctx.publisher.publish(activityId);
 }

@@ -8,6 +8,9 @@ import { entryIdOf } from '../../contract/ids.js';
 import type { EntryResponse, ReserveRequest } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
 
+/** What this module uses of the origin's context. */
+export type LotteryEntryDeps = Pick<OriginContext, 'catalog' | 'lottery' | 'metrics' | 'stock'>;
+
 /** Seconds a buyer who clicks while the draw runs is told to wait. */
 const DRAWING_RETRY_AFTER_S = 1;
 
@@ -23,7 +26,7 @@ function drawing(): ContractError {
   });
 }
 
-export async function lotteryPurchase(ctx: OriginContext, req: ReserveRequest): Promise<EntryAnswer | null> {
+export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest): Promise<EntryAnswer | null> {
   const sale = await ctx.catalog.resolve(req.activityId);
   const phase = await ctx.lottery.phase(sale);
   if (phase === 'fcfs') return null;

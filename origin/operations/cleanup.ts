@@ -6,14 +6,19 @@
  * orders still PENDING (their timeout would refill a sale being cleaned).
  */
 import { ContractError } from '../../contract/errors.js';
-import { setState } from '../activity/operations.js';
+import { setState, type ActivityOperationsDeps } from '../activity/operations.js';
 import { requireActivity, saleOf } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
-import { reconcile } from '../reconcile/reconcile.js';
+import { reconcile, type ReconcileDeps } from '../reconcile/reconcile.js';
 import { one } from '../db/rows.js';
 import { OrderStatus, OutboxStatus } from '../db/statuses.js';
 
-export async function cleanup(ctx: OriginContext, activityId: string) {
+/** What this module uses of the origin's context. */
+export type CleanupDeps = ActivityOperationsDeps &
+  ReconcileDeps &
+  Pick<OriginContext, 'config' | 'db' | 'log' | 'publisher' | 'stock'>;
+
+export async function cleanup(ctx: CleanupDeps, activityId: string) {
   const record = await requireActivity(ctx.db, activityId);
   const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
   if (!ended) throw new ContractError('conflict', 'the sale has not ended: stop it or wait for its end first');
@@ -46,7 +51,7 @@ export async function cleanup(ctx: OriginContext, activityId: string) {
   else await ctx.publisher.publish(activityId);
   const retention = ctx.config.CLEANUP_RETENTION_SECONDS;
   await ctx.stock.expire(sale, retention);
-  ctx.soldOut.set(activityId, false);
+  ctx.publisher.setSoldOut(activityId, false);
   ctx.log.info({ activityId, retentionSeconds: retention }, 'sale cleaned up');
   return { activityId, state: 'stopped' as const, expiresInSeconds: retention, reconciliation: rec };
 }

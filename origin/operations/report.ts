@@ -1,9 +1,11 @@
 /** The end-of-sale report: the reconciliation plus counts of orders by status, refills and dead letters. */
-import type { OriginContext } from '../context.js';
 import { notReleased } from '../activity/tranches.js';
-import { reconcile, type Reconciliation } from '../reconcile/reconcile.js';
+import { reconcile, type ReconcileDeps, type Reconciliation } from '../reconcile/reconcile.js';
 import { one, rows } from '../db/rows.js';
 import { OrderStatus, OutboxStatus } from '../db/statuses.js';
+
+/** The report reads MySQL and, for the reconciliation, the stock store. */
+export type ReportDeps = ReconcileDeps;
 
 export interface SaleReport {
   reconciliation: Reconciliation;
@@ -17,7 +19,7 @@ export interface SaleReport {
   warmupStatus: string | null;
 }
 
-export async function saleReport(ctx: OriginContext, activityId: string): Promise<SaleReport> {
+export async function saleReport(ctx: ReportDeps, activityId: string): Promise<SaleReport> {
   const reconciliation = await reconcile(ctx, activityId);
   const orderRows = await rows<{ status: number; n: number }>(
     ctx.db.execute('SELECT status, COUNT(*) AS n FROM seckill_order WHERE activity_id = ? GROUP BY status', [
@@ -46,16 +48,16 @@ export async function saleReport(ctx: OriginContext, activityId: string): Promis
     total: 0,
   };
   orders.total = orders.pending + orders.paid + orders.timeout;
-  const [[warm]] = (await ctx.db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [
-    activityId,
-  ])) as any;
+  const warm = await one<{ warmup_status: string }>(
+    ctx.db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [activityId]),
+  );
   return {
     reconciliation,
     orders,
     refills: { logged: Number(refills.logged), applied: Number(refills.applied), pending: Number(refills.pending) },
     deadLetters: Object.fromEntries(deadRows.map((r) => [r.status, Number(r.n)])),
     refundsNeeded: Number(refills.refunds),
-    tranches: await notReleased(ctx, activityId),
+    tranches: await notReleased(ctx.db, activityId),
     warmupStatus: warm?.warmup_status ?? null,
   };
 }

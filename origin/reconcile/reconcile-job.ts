@@ -7,13 +7,16 @@
  */
 import { findActivity } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
-import { raiseMismatch, reconcile, type Reconciliation } from './reconcile.js';
+import { raiseMismatch, reconcile, type ReconcileDeps, type Reconciliation } from './reconcile.js';
 import { PeriodicJob } from '../jobs/periodic.js';
+
+/** What this module uses of the origin's context. */
+export type ReconcileJobDeps = ReconcileDeps & Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ReconcileJob extends PeriodicJob {
-  constructor(private readonly ctx: OriginContext) {
+  constructor(private readonly ctx: ReconcileJobDeps) {
     super('reconcile', ctx.config.RECONCILE_INTERVAL_MS, ctx.log);
   }
 

@@ -21,19 +21,16 @@
  */
 import type { OriginContext } from '../context.js';
 import { requireActivity, saleOf } from '../activity/store.js';
-import { inTransaction } from '../db/pool.js';
+import { inTransaction, type Db } from '../db/pool.js';
 import type { InTransit } from '../redis/sale-ledger.js';
 import { one, rows } from '../db/rows.js';
-import { OrderStatus, OutboxStatus } from '../db/statuses.js';
+import { OutboxStatus, StockReleaseStatus } from '../db/statuses.js';
+import { reconcileChecks, type Check, type DbFigures } from './checks.js';
 
-export interface Check {
-  name: string;
-  expected: number;
-  actual: number;
-  ok: boolean;
-  /** Absent: ok when actual = expected. `at_most`: expected is a bound, ok when actual ≤ expected. */
-  rule?: 'at_most';
-}
+export type { Check } from './checks.js';
+
+/** What reconciliation reads: MySQL and the stock store. */
+export type ReconcileDeps = Pick<OriginContext, 'db' | 'stock'>;
 
 export interface Reconciliation {
   activityId: string;
@@ -45,33 +42,24 @@ export interface Reconciliation {
   inTransit: InTransit[];
 }
 
-const check = (name: string, expected: number, actual: number): Check => ({
-  name,
-  expected,
-  actual,
-  ok: expected === actual,
-});
-
-/** A bound, not an equality: the two figures compared are shown, not a 1/0 flag. */
-const atMost = (name: string, bound: number, actual: number): Check => ({
-  name,
-  expected: bound,
-  actual,
-  ok: actual <= bound,
-  rule: 'at_most',
-});
-
-const sumValues = (h: Record<string, string>) => Object.values(h).reduce((s, v) => s + Number(v), 0);
-
-export async function reconcile(ctx: OriginContext, activityId: string): Promise<Reconciliation> {
+/** Read Redis, then MySQL, then the reservations after Redis's bound; the checks are pure (checks.ts). */
+export async function reconcile(ctx: ReconcileDeps, activityId: string): Promise<Reconciliation> {
   const record = await requireActivity(ctx.db, activityId);
-  const { skuId } = record.config;
   const sale = saleOf(record);
-  const redis = await ctx.stock.ledgerSnapshot(sale);
+  const ledger = await ctx.stock.ledgerSnapshot(sale);
+  const db = await readDbFigures(ctx.db, activityId, record.config.skuId);
+  // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
+  // MySQL could have for them).
+  const redis = ledger && { ledger, later: await ctx.stock.reservationsAfter(sale, ledger.bounds) };
+  const { checks, figures } = reconcileChecks(db, redis, sale.buckets);
+  const ok = checks.every((c) => c.ok);
+  return { activityId, ok, at: new Date().toISOString(), checks, figures, inTransit: ledger?.inTransit ?? [] };
+}
 
-  // Snapshot 2: MySQL, every figure from one consistent read view.
+/** Snapshot 2: MySQL, every figure from one consistent read view. */
+async function readDbFigures(pool: Db, activityId: string, skuId: string): Promise<DbFigures> {
   const args = [activityId, skuId];
-  const db = await inTransaction(ctx.db, async (tx) => {
+  return inTransaction(pool, async (tx) => {
     const stock = (await one<{ initial_stock: number; available: number; held_back: number }>(
       tx.execute(
         'SELECT initial_stock, available, held_back FROM seckill_stock WHERE activity_id = ? AND sku_id = ?',
@@ -80,7 +68,8 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
     ))!;
     const releases = (await one<{ units: number }>(
       tx.execute(
-        'SELECT COALESCE(SUM(units), 0) AS units FROM seckill_stock_release WHERE activity_id = ? AND sku_id = ? AND status = 0',
+        `SELECT COALESCE(SUM(units), 0) AS units FROM seckill_stock_release
+          WHERE activity_id = ? AND sku_id = ? AND status = ${StockReleaseStatus.PENDING}`,
         args,
       ),
     ))!;
@@ -112,6 +101,7 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
         args,
       ),
     ))!;
+    // SUM() arrives as a decimal string: every figure is made a number here.
     return {
       initial: Number(stock.initial_stock),
       available: Number(stock.available),
@@ -119,106 +109,23 @@ export async function reconcile(ctx: OriginContext, activityId: string): Promise
       pendingReleases: Number(releases.units),
       deducted: Number(log.deducted),
       refilled: Number(log.refilled),
-      orders,
-      dead,
+      orders: orders.map((o) => ({
+        reservationId: o.reservation_id,
+        quantity: Number(o.quantity),
+        status: Number(o.status),
+      })),
+      dead: dead.map((d) => ({
+        reservationId: d.reservation_id,
+        quantity: Number(d.quantity),
+        restocked: Number(d.restocked),
+      })),
       unsynced: Number(outbox.units),
     };
   });
-
-  const orderUnits = db.orders.reduce((s, o) => s + Number(o.quantity), 0);
-  const liveUnits = db.orders
-    .filter((o) => Number(o.status) !== OrderStatus.TIMEOUT)
-    .reduce((s, o) => s + Number(o.quantity), 0);
-  const { initial, available } = db;
-  const notReleased = db.heldBack + db.pendingReleases;
-  const checks: Check[] = [
-    check(
-      'db.initial_equals_available_plus_deducted_minus_refilled',
-      initial,
-      available + notReleased + db.deducted - db.refilled,
-    ),
-    check('db.order_units_equal_deduct_log', db.deducted, orderUnits),
-    atMost('db.live_orders_within_stock', initial, liveUnits),
-  ];
-  const figures: Record<string, number | null> = {
-    initial,
-    available,
-    heldBack: db.heldBack,
-    pendingReleases: db.pendingReleases,
-    deducted: db.deducted,
-    refilledDb: db.refilled,
-    orders: db.orders.length,
-    orderUnits,
-    deadLetters: db.dead.length,
-    redisStock: null,
-  };
-
-  if (!redis) {
-    checks.push({ name: 'redis.warmed', expected: 1, actual: 0, ok: false });
-  } else {
-    // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
-    // MySQL could have for them).
-    const later = await ctx.stock.reservationsAfter(sale, redis.bounds);
-    const ordered = new Set(db.orders.map((o) => o.reservation_id));
-    const deadIds = new Set(db.dead.map((d) => d.reservation_id));
-    const issued = [...redis.units.values()].reduce((s, q) => s + q, 0);
-    const settled = db.orders
-      .filter((o) => redis.units.has(o.reservation_id))
-      .reduce((s, o) => s + Number(o.quantity), 0);
-    const settledLater = db.orders
-      .filter((o) => later.has(o.reservation_id))
-      .reduce((s, o) => s + Number(o.quantity), 0);
-    const unsettled = redis.open
-      .filter(
-        (e) => !ordered.has(e.reservationId) && !deadIds.has(e.reservationId) && !(e.reservationId in redis.released),
-      )
-      .reduce((s, e) => s + e.quantity, 0);
-    const released = sumValues(redis.released);
-    const refilledRedis = sumValues(redis.refilled);
-    const deadUnits = db.dead.reduce((s, d) => s + Number(d.quantity), 0);
-    const deadNotRestocked = db.dead.reduce((s, d) => s + Number(d.quantity) - Number(d.restocked), 0);
-    const inTransit = redis.inTransit.reduce((s, t) => s + t.quantity, 0);
-    const surplus = Object.keys(redis.released)
-      .filter((id) => !deadIds.has(id))
-      .reduce((s, id) => s + (redis.units.get(id) ?? 0), 0);
-    Object.assign(figures, {
-      redisStock: redis.stock,
-      issued,
-      released,
-      refilledRedis,
-      unsettled,
-      settledAfterSnapshot: settledLater,
-      deadUnits,
-      surplus,
-      inTransit,
-    });
-    checks.push(
-      check(
-        'redis.initial_minus_stock_equals_issued_minus_released_minus_refilled',
-        initial - notReleased - redis.stock,
-        issued - released - refilledRedis + inTransit,
-      ),
-      check(
-        'redis.issued_equals_settled_plus_unsettled_plus_dead_plus_surplus',
-        issued,
-        settled + unsettled + deadUnits + surplus,
-      ),
-      check(
-        'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
-        available + settledLater,
-        redis.stock + unsettled + db.unsynced + deadNotRestocked + inTransit,
-      ),
-    );
-    // Units between buckets are accounted above, but they are not for sale until recover returns them.
-    if (sale.buckets > 1) checks.push(check('redis.no_units_in_transit_between_buckets', 0, inTransit));
-  }
-
-  const ok = checks.every((c) => c.ok);
-  return { activityId, ok, at: new Date().toISOString(), checks, figures, inTransit: redis?.inTransit ?? [] };
 }
 
 /** Sets the mismatch gauge and, on a mismatch, logs the alert line operators page on. */
-export function raiseMismatch(ctx: OriginContext, rec: Reconciliation): void {
+export function raiseMismatch(ctx: Pick<OriginContext, 'log' | 'metrics'>, rec: Reconciliation): void {
   const failing = rec.checks.filter((c) => !c.ok);
   ctx.metrics.reconciliationMismatches.set({ activity: rec.activityId }, failing.length);
   if (failing.length > 0) {

@@ -4,7 +4,9 @@
  * database). Exactly 2,000 orders, one per user, nothing lost, reconciliation ok, exit code 0,
  * report.json and a self-contained report.html written.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +19,7 @@ import { mintUserToken } from '../../bench/rehearsal/jwt.js';
 import { DEFAULT_MIX, Population } from '../../bench/rehearsal/population.js';
 import { randomHex } from '../../contract/ids.js';
 import { ROOT } from '../../bench/lib/stack.js';
+import { descendantsMatching } from '../../bench/rehearsal/monitor.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { MYSQL_SERVER_URL, REDIS_URL } from '../helpers/db.js';
 
@@ -25,18 +28,41 @@ const STOCK = 2_000;
 const database = `seckill_rehearsal_${randomHex(6)}`;
 const outDir = mkdtempSync(join(tmpdir(), 'rehearsal-'));
 let activityId: string | null = null;
+/** Rehearsals still running: a test that timed out must not leave one (and its origin) behind. */
+const running = new Set<ChildProcess>();
+/** A rehearsal gets 110 s (the full run's budget); then it is stopped, so its stack stops with it, before the test's own timeout. */
+const REHEARSAL_LIMIT_MS = 110_000;
+
+async function dropActivityKeys(id: string): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`sk:{${id}:${id}}:*`);
+  if (keys.length) await redis.del(...keys);
+  await redis.hdel(ACTIVITY_REGISTRY_KEY, id);
+  await redis.quit();
+}
+
+const isRunning = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+/** A process that exists and is not a zombie (an exited child its parent has not reaped yet). */
+const alive = (pid: number) => {
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
 
 afterAll(async () => {
+  for (const child of running) {
+    if (isRunning(child)) {
+      child.kill('SIGTERM');
+      await Promise.race([once(child, 'exit'), new Promise((r) => setTimeout(r, 15_000))]);
+      if (isRunning(child)) child.kill('SIGKILL');
+    }
+  }
   const conn = await mysql.createConnection({ uri: MYSQL_SERVER_URL });
   await conn.query(`DROP DATABASE IF EXISTS \`${database}\``);
   await conn.end();
-  if (activityId) {
-    const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`sk:{${activityId}:${activityId}}:*`);
-    if (keys.length) await redis.del(...keys);
-    await redis.hdel(ACTIVITY_REGISTRY_KEY, activityId);
-    await redis.quit();
-  }
+  if (activityId) await dropActivityKeys(activityId);
   if (!process.env.KEEP_REHEARSAL_REPORT) rmSync(outDir, { recursive: true, force: true });
 });
 
@@ -94,19 +120,66 @@ it('the crowd is deterministic, arrives in time order on the curve, and has the 
   expect(a.arrival(Math.floor(opts.users / 2)).at).toBeLessThan(opts.durationMs * 0.1);
 });
 
-function runRehearsal(args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/rehearsal.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, REDIS_URL },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('exit', (code) => resolve({ code, output }));
+function startRehearsal(args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/rehearsal.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_URL },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  // SIGTERM past the limit: the rehearsal stops its stack and exits (bench/rehearsal/stack.ts).
+  const limit = setTimeout(() => child.kill('SIGTERM'), REHEARSAL_LIMIT_MS);
+  const exited = new Promise<{ code: number | null; output: string }>((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(limit);
+      running.delete(child);
+      resolve({ code, output });
+    }),
+  );
+  return { child, exited };
 }
+
+const runRehearsal = (args: string[]) => startRehearsal(args).exited;
+
+it('a rehearsal stopped by a signal stops its origin and exits 128 + the signal', async () => {
+  const signalDb = `seckill_rehearsal_sig_${randomHex(6)}`;
+  const signalActivity = String(randomInt(1, 2 ** 47));
+  const { child, exited } = startRehearsal(
+    [
+      ['--users', '200000'],
+      ['--stock', '10'],
+      ['--duration', '60'],
+      ['--lead', '2'],
+      ['--mysql-url', `${MYSQL_SERVER_URL}/${signalDb}`],
+      ['--activity', signalActivity],
+      ['--out', outDir],
+      ['--no-progress'],
+    ].flat(),
+  );
+  try {
+    // Wait until the origin child runs, then a little for the stack to be up, and stop the rehearsal.
+    let origins: number[] = [];
+    for (let i = 0; i < 300 && origins.length === 0 && isRunning(child); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      origins = descendantsMatching(child.pid!, 'origin/main.ts');
+    }
+    expect(origins).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 3_000));
+    child.kill('SIGTERM');
+    const { code, output } = await exited;
+    expect(code, output).toBe(128 + 15);
+    expect(alive(origins[0]!), `origin ${origins[0]} still runs after the rehearsal exited`).toBe(false);
+    expect(descendantsMatching(process.pid, 'workerd')).toEqual([]);
+  } finally {
+    const conn = await mysql.createConnection({ uri: MYSQL_SERVER_URL });
+    await conn.query(`DROP DATABASE IF EXISTS \`${signalDb}\``);
+    await conn.end();
+    await dropActivityKeys(signalActivity);
+  }
+}, 60_000);
 
 it(`${USERS} users, ${STOCK} units: exactly ${STOCK} orders, one per user, nothing lost, reconciled, report written`, async () => {
   const { code, output } = await runRehearsal(
@@ -127,6 +200,8 @@ it(`${USERS} users, ${STOCK} units: exactly ${STOCK} orders, one per user, nothi
   activityId = report.activityId;
   expect(report.verdict, output).toMatchObject({ ok: true, problems: [] });
   expect(code, output).toBe(0);
+  // The origin the rehearsal started is gone with it.
+  await expect(fetch(`${report.stack.originUrl}/healthz`)).rejects.toThrow();
 
   expect(report.figures.usersArrived).toBe(USERS);
   expect(report.settlement.orders.total).toBe(STOCK);
@@ -144,4 +219,4 @@ it(`${USERS} users, ${STOCK} units: exactly ${STOCK} orders, one per user, nothi
   const html = readFileSync(join(outDir, 'report.html'), 'utf8');
   expect(html).toContain('<svg');
   expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!www\.w3\.org)/);
-}, 110_000);
+}, 125_000);

@@ -2,9 +2,9 @@
  * The sale page (edge/public) in headless Chromium against a real edge (workerd via Miniflare) and a
  * real origin (Redis, MariaDB, settlement consumers). The browser's clock is an hour fast: the page
  * must count down by the server's clock. Screenshots of each state go to test-artifacts/sale-page/
- * (git-ignored). Where a backend lands separately (stockHint, eligibility, deny list, lottery, waiting
- * room: DESIGN §10), a test stands in for that one answer with page.route and says so in its name;
- * everything else is the real edge and origin.
+ * (git-ignored). Where the real stack cannot produce an answer on cue (a stock hint the page does not
+ * know, waiting-room and lottery answers at chosen moments: DESIGN §10), a test stands in for that
+ * one answer with page.route and says so in its name; everything else is the real edge and origin.
  *
  * Chromium is Debian's (`scripts/browser.sh` installs it; CHROMIUM_PATH overrides the path) driven by
  * playwright-core; no browser is ever downloaded. Without it this file fails — it never skips.
@@ -425,44 +425,59 @@ it('a malformed ?activity= never reaches a fetch path', async () => {
   expect(errors).toEqual([]);
 });
 
-/** Stands in for the public activity's `stockHint` (DESIGN §10, another engineer's backend): the real answer plus the hint. */
-async function withStockHint(page: Page, activityId: string, hint: () => string | undefined) {
-  await page.route(`**/api/activities/${activityId}`, async (route) => {
-    const real = await route.fetch();
-    const body = { ...(await real.json()), stockHint: hint() };
-    await route.fulfill({ response: real, json: body });
+/** Takes a ticket and buys `quantity` units as `userId`, outside any page (the real edge and origin). */
+async function buyOutside(activityId: string, userId: string, quantity: number) {
+  const authorization = `Bearer ${await tokenFor(userId)}`;
+  const t = await fetch(`${edge.url}/api/activities/${activityId}/tickets`, {
+    method: 'POST',
+    headers: { authorization },
   });
+  expect(t.status).toBe(200);
+  const { purchaseUrl } = (await t.json()) as { purchaseUrl: string };
+  const p = await fetch(`${edge.url}${purchaseUrl}`, {
+    method: 'POST',
+    headers: { authorization, 'idempotency-key': `k-${userId}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ quantity }),
+  });
+  expect(p.status).toBe(202);
 }
 
-it('stock hint (the hint itself stood in until its backend lands): "Only a few left" and the other values; a phone at 375 px reads without sideways scrolling', async () => {
-  const { activityId } = await openSale(5);
-  let hint: string | undefined = 'few';
+/** Until the edge's public activity carries `hint` (the origin pushes when a line is crossed). */
+async function edgeHint(activityId: string, hint: string) {
+  const shown = await waitFor(
+    async () =>
+      ((await (await fetch(`${edge.url}/api/activities/${activityId}`)).json()) as { stockHint?: string }).stockHint,
+    (h) => h === hint,
+    10_000,
+  );
+  expect(shown).toBe(hint);
+}
+
+it('stock hint (real units left): "Plenty left", "Limited stock", "Only a few left", "None left"; a phone at 375 px reads without sideways scrolling', async () => {
+  // 20 units: more than 10 left is plenty, 3–10 limited, 1–2 few (contract/activity.ts hintOf).
+  const { activityId } = await openSale(20, { maxPerUser: 20 });
   const { page, errors } = await openPage();
-  await withStockHint(page, activityId, () => hint);
   await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8400001')}`);
+  await page.waitForSelector('#stock-hint[data-hint="plenty"]');
+  expect(await text(page, '#stock-hint')).toBe('Plenty left');
+
+  await buyOutside(activityId, '8400011', 10);
+  await edgeHint(activityId, 'limited');
+  await page.reload();
+  await page.waitForSelector('#stock-hint[data-hint="limited"]');
+  expect(await text(page, '#stock-hint')).toBe('Limited stock');
+
+  await buyOutside(activityId, '8400012', 8);
+  await edgeHint(activityId, 'few');
+  await page.reload();
   await page.waitForSelector('#stock-hint[data-hint="few"]');
   expect(await text(page, '#stock-hint')).toBe('Only a few left');
   await buyEnabled(page);
   await shot(page, '9-few-left');
-  for (const [value, shown] of [
-    ['plenty', 'Plenty left'],
-    ['limited', 'Limited stock'],
-    ['sold_out', 'None left'],
-  ] as const) {
-    hint = value;
-    await page.reload();
-    await page.waitForSelector(`#stock-hint[data-hint="${value}"]`);
-    expect(await text(page, '#stock-hint')).toBe(shown);
-  }
-  hint = '<img src=x>'; // not a known hint: nothing shown
-  await page.reload();
-  await page.waitForSelector('#state[data-state="open"]');
-  expect(await page.locator('#stock-hint').isHidden()).toBe(true);
 
   const phone = await openPage({ width: 375 });
-  hint = 'few';
-  await withStockHint(phone.page, activityId, () => hint);
   await phone.page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8400002')}`);
+  await phone.page.waitForSelector('#stock-hint[data-hint="few"]');
   await buyEnabled(phone.page);
   await phone.page.waitForFunction("document.getElementById('product-image').naturalWidth > 0");
   expect(await phone.page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
@@ -470,7 +485,26 @@ it('stock hint (the hint itself stood in until its backend lands): "Only a few l
   expect(button.width).toBeGreaterThan(300); // a thumb-sized, full-width button
   expect(button.height).toBeGreaterThanOrEqual(44);
   await shot(phone.page, '10-phone');
+
+  await buyOutside(activityId, '8400013', 2);
+  await edgeHint(activityId, 'sold_out');
+  await page.reload();
+  await page.waitForSelector('#stock-hint[data-hint="sold_out"]');
+  expect(await text(page, '#stock-hint')).toBe('None left');
   expect([...errors, ...phone.errors]).toEqual([]);
+});
+
+it('a stock hint the page does not know (stood in: the real edge only sends known values) shows nothing', async () => {
+  const { activityId } = await openSale(5);
+  const { page, errors } = await openPage();
+  await page.route(`**/api/activities/${activityId}`, async (route) => {
+    const real = await route.fetch();
+    await route.fulfill({ response: real, json: { ...(await real.json()), stockHint: '<img src=x>' } });
+  });
+  await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8400003')}`);
+  await page.waitForSelector('#state[data-state="open"]');
+  expect(await page.locator('#stock-hint').isHidden()).toBe(true);
+  expect(errors).toEqual([]);
 });
 
 it('paused, reopened and ended by the operator: the page follows the sale state (real switches)', async () => {
@@ -549,29 +583,29 @@ it('insufficient stock (real 409): 3 asked, 2 left — the quantity is labelled 
   expect(errors).toEqual([]);
 });
 
-/** Answers the ticket call with a refusal the edge will give once its backend lands (eligibility, deny list). */
-async function refuseTickets(page: Page, status: number, error: string) {
-  await page.route('**/api/activities/*/tickets', (route) =>
-    route.fulfill({ status, json: { error, message: error, traceId: '0'.repeat(32) } }),
-  );
-}
-
-it('not eligible and denied (403 answers stood in until their backends land): final, the button stays off', async () => {
-  const { activityId } = await openSale(3);
-  for (const [code, textShown, name] of [
-    ['not_eligible', 'This sale is for eligible members only.', '15-not-eligible'],
-    ['denied', 'Your account cannot buy in this sale.', '16-denied'],
-  ] as const) {
-    const { page, errors } = await openPage();
-    await refuseTickets(page, 403, code);
-    await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8800001')}`);
-    await buyEnabled(page);
-    await page.click('#buy');
-    await statusKind(page, code);
-    expect(await text(page, '#status')).toBe(textShown);
-    expect(await page.locator('#buy').isDisabled()).toBe(true);
-    await shot(page, name);
-    expect(errors).toEqual([]);
+it('not eligible (a members-only sale, real edge check) and denied (real deny list): final, the button stays off', async () => {
+  const members = await openSale(3, { eligibility: { claim: 'tier', values: ['gold'] } });
+  const open = await openSale(3);
+  const deniedUser = '8800002';
+  const denied = await origin.admin('PUT', `/admin/deny/${deniedUser}`);
+  expect(await denied.json()).toEqual({ userId: deniedUser, denied: true, atEdge: true });
+  try {
+    for (const [activityId, userId, code, textShown, name] of [
+      [members.activityId, '8800001', 'not_eligible', 'This sale is for eligible members only.', '15-not-eligible'],
+      [open.activityId, deniedUser, 'denied', 'Your account cannot buy in this sale.', '16-denied'],
+    ] as const) {
+      const { page, errors } = await openPage();
+      await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor(userId)}`);
+      await buyEnabled(page);
+      await page.click('#buy');
+      await statusKind(page, code);
+      expect(await text(page, '#status')).toBe(textShown);
+      expect(await page.locator('#buy').isDisabled()).toBe(true);
+      await shot(page, name);
+      expect(errors).toEqual([]);
+    }
+  } finally {
+    expect((await origin.admin('DELETE', `/admin/deny/${deniedUser}`)).status).toBe(200);
   }
 });
 
@@ -737,6 +771,8 @@ it('lottery through the real draw: two entrants click inside the window, one uni
       winner,
     ]),
   ).toBe(1);
-  expect(await scalar(origin.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(1);
+  expect(await scalar(origin.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId])).toBe(
+    1,
+  );
   expect(pages.flatMap((p) => p.errors)).toEqual([]);
 });

@@ -1,0 +1,166 @@
+/**
+ * The arithmetic of reconciliation (DESIGN §6), with no Redis and no MySQL: given what the two
+ * snapshots read (reconcile.ts), which checks hold and the figures behind them. The equations and
+ * why each term is there are in reconcile.ts's header.
+ */
+import type { LedgerSnapshot } from '../redis/sale-ledger.js';
+import { OrderStatus } from '../db/statuses.js';
+
+export interface Check {
+  name: string;
+  expected: number;
+  actual: number;
+  ok: boolean;
+  /** Absent: ok when actual = expected. `at_most`: expected is a bound, ok when actual ≤ expected. */
+  rule?: 'at_most';
+}
+
+/** MySQL in one consistent read, for one activity+SKU. */
+export interface DbFigures {
+  initial: number;
+  available: number;
+  heldBack: number;
+  /** Releases committed in MySQL, not yet applied to Redis. */
+  pendingReleases: number;
+  /** Σ quantity of the stock log's DEDUCT rows, and of its REFILL rows. */
+  deducted: number;
+  refilled: number;
+  orders: { reservationId: string; quantity: number; status: number }[];
+  /** Dead letters not retried (a retried one is a live reservation again). */
+  dead: { reservationId: string; quantity: number; restocked: number }[];
+  /** Refill units in the outbox not yet applied to Redis. */
+  unsynced: number;
+}
+
+/** Redis at one instant, and the reservations granted after its bound (read after MySQL). */
+export interface RedisFigures {
+  ledger: LedgerSnapshot;
+  later: Set<string>;
+}
+
+export interface ReconcileOutcome {
+  checks: Check[];
+  figures: Record<string, number | null>;
+}
+
+const check = (name: string, expected: number, actual: number): Check => ({
+  name,
+  expected,
+  actual,
+  ok: expected === actual,
+});
+
+/** A bound, not an equality: the two figures compared are shown, not a 1/0 flag. */
+const atMost = (name: string, bound: number, actual: number): Check => ({
+  name,
+  expected: bound,
+  actual,
+  ok: actual <= bound,
+  rule: 'at_most',
+});
+
+const sum = <T>(items: Iterable<T>, units: (item: T) => number) => {
+  let total = 0;
+  for (const item of items) total += units(item);
+  return total;
+};
+const sumValues = (h: Record<string, string>) => sum(Object.values(h), Number);
+
+/**
+ * The checks of one activity+SKU. `redis` null: the sale is not warmed, which is itself a failing
+ * check. `buckets` > 1 adds the check that no units are left between buckets.
+ */
+export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, buckets: number): ReconcileOutcome {
+  const orderUnits = sum(db.orders, (o) => o.quantity);
+  const liveUnits = sum(
+    db.orders.filter((o) => o.status !== OrderStatus.TIMEOUT),
+    (o) => o.quantity,
+  );
+  const { initial, available } = db;
+  const notReleased = db.heldBack + db.pendingReleases;
+  const checks: Check[] = [
+    check(
+      'db.initial_equals_available_plus_deducted_minus_refilled',
+      initial,
+      available + notReleased + db.deducted - db.refilled,
+    ),
+    check('db.order_units_equal_deduct_log', db.deducted, orderUnits),
+    atMost('db.live_orders_within_stock', initial, liveUnits),
+  ];
+  const figures: Record<string, number | null> = {
+    initial,
+    available,
+    heldBack: db.heldBack,
+    pendingReleases: db.pendingReleases,
+    deducted: db.deducted,
+    refilledDb: db.refilled,
+    orders: db.orders.length,
+    orderUnits,
+    deadLetters: db.dead.length,
+    redisStock: null,
+  };
+
+  if (!redis) {
+    checks.push({ name: 'redis.warmed', expected: 1, actual: 0, ok: false });
+    return { checks, figures };
+  }
+
+  const { ledger, later } = redis;
+  const ordered = new Set(db.orders.map((o) => o.reservationId));
+  const deadIds = new Set(db.dead.map((d) => d.reservationId));
+  const issued = sum(ledger.units.values(), (q) => q);
+  const settled = sum(
+    db.orders.filter((o) => ledger.units.has(o.reservationId)),
+    (o) => o.quantity,
+  );
+  const settledLater = sum(
+    db.orders.filter((o) => later.has(o.reservationId)),
+    (o) => o.quantity,
+  );
+  const unsettled = sum(
+    ledger.open.filter(
+      (e) => !ordered.has(e.reservationId) && !deadIds.has(e.reservationId) && !(e.reservationId in ledger.released),
+    ),
+    (e) => e.quantity,
+  );
+  const released = sumValues(ledger.released);
+  const refilledRedis = sumValues(ledger.refilled);
+  const deadUnits = sum(db.dead, (d) => d.quantity);
+  const deadNotRestocked = sum(db.dead, (d) => d.quantity - d.restocked);
+  const inTransit = sum(ledger.inTransit, (t) => t.quantity);
+  const surplus = sum(
+    Object.keys(ledger.released).filter((id) => !deadIds.has(id)),
+    (id) => ledger.units.get(id) ?? 0,
+  );
+  Object.assign(figures, {
+    redisStock: ledger.stock,
+    issued,
+    released,
+    refilledRedis,
+    unsettled,
+    settledAfterSnapshot: settledLater,
+    deadUnits,
+    surplus,
+    inTransit,
+  });
+  checks.push(
+    check(
+      'redis.initial_minus_stock_equals_issued_minus_released_minus_refilled',
+      initial - notReleased - ledger.stock,
+      issued - released - refilledRedis + inTransit,
+    ),
+    check(
+      'redis.issued_equals_settled_plus_unsettled_plus_dead_plus_surplus',
+      issued,
+      settled + unsettled + deadUnits + surplus,
+    ),
+    check(
+      'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
+      available + settledLater,
+      ledger.stock + unsettled + db.unsynced + deadNotRestocked + inTransit,
+    ),
+  );
+  // Units between buckets are accounted above, but they are not for sale until recover returns them.
+  if (buckets > 1) checks.push(check('redis.no_units_in_transit_between_buckets', 0, inTransit));
+  return { checks, figures };
+}

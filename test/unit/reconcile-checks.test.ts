@@ -1,0 +1,195 @@
+// The reconciliation checks (origin/reconcile/checks.ts), with no Redis and no MySQL: the two
+// snapshots are given as figures, as reconcile.ts reads them.
+import { describe, expect, it } from 'vitest';
+import { reconcileChecks, type DbFigures, type RedisFigures } from '../../origin/reconcile/checks.js';
+import type { LedgerSnapshot } from '../../origin/redis/sale-ledger.js';
+import { OrderStatus } from '../../origin/db/statuses.js';
+
+const order = (reservationId: string, quantity = 1, status: number = OrderStatus.PENDING) => ({
+  reservationId,
+  quantity,
+  status,
+});
+
+/** 10 units; r1 (1) and r2 (2) sold and settled: 7 left in MySQL and in Redis. */
+const dbFigures = (over: Partial<DbFigures> = {}): DbFigures => ({
+  initial: 10,
+  available: 7,
+  heldBack: 0,
+  pendingReleases: 0,
+  deducted: 3,
+  refilled: 0,
+  orders: [order('r1'), order('r2', 2)],
+  dead: [],
+  unsynced: 0,
+  ...over,
+});
+
+const ledger = (over: Partial<LedgerSnapshot> = {}): LedgerSnapshot => ({
+  stock: 7,
+  bounds: ['5-0'],
+  units: new Map([
+    ['r1', 1],
+    ['r2', 2],
+  ]),
+  open: [],
+  released: {},
+  refilled: {},
+  inTransit: [],
+  ...over,
+});
+
+const redisFigures = (over: Partial<LedgerSnapshot> = {}, later: string[] = []): RedisFigures => ({
+  ledger: ledger(over),
+  later: new Set(later),
+});
+
+const failing = (db: DbFigures, redis: RedisFigures | null, buckets = 1) =>
+  reconcileChecks(db, redis, buckets)
+    .checks.filter((c) => !c.ok)
+    .map((c) => c.name);
+
+const byName = (db: DbFigures, redis: RedisFigures | null, name: string, buckets = 1) =>
+  reconcileChecks(db, redis, buckets).checks.find((c) => c.name === name);
+
+describe('reconcile checks', () => {
+  it('a settled sale passes all six checks, with its figures', () => {
+    const { checks, figures } = reconcileChecks(dbFigures(), redisFigures(), 1);
+    expect(checks).toHaveLength(6);
+    expect(checks.every((c) => c.ok)).toBe(true);
+    expect(figures).toMatchObject({ initial: 10, available: 7, orderUnits: 3, issued: 3, redisStock: 7, unsettled: 0 });
+  });
+
+  it('an unwarmed sale fails redis.warmed and runs only the MySQL checks', () => {
+    const { checks, figures } = reconcileChecks(dbFigures(), null, 1);
+    expect(checks.map((c) => c.name)).toEqual([
+      'db.initial_equals_available_plus_deducted_minus_refilled',
+      'db.order_units_equal_deduct_log',
+      'db.live_orders_within_stock',
+      'redis.warmed',
+    ]);
+    expect(failing(dbFigures(), null)).toEqual(['redis.warmed']);
+    expect(figures.redisStock).toBeNull();
+  });
+
+  it('an order without its deduct log row fails the MySQL checks', () => {
+    const db = dbFigures({ orders: [order('r1'), order('r2', 2), order('r9')], deducted: 3 });
+    expect(failing(db, null)).toContain('db.order_units_equal_deduct_log');
+  });
+
+  it('units missing from available (under-selling) fail as much as extra ones', () => {
+    expect(failing(dbFigures({ available: 6 }), redisFigures())).toEqual([
+      'db.initial_equals_available_plus_deducted_minus_refilled',
+      'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
+    ]);
+    expect(failing(dbFigures({ available: 8 }), redisFigures())).toEqual([
+      'db.initial_equals_available_plus_deducted_minus_refilled',
+      'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
+    ]);
+  });
+
+  it('live orders beyond the initial stock fail an at_most check showing both figures', () => {
+    const db = dbFigures({ initial: 2, available: -1 });
+    const c = byName(db, null, 'db.live_orders_within_stock');
+    expect(c).toEqual({ name: 'db.live_orders_within_stock', expected: 2, actual: 3, ok: false, rule: 'at_most' });
+  });
+
+  it('timed-out orders do not count as live', () => {
+    const db = dbFigures({ initial: 2, available: -1, orders: [order('r1'), order('r2', 2, OrderStatus.TIMEOUT)] });
+    expect(byName(db, null, 'db.live_orders_within_stock')).toMatchObject({ expected: 2, actual: 1, ok: true });
+  });
+
+  it('units held back and releases not yet in Redis are in neither available nor stock', () => {
+    const db = dbFigures({ initial: 15, heldBack: 3, pendingReleases: 2 });
+    expect(failing(db, redisFigures())).toEqual([]);
+  });
+
+  it('an open entry with no order yet is unsettled: available still has its units', () => {
+    // r3 (2 units) reserved, in the Stream, not settled: Redis stock 5, MySQL available 7.
+    const redis = redisFigures({
+      stock: 5,
+      units: new Map([
+        ['r1', 1],
+        ['r2', 2],
+        ['r3', 2],
+      ]),
+      open: [{ id: '6-0', reservationId: 'r3', quantity: 2 }],
+    });
+    const { checks, figures } = reconcileChecks(dbFigures(), redis, 1);
+    expect(checks.filter((c) => !c.ok)).toEqual([]);
+    expect(figures.unsettled).toBe(2);
+  });
+
+  it('an open entry whose order MySQL already has is settled, not unsettled', () => {
+    const redis = redisFigures({ open: [{ id: '4-0', reservationId: 'r2', quantity: 2 }] });
+    expect(reconcileChecks(dbFigures(), redis, 1).figures.unsettled).toBe(0);
+    expect(failing(dbFigures(), redis)).toEqual([]);
+  });
+
+  it('an order of a reservation after the bound is added back to available', () => {
+    // r3 was granted after Redis's snapshot and settled before MySQL's: MySQL has it, the ledger does not.
+    const db = dbFigures({ available: 6, deducted: 4, orders: [order('r1'), order('r2', 2), order('r3')] });
+    expect(failing(db, redisFigures({}, ['r3']))).toEqual([]);
+    expect(failing(db, redisFigures())).toEqual([
+      'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
+    ]);
+  });
+
+  it('a refill not yet applied to Redis is counted as unsynced', () => {
+    // r2 timed out: MySQL refilled 2 units, the outbox has not applied them to Redis yet.
+    const db = dbFigures({
+      available: 9,
+      refilled: 2,
+      orders: [order('r1'), order('r2', 2, OrderStatus.TIMEOUT)],
+      unsynced: 2,
+    });
+    expect(failing(db, redisFigures())).toEqual([]);
+    expect(failing({ ...db, unsynced: 0 }, redisFigures())).toEqual([
+      'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
+    ]);
+  });
+
+  it('a released reservation with no order or dead letter is surplus', () => {
+    // r3 reserved, then released (compensated): its units are back in stock, not sold.
+    const redis = redisFigures({
+      units: new Map([
+        ['r1', 1],
+        ['r2', 2],
+        ['r3', 1],
+      ]),
+      released: { r3: '1' },
+    });
+    const { checks, figures } = reconcileChecks(dbFigures(), redis, 1);
+    expect(checks.filter((c) => !c.ok)).toEqual([]);
+    expect(figures.surplus).toBe(1);
+  });
+
+  it('a dead-lettered reservation not restocked keeps its units out of Redis', () => {
+    const db = dbFigures({ dead: [{ reservationId: 'r3', quantity: 1, restocked: 0 }] });
+    const redis = redisFigures({
+      stock: 6,
+      units: new Map([
+        ['r1', 1],
+        ['r2', 2],
+        ['r3', 1],
+      ]),
+    });
+    expect(failing(db, redis)).toEqual([]);
+    expect(reconcileChecks(db, redis, 1).figures.deadUnits).toBe(1);
+  });
+
+  it('units in transit between buckets are accounted but fail the bucket check', () => {
+    const inTransit = [{ reservationId: 'b1', quantity: 2, donor: 0, home: 1, state: 'p' }];
+    const redis = redisFigures({ stock: 5, inTransit });
+    expect(failing(dbFigures(), redis, 2)).toEqual(['redis.no_units_in_transit_between_buckets']);
+    // One bucket has no such check.
+    expect(failing(dbFigures(), redis, 1)).toEqual([]);
+  });
+
+  it('stock missing from Redis fails the Redis checks', () => {
+    expect(failing(dbFigures(), redisFigures({ stock: 6 }))).toEqual([
+      'redis.initial_minus_stock_equals_issued_minus_released_minus_refilled',
+      'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
+    ]);
+  });
+});
