@@ -28,6 +28,7 @@ import type { OriginContext } from '../context.js';
 import { inTransaction, type Db } from '../db/pool.js';
 import { one, rows } from '../db/rows.js';
 import { OutboxStatus } from '../db/statuses.js';
+import { withRecoveryLock } from './recovery-lock.js';
 
 export interface RecoverResult {
   activityId: string;
@@ -78,7 +79,19 @@ export async function hasSaleHistory(db: Db, activityId: string): Promise<boolea
 
 const refuse = (message: string) => new ContractError('conflict', message);
 
-export async function recover(ctx: OriginContext, activityId: string): Promise<RecoverResult> {
+/**
+ * The operator's recover (admin API): under the sale's recovery lock (recovery-lock.ts), so it never
+ * runs beside another process's recovery. Whoever waited finds the sale warm and is told there is
+ * nothing to recover (409), rather than rebuilding it a second time.
+ */
+export function recover(ctx: OriginContext, activityId: string): Promise<RecoverResult> {
+  return withRecoveryLock(ctx.db, activityId, ctx.config.RECOVER_LOCK_WAIT_MS, () =>
+    recoverHoldingLock(ctx, activityId),
+  );
+}
+
+/** recover without taking the lock: for a caller that holds it (the failover watch). */
+export async function recoverHoldingLock(ctx: OriginContext, activityId: string): Promise<RecoverResult> {
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
   const sale = saleOf(record);
