@@ -12,7 +12,7 @@ import { ContractError } from '../../contract/errors.js';
 import type { Db } from '../db/pool.js';
 import { one } from '../db/rows.js';
 
-const LOCK_NAME = "CONCAT('seckill_recover:', LEFT(SHA1(CONCAT(DATABASE(), '/', ?)), 40))";
+const LOCK_NAME = "CONCAT('seckill_recover:', SHA1(CONCAT(COALESCE(DATABASE(), ''), '/', ?)))";
 
 /**
  * Runs `work` while holding the sale's recovery lock, waiting at most `waitMs` (RECOVER_LOCK_WAIT_MS)
@@ -26,10 +26,14 @@ export async function withRecoveryLock<T>(
 ): Promise<T> {
   const conn = await db.getConnection();
   let held = false;
+  let healthy = true;
   try {
     const got = await one<{ got: number | null }>(
       conn.query(`SELECT GET_LOCK(${LOCK_NAME}, ?) AS got`, [activityId, waitMs / 1000]),
-    );
+    ).catch((err: unknown) => {
+      healthy = false;
+      throw err;
+    });
     held = Number(got?.got) === 1;
     if (!held)
       throw new ContractError(
@@ -39,14 +43,13 @@ export async function withRecoveryLock<T>(
       );
     return await work();
   } finally {
-    if (held) {
-      const released = await conn.query(`DO RELEASE_LOCK(${LOCK_NAME})`, [activityId]).then(
+    // A connection that could not say RELEASE_LOCK may still hold it: end its session instead of pooling it.
+    if (held)
+      healthy = await conn.query(`DO RELEASE_LOCK(${LOCK_NAME})`, [activityId]).then(
         () => true,
         () => false,
       );
-      // A connection that could not say RELEASE_LOCK may still hold it: end its session instead of pooling it.
-      if (!released) conn.destroy();
-      else conn.release();
-    } else conn.release();
+    if (healthy) conn.release();
+    else conn.destroy();
   }
 }

@@ -98,4 +98,30 @@ describe('recovery lock', () => {
     expect(await a.redis.hlen(keys.holders)).toBe(12);
     expect(failingChecks(await reconciliation(a, activityId))).toEqual([]);
   });
+
+  it('a lock held longer than RECOVER_LOCK_WAIT_MS: the admin recover answers 503 busy and changes nothing', async () => {
+    const { activityId, keys } = await midSale(20);
+    await a.redis.del(keys.stock);
+    const impatient = await startTestOrigin({ ...PARKED, RECOVER_LOCK_WAIT_MS: '200' }, a.db);
+    // Another process's recovery, as MySQL sees it: the same lock held on a session of its own.
+    const holder = await a.db.pool.getConnection();
+    const lock = "CONCAT('seckill_recover:', SHA1(CONCAT(COALESCE(DATABASE(), ''), '/', ?)))";
+    try {
+      const [[got]] = (await holder.query(`SELECT GET_LOCK(${lock}, 0) AS got`, [activityId])) as any;
+      expect(Number(got.got)).toBe(1);
+      const started = Date.now();
+      const res = await impatient.admin('POST', `/admin/activities/${activityId}/recover`);
+      expect([res.status, ((await res.json()) as any).error]).toEqual([503, 'busy']);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+      expect(await a.redis.exists(keys.stock)).toBe(0);
+    } finally {
+      await holder.query(`DO RELEASE_LOCK(${lock})`, [activityId]);
+      holder.release();
+      await impatient.stop();
+    }
+    // Released: the same call recovers.
+    const res = await a.admin('POST', `/admin/activities/${activityId}/recover`);
+    expect(res.status).toBe(200);
+    expect(await a.redis.get(keys.stock)).toBe(String(20 - 12));
+  });
 });
