@@ -15,7 +15,7 @@ import { ContractError } from '../../contract/errors.js';
 import { requireActivity, saleOf } from '../activity/store.js';
 import type { StrandedBorrow } from '../redis/borrow.js';
 import type { OriginContext } from '../context.js';
-import { inTransaction, type Db } from '../db/pool.js';
+import { inTransaction } from '../db/pool.js';
 import { one, rows } from '../db/rows.js';
 import { OutboxStatus } from '../db/statuses.js';
 import { withRecoveryLock } from './recovery-lock.js';
@@ -53,20 +53,8 @@ async function returnedInTransit(
   };
   ctx.metrics.orderTransitions.inc({ transition: 'recover' });
   ctx.log.warn({ ...result, returned }, 'units in transit between buckets returned');
-  if (stock > 0) ctx.soldOut.set(activityId, false);
+  if (stock > 0) ctx.publisher.setSoldOut(activityId, false);
   return result;
-}
-
-/** True when MySQL shows the sale sold something: warm-up must then not load a fresh stock. */
-export async function hasSaleHistory(db: Db, activityId: string): Promise<boolean> {
-  const row = await one<{ history: number }>(
-    db.execute(
-      `SELECT EXISTS(SELECT 1 FROM seckill_order WHERE activity_id = ?)
-           OR EXISTS(SELECT 1 FROM seckill_dead_letter WHERE activity_id = ?) AS history`,
-      [activityId, activityId],
-    ),
-  );
-  return Number(row!.history) === 1;
 }
 
 const refuse = (message: string) => new ContractError('conflict', message);
@@ -136,7 +124,7 @@ export async function recoverHoldingLock(ctx: OriginContext, activityId: string)
   };
   ctx.metrics.orderTransitions.inc({ transition: 'recover' });
   ctx.log.warn(result, 'sale recovered into Redis from MySQL and the Stream');
-  if (!ctx.soldOut.set(activityId, stock <= 0)) await ctx.publisher.publish(activityId);
+  if (!ctx.publisher.setSoldOut(activityId, stock <= 0)) await ctx.publisher.publish(activityId);
   return result;
 }
 
