@@ -9,7 +9,6 @@
  *
  *   npx tsx bench/cluster.ts [--decisions 100000] [--connections 50] [--seconds 10]
  */
-import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,16 +21,8 @@ import type { RedisClient } from '../origin/redis/client.js';
 import { activityKeys } from '../origin/redis/keys.js';
 import { defineScripts, readScripts } from '../origin/redis/scripts.js';
 import { startLocalCluster } from '../scripts/redis-cluster.js';
-import {
-  adminCall,
-  BENCH_SECRETS,
-  benchDatabase,
-  edgeHeadersSync,
-  freePort,
-  spawnTs,
-  stopChild,
-  waitForHttp,
-} from './lib/stack.js';
+import { originReserveRate } from './lib/origin-reserve.js';
+import { benchDatabase } from './lib/stack.js';
 
 const { values } = parseArgs({
   options: {
@@ -140,66 +131,8 @@ async function scriptRate(client: RedisClient, buckets: number): Promise<number>
   return rate;
 }
 
-async function originRate(env: Record<string, string>, mysqlUrl: string, stockBuckets: number) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const origin = spawnTs('origin/main.ts', {
-    ...BENCH_SECRETS,
-    ...env,
-    PORT: String(port),
-    MYSQL_URL: mysqlUrl,
-    ORIGIN_ROLE: 'http',
-    LOG_LEVEL: 'warn',
-  });
-  try {
-    await waitForHttp(`${url}/healthz`, 60_000);
-    const activityId = String(randomInt(1, 2 ** 40));
-    const now = Date.now();
-    await adminCall(url, 'POST', '/admin/activities', {
-      activityId,
-      skuId: activityId,
-      title: 'bench',
-      stock: 10_000_000,
-      stockBuckets,
-      startsAt: new Date(now - 1000).toISOString(),
-      endsAt: new Date(now + 3_600_000).toISOString(),
-    });
-    await adminCall(url, 'POST', `/admin/activities/${activityId}/warmup`);
-    let user = randomInt(1, 2 ** 40);
-    const path = '/internal/reserve';
-    const result = await autocannon({
-      url,
-      connections,
-      duration,
-      requests: [
-        {
-          method: 'POST',
-          path,
-          setupRequest: (req: any) => {
-            const body = JSON.stringify({ activityId, userId: String(++user), quantity: 1, requestId: `b${user}` });
-            return {
-              ...req,
-              body,
-              headers: {
-                'content-type': 'application/json',
-                ...edgeHeadersSync(BENCH_SECRETS.EDGE_ORIGIN_SECRET, 'POST', path, body),
-              },
-            };
-          },
-        },
-      ],
-    });
-    // Only granted reservations count: a 503 (command timeout, load shed) is not a decision.
-    return {
-      rps: Math.round(result['2xx'] / duration),
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      non2xx: result.non2xx,
-    };
-  } finally {
-    await stopChild(origin);
-  }
-}
+const originRate = (env: Record<string, string>, mysqlUrl: string, stockBuckets: number) =>
+  originReserveRate({ env, mysqlUrl, stockBuckets, connections, duration });
 
 export async function benchCluster() {
   const single = await standaloneRedis();

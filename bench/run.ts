@@ -10,7 +10,8 @@
  *
  * JSON: {"reserve": {ratio, p99Ms, rps, bareRps}, "settle": {ordersPerSec, perMessagePerSec,
  * bareUpdatePerSec}, "edgeDoomed": {worstRatio, originCalls, scenarios: [...]}, "cluster": ...,
- * "denyList": {bytesPerId, lookupNs, pushSeconds, runs: [...]}};
+ * "denyList": {bytesPerId, lookupNs, pushSeconds, runs: [...]},
+ * "redisWait": {ratio, rpsWait0, rpsWait1, p99MsWait0, p99MsWait1, non2xxWait1, waitTimeoutMs}};
  * a benchmark not run (or failed) is null, a figure a benchmark does not report is null.
  */
 import { spawnSync } from 'node:child_process';
@@ -73,6 +74,20 @@ const BENCHES: Record<string, Bench> = {
     module: 'bench/deny-list.ts',
     export: 'benchDenyList',
     summarize: (r) => r,
+  },
+  'redis-wait': {
+    key: 'redisWait',
+    module: 'bench/redis-wait.ts',
+    export: 'benchRedisWait',
+    summarize: (r) => ({
+      ratio: num(r.ratio),
+      rpsWait0: num(r.wait0?.rps),
+      rpsWait1: num(r.wait1?.rps),
+      p99MsWait0: num(r.wait0?.p99),
+      p99MsWait1: num(r.wait1?.p99),
+      non2xxWait1: num(r.wait1?.non2xx),
+      waitTimeoutMs: num(r.waitTimeoutMs),
+    }),
   },
 };
 

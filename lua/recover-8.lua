@@ -1,6 +1,6 @@
 --[[
   Recover: rebuilds a sale's Redis state after Redis lost it, from figures the origin proved from
-  MySQL and the surviving Stream (origin/lifecycle/recover.ts). All or nothing; refuses when the
+  MySQL and the surviving Stream (origin/operations/recover.ts). All or nothing; refuses when the
   sale is warm (nothing to recover) or when the Stream with its consumer group is gone (the
   reservations granted but not yet settled cannot be known).
 
@@ -22,10 +22,10 @@
     then    r: number of released pairs, then r pairs reservationId, units
     then    f: number of refilled pairs, then f pairs reservationId, units
     then    e: number of restored reservations (optional, 0 when absent), then e × 6 fields
-            reservationId, requestId, userId, quantity, traceId, ts — reservations MySQL proves (their
-            orders) that the surviving Stream lacks (a failover lost them after a consumer settled
-            them): appended again so the Stream stays the whole ledger. Consumers see them again and
-            settle them as duplicates.
+            reservationId, requestId, userId, quantity, traceId, ts — reservations MySQL proves (orders,
+            dead letters, lost requeues) that the surviving Stream lacks (a failover lost them after a
+            consumer read them): appended again so the Stream stays the whole ledger. Consumers see
+            them again: an order's is a duplicate, a dead letter's is left to its dead letter.
 
   Output:
      1, stock, holders   RECOVERED: stock, holders, released, refilled and config rewritten

@@ -184,6 +184,8 @@ const envSchema = z.object({
   REDIS_WAIT_TIMEOUT_MS: int(50, 1),
   /** How often the failover watch asks which Redis primary serves each warmed sale. */
   FAILOVER_POLL_MS: int(500, 20),
+  /** How long a recovery waits for the sale's MySQL recovery lock while another process recovers it. */
+  RECOVER_LOCK_WAIT_MS: int(10_000, 0),
 });
 
 /** Every setting's name (the README's configuration table must list each). */

@@ -22,7 +22,8 @@ import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import type { Sale } from '../redis/stock-store.js';
 import { PeriodicJob } from './periodic.js';
-import { recover } from '../operations/recover.js';
+import { recoverHoldingLock, type RecoverResult } from '../operations/recover.js';
+import { withRecoveryLock } from '../operations/recovery-lock.js';
 
 /** The sales this process keeps closed after a failover, and since when (ms). */
 export class FailoverGate {
@@ -55,6 +56,30 @@ interface Watched {
 }
 
 const same = (a: (string | null)[], b: (string | null)[]) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+export type FailoverRecovery =
+  | { kind: 'recovered'; result: RecoverResult }
+  /** Another process proved the sale on these primaries while this one waited for the lock. */
+  | { kind: 'proven_elsewhere' }
+  /** The primaries changed again while recovering: not proven for the current ones, the next round retries. */
+  | { kind: 'moved' };
+
+/**
+ * The recovering step, exclusive across processes (the MySQL recovery lock). Whoever got the lock
+ * second sees the first one's proof for these very primaries and does not redo it: dropping the
+ * stock again would close a sale that is already selling.
+ */
+export function recoverAfterFailover(ctx: OriginContext, sale: Sale, primaries: string[]): Promise<FailoverRecovery> {
+  return withRecoveryLock(ctx.db, sale.activityId, ctx.config.RECOVER_LOCK_WAIT_MS, async () => {
+    if (same(await ctx.stock.provenPrimaries(sale), primaries)) return { kind: 'proven_elsewhere' } as const;
+    await ctx.stock.stopForRecovery(sale);
+    const result = await recoverHoldingLock(ctx, sale.activityId);
+    // Proven only for the primaries it ran on: another change meanwhile means another round.
+    if (!same((await ctx.stock.primaries([sale])).get(sale.activityId)!, primaries)) return { kind: 'moved' } as const;
+    await ctx.stock.markProven(sale, primaries);
+    return { kind: 'recovered', result } as const;
+  });
+}
 
 export class FailoverWatch extends PeriodicJob {
   private readonly watched = new Map<string, Watched>();
@@ -117,16 +142,17 @@ export class FailoverWatch extends PeriodicJob {
   private async recover(activityId: string, w: Watched, primaries: string[]): Promise<void> {
     this.ctx.metrics.failoverSteps.inc({ step: 'recovering' });
     this.log.warn({ activityId }, 'failover: recovering the sale from MySQL and the surviving Stream');
-    await this.ctx.stock.stopForRecovery(w.sale);
     try {
-      const result = await recover(this.ctx, activityId);
-      // Proven only for the primaries it ran on: another change meanwhile means another round.
-      if (!same((await this.ctx.stock.primaries([w.sale])).get(activityId)!, primaries)) return;
-      await this.ctx.stock.markProven(w.sale, primaries);
+      const outcome = await recoverAfterFailover(this.ctx, w.sale, primaries);
+      if (outcome.kind === 'proven_elsewhere')
+        this.log.warn({ activityId }, 'failover: another origin process recovered the sale meanwhile');
+      if (outcome.kind !== 'recovered') return;
       this.ctx.metrics.failoverSteps.inc({ step: 'recovered' });
-      this.log.warn({ ...result }, 'failover: recovery proved the sale state');
+      this.log.warn({ ...outcome.result }, 'failover: recovery proved the sale state');
     } catch (err) {
       if (!(err instanceof ContractError)) throw err;
+      // The lock not got in time: another process is still at it; the next round looks again.
+      if (err.code === 'busy') return void this.log.warn({ activityId }, `failover: ${err.message}`);
       if (!w.alerted) {
         w.alerted = true;
         this.ctx.metrics.failoverSteps.inc({ step: 'refused' });

@@ -42,6 +42,10 @@ export interface StrandedBorrow {
   quantity: number;
 }
 
+/** A borrow's outcome; a granted one names the donor bucket its units came from (WAIT must cover it too). */
+export type BorrowResult =
+  Exclude<ReserveResult, { kind: 'reserved' }> | (Extract<ReserveResult, { kind: 'reserved' }> & { donor: number });
+
 const code = (reply: (string | number)[]) => Number(reply[0]);
 
 export async function borrow(
@@ -50,7 +54,7 @@ export async function borrow(
   home: number,
   reservationId: string,
   homeStock: number,
-): Promise<ReserveResult> {
+): Promise<BorrowResult> {
   const { quantity } = input;
   const others = Array.from({ length: input.buckets }, (_, b) => b).filter((b) => b !== home);
   const stocks = await deps.run(() => Promise.all(others.map((b) => deps.redis.get(deps.keys(input, b).stock))));
@@ -81,7 +85,7 @@ export async function borrow(
         ),
       );
       if (confirmed === ConfirmCode.CONFIRMED || confirmed === ConfirmCode.ALREADY)
-        return { kind: 'reserved', reservationId, remaining: Math.max(total - quantity, 0) };
+        return { kind: 'reserved', reservationId, remaining: Math.max(total - quantity, 0), donor: bucket };
       // Given up meanwhile (recovery took it for stranded): the units must not stay lent.
       await giveBack(deps, input, bucket, reservationId);
       return { kind: 'busy' };

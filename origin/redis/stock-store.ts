@@ -249,12 +249,14 @@ export class StockStore {
         return { ...decoded, remaining: left };
       }
       case 'repeat':
-        return this.confirmed(k, decoded);
+        return this.confirmed(input, home, decoded);
       case 'pending':
         return 'pending';
       case 'borrow': {
         const result = await borrow(this.borrowDeps(), input, home, decoded.reservationId, decoded.homeStock);
-        return result.kind === 'reserved' ? this.confirmed(k, result) : result;
+        if (result.kind !== 'reserved') return result;
+        const { donor, ...reserved } = result;
+        return this.confirmed(input, home, reserved, donor);
       }
       default:
         return decoded;
@@ -295,26 +297,54 @@ export class StockStore {
   /**
    * A result that promises a reservation written earlier (a repeat, a borrow's confirm): with
    * REDIS_WAIT_REPLICAS, a marker write on the bucket's primary and `WAIT` behind it in one pipeline
-   * make WAIT cover every earlier write there, the reservation's included.
+   * make WAIT cover every earlier write there, the reservation's included. A borrowed reservation was
+   * written on two buckets — its units taken at the donor, the reservation confirmed at home — which
+   * on a cluster may live on two masters: both must confirm, or a failover of the donor's master
+   * could give the units back to sale while the reservation stands. The donor is the borrow's (or,
+   * on a repeat, the one its home bucket recorded: borrowing[rid] = "c|donor").
    */
-  private async confirmed(k: ActivityKeys, result: ReserveResult & { reservationId: string }): Promise<ReserveResult> {
+  private async confirmed(
+    sale: Sale,
+    home: number,
+    result: ReserveResult & { reservationId: string },
+    donor?: number,
+  ): Promise<ReserveResult> {
     const wait = this.opts.wait;
     if (!wait?.replicas) return result;
-    const replicas = await this.breaker.run(async () => {
-      for (let attempt = 0; ; attempt++) {
-        const results =
-          (await this.requestRedis
-            .pipeline()
-            .hset(k.config, WAIT_MARK_FIELD, Date.now())
-            .call('WAIT', wait.replicas, wait.timeoutMs)
-            .exec()) ?? [];
-        const [[markErr], [waitErr, count]] = results as [[Error | null, unknown], [Error | null, unknown]];
-        if (markErr && attempt < 2 && (await this.followedRedirect(markErr))) continue;
-        if (markErr || waitErr) throw markErr ?? waitErr;
-        return Number(count);
-      }
-    });
-    return replicas >= wait.replicas ? result : { kind: 'unconfirmed', reservationId: result.reservationId };
+    const buckets = [home];
+    // One server holds every bucket: one marker on it covers both writes.
+    if (sale.buckets > 1 && this.requestRedis instanceof Cluster) {
+      donor ??= await this.recordedDonor(sale, home, result.reservationId);
+      if (donor !== undefined && donor !== home) buckets.push(donor);
+    }
+    const counts = await this.breaker.run(() =>
+      Promise.all(buckets.map((b) => this.markAndWait(this.keys(sale, b), wait))),
+    );
+    return counts.every((n) => n >= wait.replicas)
+      ? result
+      : { kind: 'unconfirmed', reservationId: result.reservationId };
+  }
+
+  /** Marker write + WAIT on the primary of the bucket's slot: how many replicas acknowledged everything before it. */
+  private async markAndWait(k: ActivityKeys, wait: { replicas: number; timeoutMs: number }): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      const results =
+        (await this.requestRedis
+          .pipeline()
+          .hset(k.config, WAIT_MARK_FIELD, Date.now())
+          .call('WAIT', wait.replicas, wait.timeoutMs)
+          .exec()) ?? [];
+      const [[markErr], [waitErr, count]] = results as [[Error | null, unknown], [Error | null, unknown]];
+      if (markErr && attempt < 2 && (await this.followedRedirect(markErr))) continue;
+      if (markErr || waitErr) throw markErr ?? waitErr;
+      return Number(count);
+    }
+  }
+
+  /** The donor a confirmed borrow took its units from, as its home bucket recorded it; undefined when not borrowed. */
+  private async recordedDonor(sale: Sale, home: number, reservationId: string): Promise<number | undefined> {
+    const state = await this.breaker.run(() => this.requestRedis.hget(this.keys(sale, home).borrowing, reservationId));
+    return state?.startsWith('c|') ? Number(state.slice(2)) : undefined;
   }
 
   /**
@@ -368,10 +398,7 @@ export class StockStore {
       const held = await this.breaker.run(() => this.requestRedis.hget(holders, userId));
       if (!held) return { kind: 'sold_out' };
       if (!held.startsWith(PENDING_MARK))
-        return this.confirmed(this.keys(sale, homeBucket(userId, sale.buckets)), {
-          kind: 'repeat',
-          reservationId: held,
-        });
+        return this.confirmed(sale, homeBucket(userId, sale.buckets), { kind: 'repeat', reservationId: held });
       if (Date.now() >= deadline) return { kind: 'busy' };
       await sleep(10);
     }

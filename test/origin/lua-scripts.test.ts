@@ -49,7 +49,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       confirm: '355114bb010867c19164ed4d4191b2abe2ca6794',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
-      recover: 'a161bc959e3683a6aa1d3d1ddd514fcc6b05c509',
+      recover: 'e48e6bd2c1767b8d52b5c061cf518ce4b720f429',
       enter: '1a530d79363dc3fcf40c548b1115e43247da0630',
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
