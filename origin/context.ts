@@ -28,11 +28,8 @@ export interface OriginContext {
   /** All of Redis: typed scripts, the breaker-wrapped request path, Stream reads, pub/sub. */
   stock: StockStore;
   catalog: ActivityCatalog;
-  /**
-   * The sold-out flags. `set` is `publisher.setSoldOut`: a transition pushes the edge. New code calls
-   * the publisher, which says so; reserve.ts and recover.ts still call this.
-   */
-  soldOut: Pick<SoldOutFlags, 'has' | 'set'>;
+  /** The sold-out flags, read-only here: set or clear them with `publisher.setSoldOut`, which pushes the edge. */
+  soldOut: Pick<SoldOutFlags, 'has'>;
   pushEdge: EdgePush;
   /** Builds an activity's snapshot and pushes it to the edge: the one place that does. */
   publisher: SnapshotPublisher;
@@ -125,10 +122,7 @@ export async function createOriginContext(
     db,
     stock,
     catalog,
-    soldOut: {
-      has: (activityId) => flags.has(activityId),
-      set: (activityId, v) => publisher.setSoldOut(activityId, v),
-    },
+    soldOut: flags,
     pushEdge,
     publisher,
     lottery: new LotteryAdmission(db, stock),

@@ -65,13 +65,13 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
       });
   switch (result.kind) {
     case 'reserved':
-      if (result.remaining === 0) ctx.soldOut.set(req.activityId, true);
+      if (result.remaining === 0) ctx.publisher.setSoldOut(req.activityId, true);
       else ctx.stockWatch.observe(sale, result.remaining + req.quantity, result.remaining);
       return { created: true, reservationId: result.reservationId };
     case 'repeat':
       return { created: false, reservationId: result.reservationId };
     case 'sold_out':
-      ctx.soldOut.set(req.activityId, true);
+      ctx.publisher.setSoldOut(req.activityId, true);
       throw new ContractError('sold_out', 'sold out');
     case 'insufficient_stock':
       // Some units remain: smaller requests still succeed, so no sold-out flag (DESIGN §10).

@@ -1,8 +1,8 @@
 /**
  * In-process sold-out flags (DESIGN §5): set when the script says SOLD_OUT, shared between origin
  * instances over Redis pub/sub, cleared when a refill puts stock back. A flag may only ever cause
- * the script to be skipped — never the holder lookup. A transition calls `onTransition` (context.ts
- * wires it to the snapshot publisher, which pushes the edge); the flags themselves push nothing.
+ * the script to be skipped — never the holder lookup. The flags themselves push nothing to the edge:
+ * callers set them through `SnapshotPublisher.setSoldOut` (activity/snapshot-publisher.ts), which does.
  */
 import type { Logger } from '../logger.js';
 import type { StockStore } from '../redis/stock-store.js';
@@ -13,7 +13,6 @@ export class SoldOutFlags {
   constructor(
     private readonly store: Pick<StockStore, 'publishSoldOut' | 'onSoldOut'>,
     private readonly log: Logger,
-    private readonly onTransition: (activityId: string, soldOut: boolean) => void = () => {},
   ) {}
 
   async start(): Promise<void> {
@@ -31,7 +30,6 @@ export class SoldOutFlags {
       this.store.publishSoldOut(activityId, soldOut).catch((err) => {
         this.log.warn({ activityId, err: err.message }, 'sold-out broadcast failed');
       });
-      this.onTransition(activityId, soldOut);
     }
     return changed;
   }
