@@ -80,7 +80,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           timeouts: new TimeoutJob(ctx),
           outbox: new OutboxWorker(ctx),
           reconciliation: new ReconcileJob(ctx),
-          orderEvents: orderEventWorkerFor(ctx),
+          orderEvents: orderEventWorkerFor(ctx, () => settlement?.busyWithin(config.ORDER_EVENTS_POLL_MS) ?? false),
           draws: new DrawJob(ctx),
           warmups: new WarmupJob(ctx),
           releases: new ReleaseJob(ctx),

@@ -179,9 +179,9 @@ function toRow(r: OutboxRow): OrderEventRow {
  * counts the try, committed before any delivery (no remote call inside a transaction).
  */
 export async function claimOrderEvents(tx: Tx, limit: number, leaseMs: number): Promise<OrderEventRow[]> {
-  const claimed = await rows<OutboxRow>(
+  const due = await rows<{ seq: string; events: number }>(
     tx.query(
-      `${SELECT_ROW} e
+      `SELECT e.seq, e.events FROM order_event_outbox e
       WHERE e.status = ${OrderEventStatus.PENDING} AND e.next_attempt_at <= NOW(3)
         AND (e.type = 'order.created' OR (
               NOT EXISTS (SELECT 1 FROM order_event_outbox p WHERE p.event_id = CONCAT(e.order_no, ':order.created'))
@@ -189,14 +189,26 @@ export async function claimOrderEvents(tx: Tx, limit: number, leaseMs: number): 
       ORDER BY e.seq LIMIT ${Number(limit)} FOR UPDATE SKIP LOCKED`,
     ),
   );
-  if (claimed.length === 0) return [];
-  const seqs = claimed.map((r) => String(r.seq));
+  // `limit` counts events, not rows: a settlement batch's row holds many. Rows are taken in order
+  // until their events reach it (one at least); the others stay due, unchanged, and only the taken
+  // rows' payloads are read.
+  const seqs: string[] = [];
+  let events = 0;
+  for (const r of due) {
+    if (events >= limit) break;
+    seqs.push(String(r.seq));
+    events += Number(r.events);
+  }
+  if (seqs.length === 0) return [];
+  const marks = seqs.map(() => '?').join(', ');
   await tx.query(
     `UPDATE order_event_outbox SET attempts = attempts + 1, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
-      WHERE seq IN (${seqs.map(() => '?').join(', ')})`,
+      WHERE seq IN (${marks})`,
     [leaseMs * 1000, ...seqs],
   );
-  return claimed.map((r) => ({ ...toRow(r), attempts: Number(r.attempts) + 1 }));
+  const claimed = await rows<OutboxRow>(tx.query(`${SELECT_ROW} WHERE seq IN (${marks}) ORDER BY seq`, seqs));
+  // attempts as read after the UPDATE: this claim's try is counted.
+  return claimed.map(toRow);
 }
 
 /** Delivered: the rows go, in one statement per round (an id stays stable for a receiver that sees it again). */

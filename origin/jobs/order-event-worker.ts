@@ -52,6 +52,7 @@ type Settings = Pick<
   | 'ORDER_EVENTS_POLL_MS'
   | 'ORDER_EVENTS_BATCH_SIZE'
   | 'ORDER_EVENTS_CONCURRENCY'
+  | 'ORDER_EVENTS_YIELD_MS'
 > & { ORDER_EVENTS_URL: string };
 
 export function orderEventBody(e: OrderEvent): string {
@@ -83,8 +84,17 @@ export class OrderEventWorker extends PeriodicJob {
   private readonly agent: HttpAgent;
   private readonly send: typeof httpRequest;
 
+  /** When the last round ran (a round deferred to settlement does not count). */
+  private lastRoundAt = 0;
+
   constructor(
-    private readonly deps: { db: Db; log: Logger; metrics: Metrics },
+    private readonly deps: {
+      db: Db;
+      log: Logger;
+      metrics: Metrics;
+      /** True while settlement in this process is busy: delivery then waits (ORDER_EVENTS_YIELD_MS). */
+      settling?: () => boolean;
+    },
     settings: Settings,
   ) {
     super('order-events', settings.ORDER_EVENTS_POLL_MS, deps.log);
@@ -107,8 +117,19 @@ export class OrderEventWorker extends PeriodicJob {
     this.agent.destroy();
   }
 
+  /**
+   * Settlement first (the orders are what the buyers wait for; events may follow a little later):
+   * while this process's consumers are settling, skip rounds, for ORDER_EVENTS_YIELD_MS at most.
+   */
+  private deferToSettlement(): boolean {
+    const yieldMs = this.settings.ORDER_EVENTS_YIELD_MS;
+    return yieldMs > 0 && Date.now() - this.lastRoundAt < yieldMs && (this.deps.settling?.() ?? false);
+  }
+
   async round(): Promise<boolean> {
     const s = this.settings;
+    if (this.deferToSettlement()) return false;
+    this.lastRoundAt = Date.now();
     // READ COMMITTED: the claim must not lock the gap that settlement's new event rows go into.
     const rows = await inTransaction(
       this.deps.db,
@@ -148,7 +169,8 @@ export class OrderEventWorker extends PeriodicJob {
     }
     // One DELETE per round, not one commit per event (a crash before it means redelivery: at least once).
     await markDelivered(this.deps.db, done);
-    return rows.length === s.ORDER_EVENTS_BATCH_SIZE;
+    // A claim stops once it holds ORDER_EVENTS_BATCH_SIZE events: fewer means nothing else was due.
+    return sends.length >= s.ORDER_EVENTS_BATCH_SIZE;
   }
 
   /** One signed POST; null when delivered (2xx), else why not. No redirect is followed. */
@@ -211,8 +233,14 @@ export class OrderEventWorker extends PeriodicJob {
 }
 
 /** The process's worker, or null when ORDER_EVENTS_URL is unset (then no events are written either). */
-export function orderEventWorkerFor(ctx: { config: OriginConfig; db: Db; log: Logger; metrics: Metrics }) {
+export function orderEventWorkerFor(
+  ctx: { config: OriginConfig; db: Db; log: Logger; metrics: Metrics },
+  settling?: () => boolean,
+) {
   const { config } = ctx;
   if (!config.ORDER_EVENTS_URL) return null;
-  return new OrderEventWorker(ctx, { ...config, ORDER_EVENTS_URL: config.ORDER_EVENTS_URL });
+  return new OrderEventWorker(
+    { ...ctx, ...(settling ? { settling } : {}) },
+    { ...config, ORDER_EVENTS_URL: config.ORDER_EVENTS_URL },
+  );
 }

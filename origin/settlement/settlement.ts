@@ -15,6 +15,7 @@ export class Settlement {
   private stopping = false;
   private readonly lastFailure = new Map<string, string>();
   private readonly instance = `${hostname()}:${process.pid}:${randomHex(3)}`;
+  private lastEntriesAt = 0;
 
   constructor(private readonly ctx: OriginContext) {}
 
@@ -28,6 +29,11 @@ export class Settlement {
       }, this.ctx.config.SETTLE_DISCOVERY_MS);
     };
     tick();
+  }
+
+  /** True when one of this process's consumers read entries to settle within the last `windowMs`. */
+  busyWithin(windowMs: number): boolean {
+    return Date.now() - this.lastEntriesAt < windowMs;
   }
 
   /** Activities being settled by this process. */
@@ -59,6 +65,9 @@ export class Settlement {
               log: this.ctx.log,
               metrics: this.ctx.metrics,
               lastFailure: this.lastFailure,
+              onEntries: () => {
+                this.lastEntriesAt = Date.now();
+              },
             },
             target,
             {

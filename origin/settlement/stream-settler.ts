@@ -30,6 +30,8 @@ export interface SettlerDeps {
   metrics: Metrics;
   /** Why an entry failed last (shared by the process's settlers), for the dead letter's reason. */
   lastFailure: Map<string, string>;
+  /** Called when a read brought entries to settle (the process's settlement is busy). */
+  onEntries?: () => void;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -72,7 +74,10 @@ export class StreamSettler {
           await this.reclaimIdle();
         }
         const entries = await this.deps.reader.read(this.settings.batchSize, this.settings.blockMs);
-        if (entries.length > 0) await this.settleEntries(entries, new Map());
+        if (entries.length > 0) {
+          this.deps.onEntries?.();
+          await this.settleEntries(entries, new Map());
+        }
       } catch (err) {
         if (this.stopping) break;
         log.warn({ activityId: this.target.activityId, err: (err as Error).message }, 'settlement round failed');

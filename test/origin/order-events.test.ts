@@ -383,3 +383,55 @@ describe("a settlement batch's order.created events", () => {
     }
   });
 });
+
+describe('settlement first', () => {
+  it('the worker skips rounds while settlement is busy, for ORDER_EVENTS_YIELD_MS at most, and delivers at once when it is not', async () => {
+    // HTTP role: no worker runs; the test drives settlement and worker rounds by hand.
+    const t = await startTestOrigin({ ORIGIN_ROLE: 'http', REDIS_COMMAND_TIMEOUT_MS: '2000' });
+    const receiver = await startEventReceiver(SECRET, () => ({ status: 204 }));
+    let settling = true;
+    try {
+      const { activityId, skuId } = await t.sale({ stock: 3 });
+      const target = { activityId, skuId, paymentTimeoutSeconds: 900, orderEvents: true };
+      const settle = (i: number) =>
+        settleBatch(t.origin.ctx.db, target, [
+          {
+            streamId: `1-${i}`,
+            reservationId: `${activityId}-${String(i).padStart(32, '0')}`,
+            requestId: `q${i}`,
+            userId: String(7001 + i),
+            quantity: 1,
+            traceId: '',
+            ts: Date.now(),
+          },
+        ]);
+      const yieldMs = 400;
+      const worker = new OrderEventWorker(
+        { ...t.origin.ctx, settling: () => settling },
+        {
+          ...testConfig(t.db.url, { ORDER_EVENTS_URL: receiver.url, ...FAST, ORDER_EVENTS_YIELD_MS: String(yieldMs) }),
+          ORDER_EVENTS_URL: receiver.url,
+        },
+      );
+      await settle(0);
+      await worker.round(); // the first round runs even while settling: it has not yielded yet
+      expect(receiver.arrivals).toHaveLength(1);
+
+      await settle(1);
+      const yieldedAt = Date.now();
+      await worker.round(); // settlement busy, the last round just ran: this one waits
+      expect(receiver.arrivals).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, yieldMs - (Date.now() - yieldedAt) + 50));
+      await worker.round(); // waited ORDER_EVENTS_YIELD_MS: delivers although settlement is still busy
+      expect(receiver.arrivals).toHaveLength(2);
+
+      settling = false;
+      await settle(2);
+      await worker.round(); // settlement idle: delivers at once
+      expect(receiver.arrivals.map((a) => a.event.userId)).toEqual(['7001', '7002', '7003']);
+    } finally {
+      await t.stop();
+      await receiver.close();
+    }
+  });
+});
