@@ -15,11 +15,12 @@
  * origin calls the doomed load caused — any is a failure (exit code 1): a doomed click must never
  * reach the origin. Speed figures are figures, not assertions.
  *
- *   npx tsx bench/edge-doomed.ts [--connections 50] [--seconds 8] [--users 500]
+ *   npx tsx bench/edge-doomed.ts [--connections 50] [--seconds 8] [--users 500] [--only <name part>]
  */
 import autocannon from 'autocannon';
 import { sign } from 'hono/jwt';
 import { Miniflare } from 'miniflare';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { signEdgeRequest, type ActivitySnapshot } from '../contract/index.js';
 import { startEdge } from './lib/local-edge.js';
@@ -31,11 +32,14 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     seconds: { type: 'string', default: '8' },
     users: { type: 'string', default: '500' },
+    only: { type: 'string' },
   },
 });
 const connections = Number(values.connections);
 const duration = Number(values.seconds);
 const userCount = Number(values.users);
+/** Runs only the scenarios whose name contains this text (hello always runs). */
+const only = values.only;
 
 interface Prepared {
   path: string;
@@ -60,7 +64,37 @@ export interface DoomedScenario {
   expected: number;
   unexpected: number;
   originCalls: number;
+  /**
+   * CPU time the workerd processes spent per request (µs, user + system, from /proc): what the path
+   * costs the runtime itself, which a busy machine moves far less than req/s. Null off Linux.
+   */
+  workerdCpuUsPerRequest: number | null;
 }
+
+/** CPU ticks (user + system) of this process's workerd children; null where /proc is missing. */
+function workerdCpuTicks(): number | null {
+  try {
+    let ticks = 0;
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      } catch {
+        continue; // gone meanwhile
+      }
+      const close = stat.lastIndexOf(')');
+      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('workerd')) continue;
+      const f = stat.slice(close + 2).split(' ');
+      if (Number(f[1]) !== process.pid) continue; // ppid: only the runtimes this benchmark started
+      ticks += Number(f[11]) + Number(f[12]);
+    }
+    return ticks;
+  } catch {
+    return null;
+  }
+}
+const TICK_US = 1e6 / 100; // USER_HZ is 100 on Linux
 
 export interface EdgeDoomedResult {
   helloRps: number;
@@ -219,12 +253,14 @@ async function measure(
       ],
     };
     const statuses: Record<string, number> = {};
+    const ticksBefore = workerdCpuTicks();
     // Without a callback autocannon returns an instance that is also a promise of the result.
     const instance = autocannon(opts) as unknown as autocannon.Instance & Promise<autocannon.Result>;
     instance.on('response', (_client: unknown, statusCode: number) => {
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
     });
     const result = await instance;
+    const ticksAfter = workerdCpuTicks();
     const count = (codes: number[]) => codes.reduce((n, code) => n + (statuses[code] ?? 0), 0);
     const total = Object.values(statuses).reduce((n, v) => n + v, 0);
     const top = Object.entries(statuses).sort((a, b) => b[1] - a[1])[0]?.[0];
@@ -240,18 +276,25 @@ async function measure(
       expected: count(expected),
       unexpected: total - count(expected),
       originCalls: prepared ? originCalls() - before : 0,
+      workerdCpuUsPerRequest:
+        ticksBefore === null || ticksAfter === null || total === 0
+          ? null
+          : Math.round(((ticksAfter - ticksBefore) * TICK_US) / total),
     } satisfies DoomedScenario;
   }
 
   console.log(`edge-doomed: ${connections} connections, ${duration} s per run, ${userCount} users per scenario`);
   const hello = await run('hello Worker', helloUrl, [200], null);
   const doomed: DoomedScenario[] = [];
-  doomed.push(await run('state, no credentials', edgeUrl, [409, 401], anonymous));
-  doomed.push(await run('state, genuine ticket', edgeUrl, [409], soldOut));
-  doomed.push(await run('JWT (bad token)', edgeUrl, [401], badJwt));
-  doomed.push(await run('ticket (forged)', edgeUrl, [403], forged));
-  await prepareLimited();
-  doomed.push(await run('rate limit', edgeUrl, [429], limited));
+  const chosen = (name: string) => only === undefined || name.includes(only);
+  if (chosen('state, no credentials')) doomed.push(await run('state, no credentials', edgeUrl, [409, 401], anonymous));
+  if (chosen('state, genuine ticket')) doomed.push(await run('state, genuine ticket', edgeUrl, [409], soldOut));
+  if (chosen('JWT (bad token)')) doomed.push(await run('JWT (bad token)', edgeUrl, [401], badJwt));
+  if (chosen('ticket (forged)')) doomed.push(await run('ticket (forged)', edgeUrl, [403], forged));
+  if (chosen('rate limit')) {
+    await prepareLimited();
+    doomed.push(await run('rate limit', edgeUrl, [429], limited));
+  }
   hello.ratio = 1;
   for (const r of doomed) {
     r.ratio = r.rps / hello.rps;
@@ -260,12 +303,12 @@ async function measure(
 
   console.log('');
   console.log(
-    'scenario                 req/s  ratio  +µs/req  answered by  p50 ms  p99 ms  expected  unexpected  origin calls',
+    'scenario                 req/s  ratio  +µs/req  workerd CPU µs/req  answered by  p50 ms  p99 ms  expected  unexpected  origin calls',
   );
   for (const r of [hello, ...doomed]) {
     const extra = r === hello ? '' : r.extraUsPerRequest.toFixed(0);
     console.log(
-      `${r.name.padEnd(22)} ${r.rps.toFixed(0).padStart(7)}  ${r.ratio.toFixed(2).padStart(5)}  ${extra.padStart(7)}  ${r.answeredBy.padEnd(11)}  ${String(r.p50Ms).padStart(6)}  ${String(r.p99Ms).padStart(6)}  ${String(r.expected).padStart(8)}  ${String(r.unexpected).padStart(10)}  ${String(r.originCalls).padStart(12)}`,
+      `${r.name.padEnd(22)} ${r.rps.toFixed(0).padStart(7)}  ${r.ratio.toFixed(2).padStart(5)}  ${extra.padStart(7)}  ${String(r.workerdCpuUsPerRequest ?? '-').padStart(18)}  ${r.answeredBy.padEnd(11)}  ${String(r.p50Ms).padStart(6)}  ${String(r.p99Ms).padStart(6)}  ${String(r.expected).padStart(8)}  ${String(r.unexpected).padStart(10)}  ${String(r.originCalls).padStart(12)}`,
     );
   }
   const worstRatio = Math.min(...doomed.map((r) => r.ratio));

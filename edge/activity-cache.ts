@@ -36,6 +36,31 @@ export function peekActivity(activityId: string, now = Date.now()): ActivitySnap
   return entries.get(activityId, now) ?? null;
 }
 
+/** Activities this isolate is refreshing after a request's answer: a flag per id (never a shared promise). */
+const refreshing = new TtlCache<true>(MAX_ENTRIES);
+
+/**
+ * For a request that found no snapshot in isolate memory and was refused before it loaded one (no
+ * JWT, a bad ticket): load it after the answer (`waitUntil`), so the doomed clicks that follow are
+ * answered on the public state before any crypto (DESIGN §10). At most one such load per activity
+ * per ACTIVITY_CACHE_TTL_MS in this isolate; it reads the colo cache or the ActivityDO like any
+ * other miss (never the origin while the DO holds the snapshot), and a failure only means a later
+ * miss tries again. Staleness is the cache's own: each entry still lives ACTIVITY_CACHE_TTL_MS.
+ */
+export function refreshActivityLater(
+  env: Env,
+  ctx: Pick<ExecutionContext, 'waitUntil'>,
+  activityId: string,
+  traceId: string,
+): void {
+  const now = Date.now();
+  if (refreshing.get(activityId, now) !== undefined) return;
+  refreshing.set(activityId, true, now + ACTIVITY_CACHE_TTL_MS, now);
+  ctx.waitUntil(loadActivity(env, activityId, traceId).then(noop, noop));
+}
+
+const noop = () => {};
+
 /**
  * The activity's snapshot; 404 `not_found` when the origin has not listed it (no origin call, no
  * ActivityDO) or does not know it, 503 when unreachable.
