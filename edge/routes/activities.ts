@@ -35,7 +35,7 @@ export const activityRoutes = new Hono<EdgeEnv>()
     const activityId = activityIdParam(c);
     // The public state first when this isolate holds the snapshot: no JWT work for a doomed click (§10).
     let now = Date.now();
-    const cached = peekActivity(activityId, now);
+    const cached = peekActivity(activityId, now, { env: c.env, ctx: c.executionCtx, traceId: c.get('traceId') });
     if (cached) assertOpen(cached, now);
     const scope = `ticket:${activityId}`;
     let userId: string;

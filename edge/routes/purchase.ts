@@ -43,12 +43,12 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   // does not, so it may answer before the JWT and ticket (§10). A sold-out click that brings a
   // receipt goes on: it may be a holder's repeat, which gets its reservation.
   const now = Date.now();
-  const cached = peekActivity(activityId, now);
+  const traceId = c.get('traceId');
+  const cached = peekActivity(activityId, now, { env: c.env, ctx: c.executionCtx, traceId });
   if (cached && !(cached.soldOut && hasReceipt(c, activityId))) assertOpen(cached, now);
 
   // 3. Who, 4. with what right. A click refused here without the snapshot in memory loads it after
   // its answer, so the stream of doomed clicks behind it is answered at step 2 (§10).
-  const traceId = c.get('traceId');
   const settings = settingsOf(c.env);
   const scope = `purchase:${activityId}`;
   let userId: string;

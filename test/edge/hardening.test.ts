@@ -401,6 +401,26 @@ describe('issue 13: the public state answers before the JWT and ticket', () => {
     await expectError(res, 409, 'sold_out');
     expect(await originCalls(activityId)).toMatchObject({ reserve: 0 });
   });
+  it('a steady stream of anonymous clicks keeps the snapshot fresh: past the cache TTL every click is still answered on the state', async () => {
+    const activityId = await openActivity({ soldOut: true });
+    const statuses: number[] = [];
+    const until = Date.now() + 4 * ACTIVITY_CACHE_TTL_MS;
+    while (Date.now() < until) {
+      const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/purchase`, {
+        method: 'POST',
+        headers: { 'idempotency-key': 'k' },
+        body: '{"quantity":1}',
+      });
+      statuses.push(res.status);
+      await res.arrayBuffer();
+      await sleep(ACTIVITY_CACHE_TTL_MS / 6);
+    }
+    // A hit past half its TTL is reloaded after its answer, so the entry never expires under this
+    // stream (without that, each expiry would send one click on to the JWT: about 4 × 401 here).
+    expect(statuses.length).toBeGreaterThanOrEqual(8);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(1);
+    expect(statuses.filter((s) => s !== 401).every((s) => s === 409)).toBe(true);
+  });
 });
 
 describe('issue 13: a repeat click refused by the user gate costs no gate call', () => {
