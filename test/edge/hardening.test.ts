@@ -267,6 +267,23 @@ describe('8.7 JWT, signatures, messages', () => {
     expect(await accepts(await sign({ sub: '42', exp: nowS() + 600, iat: nowS() + 40 }, secret))).toBe(false);
   });
 
+  it('a refused token is refused the same way again (remembered), but "not valid yet" is not remembered', async () => {
+    const activityId = await openActivity();
+    const tickets = (authorization: string) =>
+      SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST', headers: { authorization } });
+    const forged = `Bearer ${await sign({ sub: newUserId(), exp: nowS() + 600 }, 'some-other-secret-0000000')}`;
+    const first = await expectError(await tickets(forged), 401, 'unauthenticated');
+    const again = await expectError(await tickets(forged), 401, 'unauthenticated');
+    expect(again.message).toBe(first.message);
+    // Valid 31 s from now by its nbf (30 s of leeway): refused now, accepted a second or two later.
+    const early = `Bearer ${await sign({ sub: newUserId(), exp: nowS() + 600, nbf: nowS() + 31 }, secret)}`;
+    expect((await expectError(await tickets(early), 401, 'unauthenticated')).message).toBe(
+      'the bearer token is not valid yet',
+    );
+    await sleep(2_100);
+    expect((await tickets(early)).status).toBe(200);
+  });
+
   it('caps the lifetime (24 h by default), with or without iat', async () => {
     expect(await accepts(await sign({ sub: '42', iat: nowS(), exp: nowS() + 86_000 }, secret))).toBe(true);
     expect(await accepts(await sign({ sub: '42', iat: nowS(), exp: nowS() + 90_000 }, secret))).toBe(false);
