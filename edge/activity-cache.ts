@@ -66,11 +66,10 @@ const refreshing = new TtlCache<true>(MAX_ENTRIES);
  * for a request that found no snapshot and was refused before it loaded one (no JWT, a bad
  * ticket), so the doomed clicks that follow are answered on the public state before any crypto
  * (DESIGN §10). One such load per activity at a time in this isolate (after a failure, none for
- * ACTIVITY_CACHE_TTL_MS); it
- * reads the colo cache or the ActivityDO like any other miss (never the origin while the DO holds
- * the snapshot), never overwrites a snapshot this isolate learned first-hand meanwhile, and a
- * failure only means a later request tries again. Staleness is the caches' own: an isolate entry
- * lives ACTIVITY_CACHE_TTL_MS, a colo entry COLO_CACHE_TTL_MS.
+ * ACTIVITY_CACHE_TTL_MS); it reads the colo cache or the ActivityDO like any other miss (never the
+ * origin while the DO holds the snapshot), never overwrites a snapshot this isolate learned
+ * first-hand meanwhile, and a failure only means a later request tries again. Staleness is the
+ * caches' own: an isolate entry lives ACTIVITY_CACHE_TTL_MS, a colo entry COLO_CACHE_TTL_MS.
  */
 export function refreshActivityLater(
   env: Env,

@@ -60,7 +60,7 @@ export function shardOf(userId: string, shards: number): number {
  * remembers the rate it was set at: after a live change of `userRatePerSec` (DESIGN §10) it no
  * longer counts and the DO is asked. Bounded; expired entries are pruned when it fills.
  */
-export const REFUSED_MAX_ENTRIES = 50_000;
+const REFUSED_MAX_ENTRIES = 50_000;
 const refusedUntil = new TtlCache<{ until: number; ratePerSec: number }>(REFUSED_MAX_ENTRIES);
 
 /** 429 `rate_limited` when this isolate remembers the gate's refusal of `key` at this rate. */
