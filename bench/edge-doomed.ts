@@ -15,11 +15,18 @@
  * origin calls the doomed load caused — any is a failure (exit code 1): a doomed click must never
  * reach the origin. Speed figures are figures, not assertions.
  *
- *   npx tsx bench/edge-doomed.ts [--connections 50] [--seconds 8] [--users 500]
+ *   npx tsx bench/edge-doomed.ts [--connections 50] [--seconds 8] [--users 500] [--only <name part>]
+ *   npx tsx bench/edge-doomed.ts --do-call     what one user-gate Durable Object call costs a request
+ *
+ * `--do-call` measures the call a rate-limit refusal makes when the isolate does not remember it:
+ * a Worker that answers after one call to a Durable Object shaped like UserGateDO (16 shards, a map
+ * of buckets), by RPC (`stub.admit(key, rate, userId)`, as the edge does) and by `stub.fetch()` with a
+ * JSON body, against a Worker that answers at once, same runtime, same load.
  */
 import autocannon from 'autocannon';
 import { sign } from 'hono/jwt';
 import { Miniflare } from 'miniflare';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { signEdgeRequest, type ActivitySnapshot } from '../contract/index.js';
 import { startEdge } from './lib/local-edge.js';
@@ -31,11 +38,15 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     seconds: { type: 'string', default: '8' },
     users: { type: 'string', default: '500' },
+    only: { type: 'string' },
+    'do-call': { type: 'boolean', default: false },
   },
 });
 const connections = Number(values.connections);
 const duration = Number(values.seconds);
 const userCount = Number(values.users);
+/** Runs only the scenarios whose name contains this text (hello always runs). */
+const only = values.only;
 
 interface Prepared {
   path: string;
@@ -60,6 +71,60 @@ export interface DoomedScenario {
   expected: number;
   unexpected: number;
   originCalls: number;
+  /**
+   * CPU time the workerd processes spent per request (µs, user + system, from /proc): what the path
+   * costs the runtime itself, which a busy machine moves far less than req/s. Null off Linux.
+   */
+  workerdCpuUsPerRequest: number | null;
+  /** RSS of the workerd processes after the run (MB, from /proc): growth across runs is per-request memory. */
+  workerdRssMb: number | null;
+}
+
+/** CPU ticks (user + system) of this process's workerd children; null where /proc is missing. */
+function workerdCpuTicks(): number | null {
+  try {
+    let ticks = 0;
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      } catch {
+        continue; // gone meanwhile
+      }
+      const close = stat.lastIndexOf(')');
+      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('workerd')) continue;
+      const f = stat.slice(close + 2).split(' ');
+      if (Number(f[1]) !== process.pid) continue; // ppid: only the runtimes this benchmark started
+      ticks += Number(f[11]) + Number(f[12]);
+    }
+    return ticks;
+  } catch {
+    return null;
+  }
+}
+const TICK_US = 1e6 / 100; // USER_HZ is 100 on Linux
+
+/** RSS (MB) of this process's workerd children (the edge and the hello Worker). */
+function workerdRssMb(): number | null {
+  try {
+    let kb = 0;
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      let status: string;
+      try {
+        status = readFileSync(`/proc/${name}/status`, 'utf8');
+      } catch {
+        continue;
+      }
+      if (!/^Name:\s+workerd/m.test(status)) continue;
+      if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== process.pid) continue;
+      kb += Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
+    }
+    return Math.round(kb / 1024);
+  } catch {
+    return null;
+  }
 }
 
 export interface EdgeDoomedResult {
@@ -219,12 +284,14 @@ async function measure(
       ],
     };
     const statuses: Record<string, number> = {};
+    const ticksBefore = workerdCpuTicks();
     // Without a callback autocannon returns an instance that is also a promise of the result.
     const instance = autocannon(opts) as unknown as autocannon.Instance & Promise<autocannon.Result>;
     instance.on('response', (_client: unknown, statusCode: number) => {
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
     });
     const result = await instance;
+    const ticksAfter = workerdCpuTicks();
     const count = (codes: number[]) => codes.reduce((n, code) => n + (statuses[code] ?? 0), 0);
     const total = Object.values(statuses).reduce((n, v) => n + v, 0);
     const top = Object.entries(statuses).sort((a, b) => b[1] - a[1])[0]?.[0];
@@ -240,18 +307,26 @@ async function measure(
       expected: count(expected),
       unexpected: total - count(expected),
       originCalls: prepared ? originCalls() - before : 0,
+      workerdCpuUsPerRequest:
+        ticksBefore === null || ticksAfter === null || total === 0
+          ? null
+          : Math.round(((ticksAfter - ticksBefore) * TICK_US) / total),
+      workerdRssMb: workerdRssMb(),
     } satisfies DoomedScenario;
   }
 
   console.log(`edge-doomed: ${connections} connections, ${duration} s per run, ${userCount} users per scenario`);
   const hello = await run('hello Worker', helloUrl, [200], null);
   const doomed: DoomedScenario[] = [];
-  doomed.push(await run('state, no credentials', edgeUrl, [409, 401], anonymous));
-  doomed.push(await run('state, genuine ticket', edgeUrl, [409], soldOut));
-  doomed.push(await run('JWT (bad token)', edgeUrl, [401], badJwt));
-  doomed.push(await run('ticket (forged)', edgeUrl, [403], forged));
-  await prepareLimited();
-  doomed.push(await run('rate limit', edgeUrl, [429], limited));
+  const chosen = (name: string) => only === undefined || name.includes(only);
+  if (chosen('state, no credentials')) doomed.push(await run('state, no credentials', edgeUrl, [409, 401], anonymous));
+  if (chosen('state, genuine ticket')) doomed.push(await run('state, genuine ticket', edgeUrl, [409], soldOut));
+  if (chosen('JWT (bad token)')) doomed.push(await run('JWT (bad token)', edgeUrl, [401], badJwt));
+  if (chosen('ticket (forged)')) doomed.push(await run('ticket (forged)', edgeUrl, [403], forged));
+  if (chosen('rate limit')) {
+    await prepareLimited();
+    doomed.push(await run('rate limit', edgeUrl, [429], limited));
+  }
   hello.ratio = 1;
   for (const r of doomed) {
     r.ratio = r.rps / hello.rps;
@@ -260,12 +335,12 @@ async function measure(
 
   console.log('');
   console.log(
-    'scenario                 req/s  ratio  +µs/req  answered by  p50 ms  p99 ms  expected  unexpected  origin calls',
+    'scenario                 req/s  ratio  +µs/req  workerd CPU µs/req  answered by  p50 ms  p99 ms  expected  unexpected  origin calls  workerd RSS MB',
   );
   for (const r of [hello, ...doomed]) {
     const extra = r === hello ? '' : r.extraUsPerRequest.toFixed(0);
     console.log(
-      `${r.name.padEnd(22)} ${r.rps.toFixed(0).padStart(7)}  ${r.ratio.toFixed(2).padStart(5)}  ${extra.padStart(7)}  ${r.answeredBy.padEnd(11)}  ${String(r.p50Ms).padStart(6)}  ${String(r.p99Ms).padStart(6)}  ${String(r.expected).padStart(8)}  ${String(r.unexpected).padStart(10)}  ${String(r.originCalls).padStart(12)}`,
+      `${r.name.padEnd(22)} ${r.rps.toFixed(0).padStart(7)}  ${r.ratio.toFixed(2).padStart(5)}  ${extra.padStart(7)}  ${String(r.workerdCpuUsPerRequest ?? '-').padStart(18)}  ${r.answeredBy.padEnd(11)}  ${String(r.p50Ms).padStart(6)}  ${String(r.p99Ms).padStart(6)}  ${String(r.expected).padStart(8)}  ${String(r.unexpected).padStart(10)}  ${String(r.originCalls).padStart(12)}  ${String(r.workerdRssMb ?? '-').padStart(13)}`,
     );
   }
   const worstRatio = Math.min(...doomed.map((r) => r.ratio));
@@ -282,8 +357,86 @@ async function measure(
   return { helloRps: hello.rps, worstRatio, originCalls: calls, scenarios: [hello, ...doomed] };
 }
 
+/** One Durable Object call per request, by RPC and by fetch, against no call at all (see `--do-call`). */
+export async function benchDurableObjectCall(): Promise<
+  { name: string; rps: number; ratio: number; cpuUs: number | null }[]
+> {
+  const script = `
+import { DurableObject } from 'cloudflare:workers';
+export class Gate extends DurableObject {
+  buckets = new Map();
+  admit(key, rate, userId) {
+    const now = Date.now();
+    const b = this.buckets.get(key);
+    const tokens = b ? Math.min(1, b.tokens + ((now - b.at) * rate) / 1000) : 1;
+    if (tokens < 1) return { ok: false, retryAfterMs: Math.ceil(((1 - tokens) * 1000) / rate) };
+    this.buckets.set(key, { tokens: tokens - 1, at: now });
+    return { ok: true, emptyForMs: 1000 };
+  }
+  async fetch(req) {
+    const { key, rate, userId } = await req.json();
+    return Response.json(this.admit(key, rate, userId));
+  }
+}
+let n = 0;
+export default {
+  async fetch(req, env) {
+    const path = new URL(req.url).pathname;
+    if (path === '/none') return new Response('{"ok":true}');
+    const user = String(10000000 + (n++ % 500));
+    const stub = env.GATE.get(env.GATE.idFromName('user-gate-' + (n % 16)));
+    const key = 'purchase:700002:' + user;
+    const answer = path === '/rpc'
+      ? await stub.admit(key, 0.01, user)
+      : await (await stub.fetch('https://gate/admit', { method: 'POST', body: JSON.stringify({ key, rate: 0.01, userId: user }) })).json();
+    return new Response(JSON.stringify(answer));
+  },
+};`;
+  const mf = new Miniflare({
+    modules: true,
+    script,
+    compatibilityDate: '2026-04-01',
+    durableObjects: { GATE: { className: 'Gate', useSQLite: true } },
+    host: '127.0.0.1',
+    port: 0,
+    cf: false,
+  });
+  try {
+    const url = (await mf.ready).toString().replace(/\/$/, '');
+    const rows: { name: string; rps: number; ratio: number; cpuUs: number | null }[] = [];
+    for (const [name, path] of [
+      ['no call', '/none'],
+      ['DO call by RPC', '/rpc'],
+      ['DO call by fetch', '/fetch'],
+    ] as const) {
+      const before = workerdCpuTicks();
+      const result = await autocannon({ url: url + path, connections, duration });
+      const after = workerdCpuTicks();
+      const total = result.requests.total;
+      rows.push({
+        name,
+        rps: result.requests.average,
+        ratio: 0,
+        cpuUs:
+          before === null || after === null || total === 0 ? null : Math.round(((after - before) * TICK_US) / total),
+      });
+    }
+    console.log(`DO call: ${connections} connections, ${duration} s per run`);
+    console.log('worker                 req/s  ratio  workerd CPU µs/req');
+    for (const r of rows) {
+      r.ratio = r.rps / rows[0]!.rps;
+      console.log(
+        `${r.name.padEnd(20)} ${r.rps.toFixed(0).padStart(7)}  ${r.ratio.toFixed(2).padStart(5)}  ${String(r.cpuUs ?? '-').padStart(18)}`,
+      );
+    }
+    return rows;
+  } finally {
+    await mf.dispose();
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  benchEdgeDoomed().then(
+  (values['do-call'] ? benchDurableObjectCall() : benchEdgeDoomed()).then(
     () => process.exit(process.exitCode ?? 0),
     (err) => {
       console.error(err);

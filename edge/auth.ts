@@ -24,6 +24,16 @@ const MAX_VERIFIED_TOKENS = 50_000;
 const MAX_TOKEN_LENGTH = 4096;
 const verifiedTokens = new TtlCache<{ userId: string; claims: Record<string, unknown> }>(MAX_VERIFIED_TOKENS);
 
+/**
+ * Tokens already refused, with the refusal's message: a client retrying with the same bad token (a
+ * forged or expired one) costs a map lookup, not an HMAC. Only refusals no later moment can undo
+ * are kept — never "not valid yet" — so the answer is the one verification would give.
+ */
+const REFUSED_TOKEN_TTL_MS = 60_000;
+const MAX_REFUSED_TOKENS = 10_000;
+const refusedTokens = new TtlCache<string>(MAX_REFUSED_TOKENS);
+const NOT_YET_VALID = 'the bearer token is not valid yet';
+
 /** header.payload.signature, each unpadded base64url: no `=`, no `+` or `/`, no whitespace. */
 const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
@@ -42,8 +52,19 @@ export async function requireUser(c: EdgeContext): Promise<string> {
     c.set('claims', known.claims);
     return known.userId;
   }
+  const refused = refusedTokens.get(token, now);
+  if (refused !== undefined) throw invalid(refused);
   const settings = settingsOf(c.env); // outside the try: a missing secret is our 500, not the user's 401
-  const { userId, expiresAt, claims } = await verifyUserToken(token, settings, now);
+  let verified;
+  try {
+    verified = await verifyUserToken(token, settings, now);
+  } catch (err) {
+    // A refusal that time cannot undo (bad signature, expired, too long-lived, no user) is remembered.
+    if (err instanceof ContractError && err.message !== NOT_YET_VALID)
+      refusedTokens.set(token, err.message, now + REFUSED_TOKEN_TTL_MS, now);
+    throw err;
+  }
+  const { userId, expiresAt, claims } = verified;
   verifiedTokens.set(token, { userId, claims }, Math.min(expiresAt, now + VERIFIED_TOKEN_TTL_MS), now);
   c.set('userId', userId);
   c.set('claims', claims);
@@ -75,10 +96,8 @@ export async function verifyUserToken(
   const { exp, nbf, iat, sub } = payload;
   if (typeof exp !== 'number' || !Number.isFinite(exp)) throw invalid('the bearer token has no expiry');
   if (exp + leeway <= now) throw invalid('the bearer token has expired');
-  if (nbf !== undefined && (typeof nbf !== 'number' || nbf - leeway > now))
-    throw invalid('the bearer token is not valid yet');
-  if (iat !== undefined && (typeof iat !== 'number' || iat - leeway > now))
-    throw invalid('the bearer token is not valid yet');
+  if (nbf !== undefined && (typeof nbf !== 'number' || nbf - leeway > now)) throw invalid(NOT_YET_VALID);
+  if (iat !== undefined && (typeof iat !== 'number' || iat - leeway > now)) throw invalid(NOT_YET_VALID);
   const issuedAt = typeof iat === 'number' ? iat : now;
   if (exp - issuedAt > s.jwtMaxLifetimeSeconds) throw invalid('the bearer token lives too long');
   if (!isId(sub)) throw invalid('the bearer token names no valid user');

@@ -49,5 +49,6 @@ export const onError: ErrorHandler<EdgeEnv> = (err, c) => {
 
 export const notFound: NotFoundHandler<EdgeEnv> = (c) => {
   c.set('outcome', 'not_found');
-  return c.json(errorBody('not_found', 'no such route', c.get('traceId') ?? randomHex(16)), 404);
+  c.header('Content-Type', 'application/json');
+  return c.body(bodyFor('not_found', 'no such route', c.get('traceId') ?? randomHex(16)), 404);
 };

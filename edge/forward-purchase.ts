@@ -1,10 +1,12 @@
 /**
- * Forwarding a purchase the edge has admitted (DESIGN §4 step 8): one signed `POST /internal/reserve`.
- * Used by the purchase route for an admitted click and by the waiting room for a kept purchase whose
- * turn has come (its ticket was verified when it joined the line and is not checked again).
+ * Forwarding a purchase the edge has admitted (DESIGN §4 step 8): the one signed
+ * `POST /internal/reserve`. Used by the purchase route for an admitted click and by the waiting room
+ * for a kept purchase whose turn has come (its ticket was verified when it joined the line and is
+ * not checked again). A granted reservation sets the holder receipt; an origin `sold_out` marks the
+ * activity sold out in this isolate and its ActivityDO.
  */
 import type { Context } from 'hono';
-import { ContractError, type ActivitySnapshot, type ReserveResponse } from '../contract/index.js';
+import { ContractError, type ActivitySnapshot, type EntryResponse, type ReserveResponse } from '../contract/index.js';
 import { activityStub, rememberActivity } from './activity-cache.js';
 import type { EdgeEnv } from './context.js';
 import type { KeptPurchase } from './durable/waiting-line.js';
@@ -12,19 +14,29 @@ import { callOrigin } from './origin.js';
 import { setReceipt } from './receipt.js';
 import { settingsOf } from './settings.js';
 
-/** The origin's decision: a reservation (`repeat` when the origin answered an existing one), or a thrown ContractError. */
+/** What the origin said about a reservation it holds: its current status (a repeat may be `ordered`, `paid`, …). */
+export type ReservationStatus = Pick<ReserveResponse, 'status' | 'orderNo' | 'expireAt'>;
+
+/**
+ * The origin's decision: a reservation, or (inside a lottery window, by the origin's clock) an entry;
+ * `repeat` when the origin answered one it already had. A refusal is a thrown ContractError.
+ */
+export type ForwardResult =
+  | { kind: 'reserved'; reservationId: string; repeat: boolean; current: ReservationStatus }
+  | { kind: 'entered'; entryId: string; repeat: boolean };
+
 export async function forwardPurchase(
   c: Context<EdgeEnv>,
   snapshot: ActivitySnapshot,
   purchase: KeptPurchase,
-): Promise<{ reservationId: string; repeat: boolean }> {
+): Promise<ForwardResult> {
   const settings = settingsOf(c.env);
   const { activityId } = snapshot.config;
   const { userId, quantity, requestId } = purchase;
   const traceId = c.get('traceId');
   let answer;
   try {
-    answer = await callOrigin<ReserveResponse>(settings, {
+    answer = await callOrigin<ReserveResponse | EntryResponse>(settings, {
       method: 'POST',
       path: '/internal/reserve',
       body: { activityId, userId, quantity, requestId, traceId },
@@ -42,17 +54,37 @@ export async function forwardPurchase(
     }
     throw err;
   }
-  const { reservationId } = answer.body;
+  const repeat = answer.status === 200;
+  const body = answer.body;
+  if (body.status === 'entered') return { kind: 'entered', entryId: body.entryId, repeat };
+  const { reservationId } = body;
   await setReceipt(c, settings.ticketKeys, { activityId, userId, reservationId, endsAt: snapshot.config.endsAt });
-  return { reservationId, repeat: answer.status === 200 };
+  return { kind: 'reserved', reservationId, repeat, current: body };
 }
 
-/** The §3 purchase answer for a reservation: 202 when new, 200 for a repeat (or as `status` says). */
-export function queued(c: Context<EdgeEnv>, reservationId: string, outcome: 'queued' | 'repeat', status?: 200 | 202) {
+/**
+ * The §3 purchase answer for a reservation: 202 `queued` when new, 200 for a repeat (or the HTTP
+ * status given), carrying the origin's current status of it when known (`ordered`, `paid`, … with
+ * orderNo / expireAt). A repeat answered without the origin (receipt, waiting room) says `queued`:
+ * its pollUrl tells the rest.
+ */
+export function queued(
+  c: Context<EdgeEnv>,
+  reservationId: string,
+  outcome: 'queued' | 'repeat',
+  opts: { httpStatus?: 200 | 202; current?: ReservationStatus } = {},
+) {
   c.set('outcome', outcome);
   c.header('Cache-Control', 'no-store');
+  const { status = 'queued', orderNo, expireAt } = opts.current ?? {};
   return c.json(
-    { status: 'queued' as const, reservationId, pollUrl: `/api/reservations/${reservationId}` },
-    status ?? (outcome === 'repeat' ? 200 : 202),
+    {
+      status,
+      reservationId,
+      pollUrl: `/api/reservations/${reservationId}`,
+      ...(orderNo === undefined ? {} : { orderNo }),
+      ...(expireAt === undefined ? {} : { expireAt }),
+    },
+    opts.httpStatus ?? (outcome === 'repeat' ? 200 : 202),
   );
 }

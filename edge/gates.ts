@@ -51,14 +51,35 @@ export function shardOf(userId: string, shards: number): number {
 }
 
 /**
- * Isolate memory of refusals: (scope, user) → the time its UserGateDO said the next token comes. Until then
- * this isolate refuses the key itself — exact, because only the DO hands out tokens and nothing but
- * a rate change can make that time earlier — so a bot hammering one user costs no DO call. An entry
- * remembers the rate it was refused at: after a live change of `userRatePerSec` (DESIGN §10) it no
+ * Isolate memory of refusals: (scope, user) → until when its UserGateDO said no token is left. Two
+ * answers of the gate fill it: a refusal (retry after N ms), and an admission that emptied the
+ * bucket (the answer says for how long it stays empty). Until then this isolate refuses the key
+ * itself — exact, because only the DO hands out tokens and nothing but a rate change can make that
+ * time earlier; it counts from before the call, so it ends no later than the DO's own — so a
+ * buyer's repeat click after a purchase, or a bot hammering one user, costs no DO call. An entry
+ * remembers the rate it was set at: after a live change of `userRatePerSec` (DESIGN §10) it no
  * longer counts and the DO is asked. Bounded; expired entries are pruned when it fills.
  */
 const REFUSED_MAX_ENTRIES = 50_000;
 const refusedUntil = new TtlCache<{ until: number; ratePerSec: number }>(REFUSED_MAX_ENTRIES);
+
+/** 429 `rate_limited` when this isolate remembers the gate's refusal of `key` at this rate. */
+function assertNotRefused(key: string, ratePerSec: number, now: number): void {
+  const refused = refusedUntil.get(key, now);
+  if (refused === undefined) return;
+  if (refused.ratePerSec === ratePerSec) throw rateLimited(refused.until - now);
+  refusedUntil.delete(key);
+}
+
+/**
+ * The remembered half of `admitUser`, with no call: 429 when this isolate already holds the gate's
+ * refusal of (scope, user). A route runs it right after the JWT, before the ticket crypto (DESIGN
+ * §10: refusals about the user come after the JWT), so a repeat click of a user who just bought
+ * costs a map lookup. Without a remembered refusal it does nothing; `admitUser` decides later.
+ */
+export function assertNotRefusedEarly(scope: string, userId: string, ratePerSec: number, now = Date.now()): void {
+  assertNotRefused(`${scope}:${userId}`, ratePerSec, now);
+}
 
 function rateLimited(retryAfterMs: number): ContractError {
   return new ContractError('rate_limited', 'too many requests; slow down', {
@@ -88,20 +109,19 @@ export async function admitUser(
 ): Promise<void> {
   const { shards, userId, scope, ratePerSec, now = Date.now() } = opts;
   const key = `${scope}:${userId}`;
-  const refused = refusedUntil.get(key, now);
-  if (refused !== undefined) {
-    if (refused.ratePerSec === ratePerSec) throw rateLimited(refused.until - now);
-    refusedUntil.delete(key);
-  }
+  assertNotRefused(key, ratePerSec, now);
   const ns = env.USER_GATE;
   const gate = ns.get(ns.idFromName(`user-gate-${shardOf(userId, shards)}`));
   const answer = await gate.admit(key, ratePerSec, opts.deny ? userId : undefined);
-  if (!answer.ok && 'denied' in answer) throw new ContractError('denied', 'this account may not buy');
-  if (!answer.ok) {
-    const until = now + answer.retryAfterMs;
-    refusedUntil.set(key, { until, ratePerSec }, until, now);
-    throw rateLimited(answer.retryAfterMs);
+  if (answer.ok) {
+    if (answer.emptyForMs > 0)
+      refusedUntil.set(key, { until: now + answer.emptyForMs, ratePerSec }, now + answer.emptyForMs, now);
+    return;
   }
+  if ('denied' in answer) throw new ContractError('denied', 'this account may not buy');
+  const until = now + answer.retryAfterMs;
+  refusedUntil.set(key, { until, ratePerSec }, until, now);
+  throw rateLimited(answer.retryAfterMs);
 }
 
 /**
@@ -126,11 +146,16 @@ interface Lease {
   lined: boolean;
 }
 
-const leases = new Map<string, Lease>();
+/**
+ * Shard name → this isolate's lease window. An entry is kept one window past its own, so the next
+ * window can read the pace of the last one; a shard unused for longer starts again at one token.
+ */
+const LEASES_MAX_ENTRIES = 10_000;
+const leases = new TtlCache<Lease>(LEASES_MAX_ENTRIES);
 
 /** This isolate's lease window for a shard (a new one when the last expired: its unspent tokens lapse). */
 function leaseFor(shardName: string, now: number): Lease {
-  let lease = leases.get(shardName);
+  let lease = leases.get(shardName, now);
   if (!lease || lease.expiresAt <= now) {
     lease = {
       tokens: 0,
@@ -139,8 +164,7 @@ function leaseFor(shardName: string, now: number): Lease {
       previousUsed: lease?.used ?? 1,
       lined: false,
     };
-    if (leases.size > 10_000) leases.clear();
-    leases.set(shardName, lease);
+    leases.set(shardName, lease, lease.expiresAt + ADMISSION_LEASE_TTL_MS, now);
   }
   return lease;
 }
@@ -156,7 +180,8 @@ function leaseWant(lease: Lease): number {
  */
 function addToLease(shardName: string, lease: Lease, granted: number): void {
   lease.used++;
-  if (leases.get(shardName) === lease && lease.expiresAt > Date.now() && !lease.lined) lease.tokens += granted - 1;
+  const now = Date.now();
+  if (leases.get(shardName, now) === lease && lease.expiresAt > now && !lease.lined) lease.tokens += granted - 1;
 }
 
 function admissionShard(snapshot: ActivitySnapshot, userId: string): { name: string; ratePerSec: number } {

@@ -1,6 +1,7 @@
 /**
  * A bounded isolate-memory map whose entries expire (after upstash ratelimit's `Cache`): the edge's
- * module-level caches (verified tokens, activity snapshots, rate-limit refusals) each state their
+ * module-level caches (verified tokens, activity snapshots, rate-limit refusals, admission leases,
+ * waiting-room poll pacing) each state their
  * TTL and bound and share this one implementation. Expired entries read as missing and are dropped;
  * when the map is full, expired entries are pruned and, if it is still full, it is cleared —
  * forgetting only ever costs a re-check, never a wrong answer.

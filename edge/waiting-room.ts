@@ -14,6 +14,7 @@ import { TIME_IN_LINE_BUCKETS_MS, type LineFigures, type LineOutcome } from './d
 import { forwardPurchase, queued } from './forward-purchase.js';
 import { admissionStub, shardRate } from './gates.js';
 import { settingsOf, type EdgeSettings } from './settings.js';
+import { TtlCache } from './ttl-cache.js';
 
 export function waitingLimits(settings: EdgeSettings): { pollMinMs: number; pollBudgetPerSec: number } {
   return { pollMinMs: settings.waitingPollMinMs, pollBudgetPerSec: settings.waitingPollBudgetPerSec };
@@ -38,8 +39,8 @@ export const pollUrlOf = (activityId: string, entryId: string) => `/api/activiti
  * Isolate memory of pacing: (activity, entry, user) → when the next poll is allowed. A poll before
  * that is 429 here, without a Durable Object call (the shard would say the same). Bounded.
  */
-const nextPollAt = new Map<string, number>();
 const PACING_MAX_ENTRIES = 50_000;
+const nextPollAt = new TtlCache<number>(PACING_MAX_ENTRIES);
 
 export function pacingKey(activityId: string, entryId: string, userId: string): string {
   return `${activityId}:${entryId}:${userId}`;
@@ -47,19 +48,12 @@ export function pacingKey(activityId: string, entryId: string, userId: string): 
 
 /** 429 `rate_limited` when this isolate told the entry to come back later than now. */
 export function assertPaced(key: string, now: number): void {
-  const at = nextPollAt.get(key);
-  if (at === undefined) return;
-  if (at > now) throw tooSoon(at - now);
-  nextPollAt.delete(key);
+  const at = nextPollAt.get(key, now);
+  if (at !== undefined) throw tooSoon(at - now);
 }
 
 function remember(key: string, at: number): void {
-  if (nextPollAt.size >= PACING_MAX_ENTRIES) {
-    const now = Date.now();
-    for (const [k, t] of nextPollAt) if (t <= now) nextPollAt.delete(k);
-    if (nextPollAt.size >= PACING_MAX_ENTRIES) nextPollAt.clear();
-  }
-  nextPollAt.set(key, at);
+  nextPollAt.set(key, at, at);
 }
 
 function tooSoon(ms: number): ContractError {
@@ -100,8 +94,10 @@ export async function answerPlace(
       const stub = admissionStub(c.env, snapshot, place.purchase.userId);
       let outcome: LineOutcome;
       try {
-        const { reservationId } = await forwardPurchase(c, snapshot, place.purchase);
-        outcome = { reservationId };
+        const result = await forwardPurchase(c, snapshot, place.purchase);
+        // Kept purchases never come from a lottery window (the route sends those straight on).
+        if (result.kind !== 'reserved') throw new Error('the origin answered an entry for a kept purchase');
+        outcome = { reservationId: result.reservationId };
       } catch (err) {
         if (!(err instanceof ContractError)) throw err;
         if (FINAL_REFUSALS.has(err.code)) {
@@ -120,7 +116,7 @@ export async function answerPlace(
         });
       }
       await stub.finish(place.epoch, place.seq, place.purchase.userId, outcome);
-      return queued(c, outcome.reservationId, 'queued', waitingStatus);
+      return queued(c, outcome.reservationId, 'queued', { httpStatus: waitingStatus });
     }
     case 'done':
       if ('reservationId' in place.outcome) return queued(c, place.outcome.reservationId, 'repeat');

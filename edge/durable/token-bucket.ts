@@ -31,6 +31,11 @@ export function take(
   return { ok: false, retryAfterMs: Math.ceil(((n - available) * 1000) / ratePerSec) };
 }
 
+/** Milliseconds until the bucket (as just written) holds one whole token again; 0 if it holds one now. */
+export function msUntilToken(bucket: Bucket): number {
+  return bucket.tokens >= 1 ? 0 : Math.ceil(((1 - bucket.tokens) * 1000) / bucket.ratePerSec);
+}
+
 /** A bucket that has refilled completely is the same as no bucket: it can be forgotten. */
 export function isIdle(bucket: Bucket, now: number): boolean {
   return level(bucket, bucket.ratePerSec, bucket.capacity, now) >= bucket.capacity;

@@ -10,12 +10,18 @@
  * the Set when the object starts. 100k denied users over 16 shards ≈ 6k ids per shard (README).
  */
 import { DurableObject } from 'cloudflare:workers';
-import { isIdle, take, type Bucket } from './token-bucket.js';
+import { isIdle, msUntilToken, take, type Bucket } from './token-bucket.js';
 
 /** How often (at most) a shard sweeps idle buckets out of its map. */
 const PRUNE_EVERY_MS = 10_000;
 
-export type GateAnswer = { ok: true } | { ok: false; retryAfterMs: number } | { ok: false; denied: true };
+/**
+ * `emptyForMs`: after this take the key has no token left for that long (0 = one is left). The
+ * isolate remembers it as a refusal the gate already gave, so the user's next click (a repeat after
+ * a purchase, a double click) is refused without another call (edge/gates.ts).
+ */
+export type GateAnswer =
+  { ok: true; emptyForMs: number } | { ok: false; retryAfterMs: number } | { ok: false; denied: true };
 
 const DENY_PREFIX = 'deny:';
 
@@ -23,6 +29,7 @@ export class UserGateDO extends DurableObject<Env> {
   private readonly buckets = new Map<string, Bucket>();
   private readonly denied = new Set<string>();
   private lastPrune = 0;
+  private calls = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -37,13 +44,14 @@ export class UserGateDO extends DurableObject<Env> {
    * With `userId`: a denied user is refused before any token is taken.
    */
   async admit(key: string, ratePerSec: number, userId?: string): Promise<GateAnswer> {
+    this.calls++;
     if (userId !== undefined && this.denied.has(userId)) return { ok: false, denied: true };
     const now = Date.now();
     this.prune(now);
     const result = take(this.buckets.get(key), 1, { ratePerSec, capacity: Math.max(1, ratePerSec) }, now);
     if (!result.ok) return result;
     this.buckets.set(key, result.bucket);
-    return { ok: true };
+    return { ok: true, emptyForMs: msUntilToken(result.bucket) };
   }
 
   /** Applies deny-list changes pushed by the origin (only those of this shard's users arrive here). */
@@ -64,6 +72,11 @@ export class UserGateDO extends DurableObject<Env> {
   /** Number of users currently tracked (for tests and diagnostics). */
   async size(): Promise<number> {
     return this.buckets.size;
+  }
+
+  /** `admit` calls since this object started (tests and diagnostics). */
+  async stats(): Promise<{ calls: number; tracked: number }> {
+    return { calls: this.calls, tracked: this.buckets.size };
   }
 
   private prune(now: number): void {

@@ -40,6 +40,9 @@ function tooLarge(maxBytes: number): ContractError {
   return new ContractError('payload_too_large', `the request body is larger than ${maxBytes} bytes`);
 }
 
+/** One decoder for every request: a whole-buffer decode keeps no state between calls. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
 async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number, timeoutMs: number): Promise<string> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
@@ -71,7 +74,7 @@ async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number, t
     offset += chunk.byteLength;
   }
   try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(all);
+    return UTF8.decode(all);
   } catch {
     throw new ContractError('bad_request', 'the request body is not UTF-8');
   }

@@ -4,11 +4,11 @@
  */
 import { Hono } from 'hono';
 import { ContractError, isId, publicActivity, type ReservationBody } from '../../contract/index.js';
-import { loadActivity, peekActivity } from '../activity-cache.js';
+import { loadActivity, peekActivity, refreshActivityLater } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
 import { CHALLENGE_HEADER, verifyChallenge } from '../bot-check.js';
-import { admitUser, assertEligible, assertOpen } from '../gates.js';
+import { admitUser, assertEligible, assertNotRefusedEarly, assertOpen } from '../gates.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
 import { issueTicket } from '../ticket.js';
@@ -35,9 +35,19 @@ export const activityRoutes = new Hono<EdgeEnv>()
     const activityId = activityIdParam(c);
     // The public state first when this isolate holds the snapshot: no JWT work for a doomed click (§10).
     let now = Date.now();
-    const cached = peekActivity(activityId, now);
+    const cached = peekActivity(activityId, now, { env: c.env, ctx: c.executionCtx, traceId: c.get('traceId') });
     if (cached) assertOpen(cached, now);
-    const userId = await requireUser(c);
+    const scope = `ticket:${activityId}`;
+    let userId: string;
+    try {
+      userId = await requireUser(c);
+      // A refusal the user's gate already gave, remembered here: no activity load, no gate call.
+      if (cached) assertNotRefusedEarly(scope, userId, cached.config.userRatePerSec, now);
+    } catch (err) {
+      // Load the snapshot after this answer, so the doomed clicks behind it stop at the state (§10).
+      if (!cached) refreshActivityLater(c.env, c.executionCtx, activityId, c.get('traceId'));
+      throw err;
+    }
     const snapshot = await loadActivity(c.env, activityId, c.get('traceId'));
     now = Date.now();
     assertOpen(snapshot, now);
@@ -48,7 +58,7 @@ export const activityRoutes = new Hono<EdgeEnv>()
     await admitUser(c.env, {
       shards: settings.userGateShards,
       userId,
-      scope: `ticket:${activityId}`,
+      scope,
       ratePerSec: snapshot.config.userRatePerSec,
       now,
       deny: true,

@@ -6,22 +6,14 @@
  * `POST /internal/reserve`.
  */
 import { Hono, type Context } from 'hono';
-import {
-  ContractError,
-  inLotteryWindow,
-  isRequestId,
-  publicState,
-  purchaseBodySchema,
-  type EntryResponse,
-  type ReserveResponse,
-} from '../../contract/index.js';
-import { activityStub, loadActivity, peekActivity, rememberActivity } from '../activity-cache.js';
+import { ContractError, inLotteryWindow, isRequestId, publicState, purchaseBodySchema } from '../../contract/index.js';
+import { loadActivity, peekActivity, refreshActivityLater } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
-import { admitToOrigin, admitUser, assertEligible, assertOpen, enterLine } from '../gates.js';
-import { callOrigin } from '../origin.js';
+import { admitToOrigin, admitUser, assertEligible, assertNotRefusedEarly, assertOpen, enterLine } from '../gates.js';
+import { forwardPurchase, queued } from '../forward-purchase.js';
 import { settingsOf } from '../settings.js';
-import { hasReceipt, readReceipt, setReceipt } from '../receipt.js';
+import { hasReceipt, readReceipt } from '../receipt.js';
 import { answerPlace, waitingLimits } from '../waiting-room.js';
 import { verifyTicket } from '../ticket.js';
 import { activityIdParam } from './activities.js';
@@ -51,16 +43,26 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   // does not, so it may answer before the JWT and ticket (§10). A sold-out click that brings a
   // receipt goes on: it may be a holder's repeat, which gets its reservation.
   const now = Date.now();
-  const cached = peekActivity(activityId, now);
+  const traceId = c.get('traceId');
+  const cached = peekActivity(activityId, now, { env: c.env, ctx: c.executionCtx, traceId });
   if (cached && !(cached.soldOut && hasReceipt(c, activityId))) assertOpen(cached, now);
 
-  // 3. Who, 4. with what right.
-  const userId = await requireUser(c);
+  // 3. Who, 4. with what right. A click refused here without the snapshot in memory loads it after
+  // its answer, so the stream of doomed clicks behind it is answered at step 2 (§10).
   const settings = settingsOf(c.env);
-  await verifyTicket(settings.ticketKeys, c.req.query('t'), { activityId, userId, now });
+  const scope = `purchase:${activityId}`;
+  let userId: string;
+  try {
+    userId = await requireUser(c);
+    // The user's gate already refused them (remembered here): before the ticket crypto (§10).
+    if (cached) assertNotRefusedEarly(scope, userId, cached.config.userRatePerSec, now);
+    await verifyTicket(settings.ticketKeys, c.req.query('t'), { activityId, userId, now });
+  } catch (err) {
+    if (!cached) refreshActivityLater(c.env, c.executionCtx, activityId, traceId);
+    throw err;
+  }
 
   // 5. Activity window, switches and sold-out flag, from isolate memory.
-  const traceId = c.get('traceId');
   const snapshot = await loadActivity(c.env, activityId, traceId);
   if (snapshot.soldOut) {
     // A holder's repeat still gets its reservation (DESIGN §3), from its receipt, without the origin.
@@ -74,7 +76,7 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   await admitUser(c.env, {
     shards: settings.userGateShards,
     userId,
-    scope: `purchase:${activityId}`,
+    scope,
     ratePerSec: snapshot.config.userRatePerSec,
     now: Date.now(),
     deny: true,
@@ -92,31 +94,10 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   }
 
   // 8. The origin decides.
-  let answer;
-  try {
-    answer = await callOrigin<ReserveResponse | EntryResponse>(settings, {
-      method: 'POST',
-      path: '/internal/reserve',
-      body: { activityId, userId, quantity, requestId, traceId },
-      traceId,
-    });
-  } catch (err) {
-    if (err instanceof ContractError && err.code === 'sold_out') {
-      // Later buyers stop here without an origin call, in this isolate at once and everywhere within the cache TTL.
-      c.executionCtx.waitUntil(
-        Promise.all([
-          rememberActivity(activityId, { ...snapshot, soldOut: true }),
-          activityStub(c.env, activityId).markSoldOut(),
-        ]),
-      );
-    }
-    throw err;
-  }
+  const result = await forwardPurchase(c, snapshot, { userId, quantity, requestId });
   // The origin's clock decides entry vs reservation: it answers `entered` inside its window.
-  if (answer.body.status === 'entered') return entered(c, answer.body.entryId, answer.status === 200);
-  const { reservationId } = answer.body;
-  await setReceipt(c, settings.ticketKeys, { activityId, userId, reservationId, endsAt: snapshot.config.endsAt });
-  return queued(c, reservationId, answer.status === 200 ? 'repeat' : 'queued', answer.body);
+  if (result.kind === 'entered') return entered(c, result.entryId, result.repeat);
+  return queued(c, result.reservationId, result.repeat ? 'repeat' : 'queued', { current: result.current });
 });
 
 const activityIdOfEntry = (entryId: string) => entryId.slice(0, entryId.indexOf('-'));
@@ -126,30 +107,4 @@ function entered(c: Context<EdgeEnv>, entryId: string, repeat: boolean) {
   c.header('Cache-Control', 'no-store');
   const pollUrl = `/api/activities/${activityIdOfEntry(entryId)}/entries/${entryId}`;
   return c.json({ status: 'entered' as const, entryId, pollUrl }, repeat ? 200 : 202);
-}
-
-/**
- * 202 `queued` for a new reservation; 200 for a repeat, carrying the origin's current status of it
- * (`ordered`, `paid`, … with orderNo / expireAt). A repeat answered from the receipt alone (sold out,
- * no origin call) says `queued`: its pollUrl tells the rest.
- */
-function queued(
-  c: Context<EdgeEnv>,
-  reservationId: string,
-  outcome: 'queued' | 'repeat',
-  current?: Pick<ReserveResponse, 'status' | 'orderNo' | 'expireAt'>,
-) {
-  c.set('outcome', outcome);
-  c.header('Cache-Control', 'no-store');
-  const { status = 'queued', orderNo, expireAt } = current ?? {};
-  return c.json(
-    {
-      status,
-      reservationId,
-      pollUrl: `/api/reservations/${reservationId}`,
-      ...(orderNo === undefined ? {} : { orderNo }),
-      ...(expireAt === undefined ? {} : { expireAt }),
-    },
-    outcome === 'repeat' ? 200 : 202,
-  );
 }

@@ -1,7 +1,8 @@
 /**
  * Issue 8 at the edge (and issue 13's check order): bounded bodies, the live-activity list, user-keyed
  * poll limits, gated ticket issuance, self-healing ActivityDOs, JWT rules, lowercase-hex signatures,
- * generic origin errors, page headers, and the public state answered before the JWT.
+ * generic origin errors, page headers, the public state answered before the JWT, and repeat clicks
+ * refused from the isolate's memory of the user gate.
  */
 import { SELF, env, listDurableObjectIds } from 'cloudflare:test';
 import { sign } from 'hono/jwt';
@@ -9,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { hmacHex, verifyHmacHex } from '../../contract/index.js';
 import { ACTIVITY_CACHE_TTL_MS } from '../../edge/activity-cache.js';
 import { verifyUserToken } from '../../edge/auth.js';
+import { shardOf } from '../../edge/gates.js';
 import { parseSettings } from '../../edge/settings.js';
 import { issueTicket, parseTicketKeys, verifyTicket } from '../../edge/ticket.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
@@ -265,6 +267,23 @@ describe('8.7 JWT, signatures, messages', () => {
     expect(await accepts(await sign({ sub: '42', exp: nowS() + 600, iat: nowS() + 40 }, secret))).toBe(false);
   });
 
+  it('a refused token is refused the same way again (remembered), but "not valid yet" is not remembered', async () => {
+    const activityId = await openActivity();
+    const tickets = (authorization: string) =>
+      SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST', headers: { authorization } });
+    const forged = `Bearer ${await sign({ sub: newUserId(), exp: nowS() + 600 }, 'some-other-secret-0000000')}`;
+    const first = await expectError(await tickets(forged), 401, 'unauthenticated');
+    const again = await expectError(await tickets(forged), 401, 'unauthenticated');
+    expect(again.message).toBe(first.message);
+    // Valid 31 s from now by its nbf (30 s of leeway): refused now, accepted a second or two later.
+    const early = `Bearer ${await sign({ sub: newUserId(), exp: nowS() + 600, nbf: nowS() + 31 }, secret)}`;
+    expect((await expectError(await tickets(early), 401, 'unauthenticated')).message).toBe(
+      'the bearer token is not valid yet',
+    );
+    await sleep(2_100);
+    expect((await tickets(early)).status).toBe(200);
+  });
+
   it('caps the lifetime (24 h by default), with or without iat', async () => {
     expect(await accepts(await sign({ sub: '42', iat: nowS(), exp: nowS() + 86_000 }, secret))).toBe(true);
     expect(await accepts(await sign({ sub: '42', iat: nowS(), exp: nowS() + 90_000 }, secret))).toBe(false);
@@ -377,5 +396,75 @@ describe('issue 13: the public state answers before the JWT and ticket', () => {
     expect((await push(snapshotOf(activityId, { soldOut: true, version: 2 }))).status).toBe(200);
     const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST' });
     await expectError(res, 409, 'sold_out');
+  });
+
+  it('anonymous clicks on a sale not in isolate memory: the first is refused at the JWT and loads it, the rest on the state', async () => {
+    const activityId = await openActivity({ soldOut: true });
+    await sleep(ACTIVITY_CACHE_TTL_MS + 100); // the isolate no longer holds the snapshot
+    const click = () =>
+      SELF.fetch(`${BASE}/api/activities/${activityId}/purchase`, {
+        method: 'POST',
+        headers: { 'idempotency-key': 'k' },
+        body: '{"quantity":1}',
+      });
+    await expectError(await click(), 401, 'unauthenticated');
+    // The load runs after that answer (waitUntil); well within the cache TTL the stream meets the state.
+    let res = await click();
+    for (let i = 0; i < 20 && res.status === 401; i++) {
+      await res.arrayBuffer();
+      await sleep(10);
+      res = await click();
+    }
+    await expectError(res, 409, 'sold_out');
+    expect(await originCalls(activityId)).toMatchObject({ reserve: 0 });
+  });
+  it('a steady stream of anonymous clicks keeps the snapshot fresh: past the cache TTL every click is still answered on the state', async () => {
+    const activityId = await openActivity({ soldOut: true });
+    const statuses: number[] = [];
+    const until = Date.now() + 4 * ACTIVITY_CACHE_TTL_MS;
+    while (Date.now() < until) {
+      const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/purchase`, {
+        method: 'POST',
+        headers: { 'idempotency-key': 'k' },
+        body: '{"quantity":1}',
+      });
+      statuses.push(res.status);
+      await res.arrayBuffer();
+      await sleep(ACTIVITY_CACHE_TTL_MS / 6);
+    }
+    // A hit past half its TTL is reloaded after its answer, so the entry never expires under this
+    // stream (without that, each expiry would send one click on to the JWT: about 4 × 401 here).
+    expect(statuses.length).toBeGreaterThanOrEqual(8);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(1);
+    expect(statuses.filter((s) => s !== 401).every((s) => s === 409)).toBe(true);
+  });
+});
+
+describe('issue 13: a repeat click refused by the user gate costs no gate call', () => {
+  it('a user who just bought is refused (429) from isolate memory, before the ticket, until the gate has a token again', async () => {
+    const activityId = await openActivity({ userRatePerSec: 1 });
+    const user = newUserId();
+    const url = await purchaseUrlFor(activityId, user);
+    const gate = env.USER_GATE.get(
+      env.USER_GATE.idFromName(`user-gate-${shardOf(user, parseSettings(env).userGateShards)}`),
+    );
+    const started = Date.now();
+    expect((await purchase(url, user, { key: 'buy' })).status).toBe(202);
+    const callsAfterPurchase = (await gate.stats()).calls;
+    for (let i = 0; i < 5; i++) {
+      const res = await purchase(url, user, { key: `again-${i}` });
+      await expectError(res, 429, 'rate_limited');
+      expect(Number(res.headers.get('retry-after'))).toBe(1);
+    }
+    // A forged ticket of the same user: the remembered refusal answers before the ticket crypto
+    // (re-pushed first, so the snapshot is in isolate memory however slow this machine is).
+    expect((await push(snapshotOf(activityId, { userRatePerSec: 1 }))).status).toBe(200);
+    await expectError(await purchase(url.slice(0, -64) + 'f'.repeat(64), user, { key: 'forged' }), 429, 'rate_limited');
+    expect((await gate.stats()).calls).toBe(callsAfterPurchase);
+    expect((await originCalls(activityId)).reserve).toBe(1);
+    // The memory ends no later than the gate's own refusal: 1.1 s after the purchase the gate is asked and admits.
+    await sleep(Math.max(0, started + 1_100 - Date.now()));
+    expect((await purchase(url, user, { key: 'buy' })).status).toBe(200);
+    expect((await gate.stats()).calls).toBe(callsAfterPurchase + 1);
   });
 });
