@@ -84,8 +84,8 @@ export class OrderEventWorker extends PeriodicJob {
   private readonly agent: HttpAgent;
   private readonly send: typeof httpRequest;
 
-  /** When the last round ran (a round deferred to settlement does not count). */
-  private lastRoundAt = 0;
+  /** Since when rounds have been deferred to settlement without a break; null when not waiting. */
+  private waitingSince: number | null = null;
 
   constructor(
     private readonly deps: {
@@ -119,17 +119,26 @@ export class OrderEventWorker extends PeriodicJob {
 
   /**
    * Settlement first (the orders are what the buyers wait for; events may follow a little later):
-   * while this process's consumers are settling, skip rounds, for ORDER_EVENTS_YIELD_MS at most.
+   * while this process's consumers are settling, skip rounds, for ORDER_EVENTS_YIELD_MS in a row at
+   * most; then one round delivers (up to ORDER_EVENTS_BATCH_SIZE events, or one settlement batch's
+   * row) and the next waits again. So in a long storm events still trickle out.
    */
   private deferToSettlement(): boolean {
     const yieldMs = this.settings.ORDER_EVENTS_YIELD_MS;
-    return yieldMs > 0 && Date.now() - this.lastRoundAt < yieldMs && (this.deps.settling?.() ?? false);
+    if (yieldMs === 0 || !(this.deps.settling?.() ?? false)) {
+      this.waitingSince = null;
+      return false;
+    }
+    const now = Date.now();
+    this.waitingSince ??= now;
+    if (now - this.waitingSince < yieldMs) return true;
+    this.waitingSince = null; // waited long enough: this round delivers, the next one waits again
+    return false;
   }
 
   async round(): Promise<boolean> {
     const s = this.settings;
     if (this.deferToSettlement()) return false;
-    this.lastRoundAt = Date.now();
     // READ COMMITTED: the claim must not lock the gap that settlement's new event rows go into.
     const rows = await inTransaction(
       this.deps.db,

@@ -414,20 +414,21 @@ describe('settlement first', () => {
         },
       );
       await settle(0);
-      await worker.round(); // the first round runs even while settling: it has not yielded yet
+      const waitingFrom = Date.now();
+      await worker.round(); // settlement busy: the round waits
+      await worker.round();
+      expect(receiver.arrivals).toHaveLength(0);
+      await new Promise((r) => setTimeout(r, yieldMs - (Date.now() - waitingFrom) + 50));
+      await worker.round(); // waited ORDER_EVENTS_YIELD_MS in a row: delivers although settlement is still busy
       expect(receiver.arrivals).toHaveLength(1);
 
       await settle(1);
-      const yieldedAt = Date.now();
-      await worker.round(); // settlement busy, the last round just ran: this one waits
+      await worker.round(); // a new wait begins
       expect(receiver.arrivals).toHaveLength(1);
-      await new Promise((r) => setTimeout(r, yieldMs - (Date.now() - yieldedAt) + 50));
-      await worker.round(); // waited ORDER_EVENTS_YIELD_MS: delivers although settlement is still busy
-      expect(receiver.arrivals).toHaveLength(2);
 
       settling = false;
       await settle(2);
-      await worker.round(); // settlement idle: delivers at once
+      await worker.round(); // settlement idle: delivers at once, what waited too
       expect(receiver.arrivals.map((a) => a.event.userId)).toEqual(['7001', '7002', '7003']);
     } finally {
       await t.stop();
