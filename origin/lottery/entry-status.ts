@@ -7,8 +7,11 @@ import type { EntryPollBody } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
 import { reservationStatus } from '../reservation/status.js';
 
+/** What an entry's status uses of the origin's context. */
+export type EntryStatusDeps = Pick<OriginContext, 'catalog' | 'stock'>;
+
 export async function entryStatus(
-  ctx: OriginContext,
+  ctx: EntryStatusDeps,
   entry: { activityId: string; userId: string },
   userId: string,
 ): Promise<EntryPollBody> {

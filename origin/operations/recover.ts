@@ -22,6 +22,9 @@ import { withRecoveryLock } from './recovery-lock.js';
 import { computeRecovery, type LedgerEvent, type RecoveryFacts } from './recovery-plan.js';
 import type { Sale } from '../redis/stock-store.js';
 
+/** What recovery uses of the origin's context. */
+export type RecoverDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'>;
+
 export interface RecoverResult {
   activityId: string;
   stock: number;
@@ -36,7 +39,7 @@ export interface RecoverResult {
 }
 
 async function returnedInTransit(
-  ctx: OriginContext,
+  ctx: RecoverDeps,
   record: Awaited<ReturnType<typeof requireActivity>>,
   returned: StrandedBorrow[],
 ): Promise<RecoverResult> {
@@ -64,14 +67,14 @@ const refuse = (message: string) => new ContractError('conflict', message);
  * runs beside another process's recovery. Whoever waited finds the sale warm and is told there is
  * nothing to recover (409), rather than rebuilding it a second time.
  */
-export function recover(ctx: OriginContext, activityId: string): Promise<RecoverResult> {
+export function recover(ctx: RecoverDeps, activityId: string): Promise<RecoverResult> {
   return withRecoveryLock(ctx.db, activityId, ctx.config.RECOVER_LOCK_WAIT_MS, () =>
     recoverHoldingLock(ctx, activityId),
   );
 }
 
 /** recover without taking the lock: for a caller that holds it (the failover watch). */
-export async function recoverHoldingLock(ctx: OriginContext, activityId: string): Promise<RecoverResult> {
+export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): Promise<RecoverResult> {
   const record = await requireActivity(ctx.db, activityId);
   const { maxPerUser } = record.config;
   const sale = saleOf(record);
@@ -129,7 +132,7 @@ export async function recoverHoldingLock(ctx: OriginContext, activityId: string)
 }
 
 /** The surviving Stream, then MySQL in one snapshot; null when the Stream or its group is gone. */
-async function readFacts(ctx: OriginContext, sale: Sale): Promise<RecoveryFacts | null> {
+async function readFacts(ctx: RecoverDeps, sale: Sale): Promise<RecoveryFacts | null> {
   const stream = await ctx.stock.streamReservations(sale);
   if (!stream) return null;
   const args = [sale.activityId, sale.skuId];

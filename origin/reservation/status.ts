@@ -9,6 +9,9 @@ import type { OriginContext } from '../context.js';
 import { one } from '../db/rows.js';
 import { OrderStatus } from '../db/statuses.js';
 
+/** What the reservation lookup uses of the origin's context. */
+export type ReservationStatusDeps = Pick<OriginContext, 'catalog' | 'db' | 'stock'>;
+
 /** The body's name for each order status. */
 const STATUS_NAME: Record<OrderStatus, ReservationBody['status']> = {
   [OrderStatus.PENDING]: 'ordered',
@@ -33,7 +36,7 @@ function fromOrder(o: OrderRow): ReservationBody {
   };
 }
 
-async function orderOf(ctx: OriginContext, reservationId: string): Promise<OrderRow | undefined> {
+async function orderOf(ctx: ReservationStatusDeps, reservationId: string): Promise<OrderRow | undefined> {
   return one<OrderRow>(
     ctx.db.execute(
       'SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order WHERE reservation_id = ?',
@@ -42,7 +45,7 @@ async function orderOf(ctx: OriginContext, reservationId: string): Promise<Order
   );
 }
 
-async function deadLetterOwner(ctx: OriginContext, reservationId: string): Promise<string | undefined> {
+async function deadLetterOwner(ctx: ReservationStatusDeps, reservationId: string): Promise<string | undefined> {
   const dead = await one<{ user_id: string }>(
     ctx.db.execute('SELECT user_id FROM seckill_dead_letter WHERE reservation_id = ?', [reservationId]),
   );
@@ -51,7 +54,7 @@ async function deadLetterOwner(ctx: OriginContext, reservationId: string): Promi
 
 /** `GET /internal/reservations/:id?userId=` — 404 unknown, 403 someone else's. */
 export async function reservationStatus(
-  ctx: OriginContext,
+  ctx: ReservationStatusDeps,
   reservationId: string,
   userId: string,
 ): Promise<ReservationBody> {
@@ -80,7 +83,7 @@ export async function reservationStatus(
 
 /** `GET /internal/activities/:id/reservation?userId=` — the caller's own reservation, or 404. */
 export async function reservationOfUser(
-  ctx: OriginContext,
+  ctx: ReservationStatusDeps,
   activityId: string,
   userId: string,
 ): Promise<ReservationBody> {

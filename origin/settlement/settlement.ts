@@ -9,6 +9,9 @@ import { findActivity } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
 import { StreamSettler } from './stream-settler.js';
 
+/** What settlement uses of the origin's context. */
+export type SettlementDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics' | 'stock'>;
+
 export class Settlement {
   private readonly settlers = new Map<string, StreamSettler[]>();
   private discovery: NodeJS.Timeout | null = null;
@@ -17,7 +20,7 @@ export class Settlement {
   private readonly instance = `${hostname()}:${process.pid}:${randomHex(3)}`;
   private lastEntriesAt = 0;
 
-  constructor(private readonly ctx: OriginContext) {}
+  constructor(private readonly ctx: SettlementDeps) {}
 
   async start(): Promise<void> {
     await this.discover();
