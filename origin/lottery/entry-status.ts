@@ -8,7 +8,7 @@ import type { OriginContext } from '../context.js';
 import { reservationStatus } from '../reservation/status.js';
 
 /** What an entry's status uses of the origin's context. */
-export type EntryStatusDeps = Pick<OriginContext, 'catalog' | 'stock'>;
+export type EntryStatusDeps = Pick<OriginContext, 'catalog' | 'db' | 'stock'>;
 
 export async function entryStatus(
   ctx: EntryStatusDeps,
