@@ -10,7 +10,6 @@
  *   npx tsx bench/reserve.ts [--connections 50] [--seconds 10] [--rounds 1]
  */
 import autocannon from 'autocannon';
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { randomBytes, randomInt } from 'node:crypto';
@@ -18,6 +17,7 @@ import {
   adminCall,
   BENCH_SECRETS,
   benchDatabase,
+  cpuMsOf,
   edgeHeadersSync,
   freePort,
   spawnTs,
@@ -46,15 +46,6 @@ interface Figures {
   errors: number;
 }
 
-/** CPU time (user + system, ms) a process has used so far; NaN where /proc is missing. */
-function cpuMsOf(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
-  } catch {
-    return NaN;
-  }
-}
 
 async function load(url: string, path: string, makeBody: () => string, pid: number | undefined): Promise<Figures> {
   const cpuBefore = cpuMsOf(pid);

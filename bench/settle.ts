@@ -16,7 +16,6 @@
  */
 import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -24,7 +23,16 @@ import mysql from 'mysql2/promise';
 import { affected, one, rows } from '../origin/db/rows.js';
 import { activityKeys } from '../origin/redis/keys.js';
 import { defineScripts } from '../origin/redis/scripts.js';
-import { adminCall, BENCH_SECRETS, benchDatabase, freePort, spawnTs, stopChild, waitForHttp } from './lib/stack.js';
+import {
+  adminCall,
+  BENCH_SECRETS,
+  benchDatabase,
+  cpuMsOf,
+  freePort,
+  spawnTs,
+  stopChild,
+  waitForHttp,
+} from './lib/stack.js';
 
 const { values } = parseArgs({
   options: {
@@ -120,15 +128,6 @@ async function perMessageTransactions(pool: mysql.Pool, total: number) {
   });
 }
 
-/** CPU time (user + system, ms) a child process has used so far; NaN where /proc is missing. */
-function cpuMsOf(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
-  } catch {
-    return NaN;
-  }
-}
 
 /** A local receiver of order events: counts them and answers 204. */
 async function eventReceiver() {

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -110,4 +111,14 @@ export async function benchDatabase(): Promise<{ url: string; drop(activities: [
       await conn.end();
     },
   };
+}
+
+/** CPU time (user + system, ms) a process has used so far; NaN where /proc is missing. */
+export function cpuMsOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+  } catch {
+    return NaN;
+  }
 }
