@@ -20,6 +20,7 @@ import {
   cpuMsOf,
   edgeHeadersSync,
   freePort,
+  spawnOrigin,
   spawnTs,
   stopChild,
   waitForHttp,
@@ -45,7 +46,6 @@ interface Figures {
   non2xx: number;
   errors: number;
 }
-
 
 async function load(url: string, path: string, makeBody: () => string, pid: number | undefined): Promise<Figures> {
   const cpuBefore = cpuMsOf(pid);
@@ -101,7 +101,7 @@ export async function benchReserve() {
   const activities: [string, string][] = [];
   const port = await freePort();
   const originUrl = `http://127.0.0.1:${port}`;
-  const origin = spawnTs('origin/main.ts', {
+  const origin = spawnOrigin({
     ...BENCH_SECRETS,
     PORT: String(port),
     MYSQL_URL: mysqlUrl,

@@ -90,6 +90,9 @@ const envSchema = z.object({
   DB_SLOW_TX_MS: int(200, 1),
   /** MySQL pool size shared by HTTP and consumers. */
   MYSQL_POOL_SIZE: int(10, 1),
+  /** Prepared statements each MySQL connection keeps (LRU). Pool size × this × processes must stay
+   * under the server's `max_prepared_stmt_count` (16,382 by default). */
+  MYSQL_PREPARED_STATEMENTS: int(128, 16),
   /** Edge pushes time out after this long; a failed push is logged, the edge's own refresh catches up. */
   EDGE_PUSH_TIMEOUT_MS: int(1000, 50),
   /** The list of live activities is pushed to the edge at start and this often (edge: unknown ids → 404). */

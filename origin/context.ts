@@ -52,7 +52,7 @@ export async function createOriginContext(
   log = createLogger(config.LOG_LEVEL),
 ): Promise<OriginContext> {
   const metrics = createMetrics();
-  const db = createPool(config.MYSQL_URL, config.MYSQL_POOL_SIZE);
+  const db = createPool(config.MYSQL_URL, config.MYSQL_POOL_SIZE, config.MYSQL_PREPARED_STATEMENTS);
   const stock = await StockStore.connect({
     redis: { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES?.split(',') },
     requestTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,

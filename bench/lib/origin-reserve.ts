@@ -5,7 +5,7 @@
  */
 import autocannon from 'autocannon';
 import { randomInt } from 'node:crypto';
-import { adminCall, BENCH_SECRETS, edgeHeadersSync, freePort, spawnTs, stopChild, waitForHttp } from './stack.js';
+import { adminCall, BENCH_SECRETS, edgeHeadersSync, freePort, spawnOrigin, stopChild, waitForHttp } from './stack.js';
 
 export async function originReserveRate(opts: {
   env: Record<string, string>;
@@ -17,7 +17,7 @@ export async function originReserveRate(opts: {
   const { env, mysqlUrl, stockBuckets, connections, duration } = opts;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const origin = spawnTs('origin/main.ts', {
+  const origin = spawnOrigin({
     ...BENCH_SECRETS,
     ...env,
     PORT: String(port),

@@ -1,8 +1,9 @@
 /** Helpers shared by benchmarks and the rehearsal: child processes, a bench database, admin calls. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -33,6 +34,46 @@ export function spawnTs(entry: string, env: Record<string, string>, opts: { quie
   return spawn(
     process.execPath,
     [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', entry],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', opts.quiet ? 'ignore' : 'inherit', 'inherit'],
+    },
+  );
+}
+
+let built = false;
+
+/** Builds dist/ (`npm run build`) when it is missing or older than a source file of origin/ or contract/. */
+function ensureOriginBuilt(): void {
+  if (built) return;
+  const main = join(ROOT, 'dist', 'origin', 'main.js');
+  const newestSource = (dir: string): number => {
+    let newest = 0;
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })) {
+      if (entry.isFile() && entry.name.endsWith('.ts'))
+        newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+    }
+    return newest;
+  };
+  const stale =
+    !existsSync(main) || statSync(main).mtimeMs < Math.max(newestSource('origin'), newestSource('contract'));
+  if (stale) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  built = true;
+}
+
+/**
+ * The origin compiled, as production runs it: `node dist/origin/main.js` (built first when dist/ is
+ * stale), so the benchmarks measure the code a sale runs. NODE_ENV stays unset: production only adds
+ * start-up checks (secret lengths, a metrics token) that the benchmarks' local secrets don't meet.
+ * BENCH_ORIGIN=tsx runs the TypeScript source through tsx instead (as the tests do).
+ */
+export function spawnOrigin(env: Record<string, string>, opts: { quiet?: boolean } = {}): ChildProcess {
+  if (process.env.BENCH_ORIGIN === 'tsx') return spawnTs('origin/main.ts', env, opts);
+  ensureOriginBuilt();
+  return spawn(
+    process.execPath,
+    [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), join('dist', 'origin', 'main.js')],
     {
       cwd: ROOT,
       env: { ...process.env, ...env },
@@ -121,4 +162,23 @@ export function cpuMsOf(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * The MySQL/MariaDB server's pid, to read its CPU time per unit of work: BENCH_MYSQLD_PID, else the
+ * one `mariadbd`/`mysqld` process on this machine (undefined when there is none or several).
+ */
+export function mysqldPid(): number | undefined {
+  if (process.env.BENCH_MYSQLD_PID) return Number(process.env.BENCH_MYSQLD_PID);
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+      if (comm === 'mariadbd' || comm === 'mysqld') found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found.length === 1 ? found[0] : undefined;
 }

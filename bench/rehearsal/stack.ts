@@ -8,7 +8,15 @@ import { randomInt } from 'node:crypto';
 import { constants } from 'node:os';
 import { migrate } from '../../origin/db/migrate.js';
 import { startEdge, type RunningEdge } from '../lib/local-edge.js';
-import { BENCH_EDGE_SECRETS, BENCH_SECRETS, freePort, spawnTs, stopChild, waitForHttp } from '../lib/stack.js';
+import {
+  BENCH_EDGE_SECRETS,
+  BENCH_SECRETS,
+  freePort,
+  spawnOrigin,
+  spawnTs,
+  stopChild,
+  waitForHttp,
+} from '../lib/stack.js';
 import { descendantsMatching } from './monitor.js';
 import type { RehearsalOptions } from './options.js';
 
@@ -34,7 +42,7 @@ export async function startStack(o: RehearsalOptions): Promise<Stack> {
   const unguard = guardChildren(() => origin, stopAll);
   try {
     edge = await startEdge({ originUrl, secrets: BENCH_EDGE_SECRETS });
-    origin = spawnTs('origin/main.ts', {
+    origin = spawnOrigin({
       ...BENCH_SECRETS,
       PORT: String(port),
       MYSQL_URL: o.mysqlUrl,

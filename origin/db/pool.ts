@@ -4,10 +4,16 @@ import mysql from 'mysql2/promise';
 export type Db = mysql.Pool;
 export type Tx = mysql.PoolConnection;
 
-export function createPool(url: string, size: number): Db {
+/**
+ * `preparedPerConnection`: how many prepared statements each connection keeps (least recently used
+ * closed first). Settlement prepares one statement per batch size, so without a bound a pool could
+ * approach the server's global `max_prepared_stmt_count` (16,382 by default) by itself.
+ */
+export function createPool(url: string, size: number, preparedPerConnection = 128): Db {
   return mysql.createPool({
     uri: url,
     connectionLimit: size,
+    maxPreparedStatements: preparedPerConnection,
     waitForConnections: true,
     // Ids are BIGINT UNSIGNED: keep them as strings, never lossy JS numbers.
     supportBigNumbers: true,

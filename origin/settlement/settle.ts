@@ -46,6 +46,11 @@ const LOG_COLUMNS = '(activity_id, sku_id, biz_id, change_type, quantity)';
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
 
+// The batch statements are prepared (`execute`): MariaDB then neither parses thousands of literals
+// per batch nor does the client escape them — about a third less server CPU per order (README
+// "Performance"). One statement per batch size; a connection keeps the recent ones
+// (MYSQL_PREPARED_STATEMENTS), and under a backlog nearly every batch is full, so they are reused.
+
 /** The conditional stock UPDATE matched no row: MySQL has fewer units than the batch needs. */
 class StockShort extends Error {}
 
@@ -118,7 +123,7 @@ async function readSaleFacts(
   // has another order in this sale" (surplus): a reservation's order is its user's order here.
   const users = [...new Set(events.map((e) => e.userId))];
   const owners = await rows<{ user_id: string; reservation_id: string }>(
-    tx.query(
+    tx.execute(
       `SELECT user_id, reservation_id FROM seckill_order WHERE activity_id = ? AND sku_id = ? AND user_id IN (${marks(users.length)})`,
       [activityId, skuId, ...users],
     ),
@@ -130,7 +135,7 @@ async function readSaleFacts(
   // order), while other consumers' batches share it. One range read instead of a lookup per
   // reservation (measured: README "Performance"); a sale has few dead letters.
   const dead = await rows<{ reservation_id: string; status: string }>(
-    tx.query('SELECT reservation_id, status FROM seckill_dead_letter WHERE activity_id = ? LOCK IN SHARE MODE', [
+    tx.execute('SELECT reservation_id, status FROM seckill_dead_letter WHERE activity_id = ? LOCK IN SHARE MODE', [
       activityId,
     ]),
   );
@@ -154,7 +159,7 @@ async function writeOrders(
   const { activityId, skuId } = target;
   const expireAt = new Date(Date.now() + target.paymentTimeoutSeconds * 1000);
   try {
-    await tx.query(
+    await tx.execute(
       `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${winners.map(() => `(?, ?, ?, ?, ?, ?, ?, ${OrderStatus.PENDING}, ?, ?)`).join(', ')}`,
       winners.flatMap((e) => [
         orderNoFor(e.reservationId),
@@ -178,7 +183,7 @@ async function writeOrders(
     );
     return { kind: 'classified', reservationId: e.reservationId, outcome: mine ? 'duplicate' : 'surplus' };
   }
-  await tx.query(
+  await tx.execute(
     `INSERT INTO seckill_stock_log ${LOG_COLUMNS} VALUES ${winners.map(() => "(?, ?, ?, 'DEDUCT', ?)").join(', ')}`,
     winners.flatMap((e) => [activityId, skuId, e.reservationId, e.quantity]),
   );

@@ -139,7 +139,12 @@ export class StreamSettler {
       activityId: this.target.activityId,
       reservationId: e.reservationId,
     });
-    const settledLine = log.isLevelEnabled('info');
+    // At info one line per batch carries the settled orders' trace ids (DESIGN §4: the trace id is
+    // in the settlement log); a line per order only at debug — at the rates settlement runs at, a
+    // line per order was a per-order cost of the consumer process.
+    const settledLine = log.isLevelEnabled('debug');
+    const batchLine = log.isLevelEnabled('info');
+    const settledTraces: string[] = [];
     try {
       for (const e of events) {
         const outcome = outcomes.get(e.reservationId);
@@ -155,8 +160,10 @@ export class StreamSettler {
           if (restocked === null) continue;
           log.warn({ ...about(e), restocked }, 'surplus reservation released: the user already has an order');
         }
-        if (outcome === 'settled' && settledLine)
-          log.info({ ...about(e), userId: e.userId, quantity: e.quantity }, 'settled');
+        if (outcome === 'settled') {
+          if (batchLine) settledTraces.push(e.traceId);
+          if (settledLine) log.debug({ ...about(e), userId: e.userId, quantity: e.quantity }, 'settled');
+        }
         this.deps.lastFailure.delete(e.streamId);
         acks.push(e.streamId);
       }
@@ -164,6 +171,11 @@ export class StreamSettler {
       for (const [outcome, n] of counts) metrics.settleOutcomes.inc({ outcome }, n);
       const settled = counts.get('settled') ?? 0;
       if (settled > 0) metrics.ordersSettled.inc(settled);
+      if (settledTraces.length > 0)
+        log.info(
+          { activityId: this.target.activityId, orders: settledTraces.length, traceIds: settledTraces },
+          'settled batch',
+        );
     }
     return acks;
   }

@@ -92,6 +92,9 @@ it('a purchase carries one trace id through edge log, origin log, Stream event a
   expect(fields[fields.indexOf('traceId') + 1]).toBe(traceId);
   const settledLine = originLines.find((l) => l.traceId === traceId && l.msg === 'settled');
   expect(settledLine).toMatchObject({ activityId, reservationId, userId });
+  // At info (the default) the settlement log is one line per batch, with its orders' trace ids.
+  const batchLine = originLines.find((l) => l.msg === 'settled batch' && l.traceIds?.includes(traceId));
+  expect(batchLine).toMatchObject({ level: 30, activityId, orders: 1 });
   const [[order]] = (await origin.db.pool.query('SELECT trace_id FROM seckill_order WHERE reservation_id = ?', [
     reservationId,
   ])) as any;
