@@ -49,8 +49,8 @@ function readingRedisThen(between: () => Promise<void>): ReconcileDeps {
   return { db: t.origin.ctx.db, stock };
 }
 
-/** A sale of `stock` units, `sold` of them settled as orders, then `expired` of those timed out in MySQL (refills pending). */
-async function saleWithTimeouts(opts: { stock: number; sold: number; expired: number; stockBuckets?: number }) {
+/** A sale of `stock` units, `sold` of them settled as orders (users 5000…). */
+async function settledSale(opts: { stock: number; sold: number; stockBuckets?: number }) {
   const { activityId, skuId } = await t.sale({ stock: opts.stock, stockBuckets: opts.stockBuckets });
   const buyers = users(5000, opts.sold);
   expect((await reserveAll(t, activityId, buyers)).every((r) => r.status === 202)).toBe(true);
@@ -60,12 +60,19 @@ async function saleWithTimeouts(opts: { stock: number; sold: number; expired: nu
     (n) => n === opts.sold,
   );
   await c.stop();
-  await t.db.pool.query(
-    `UPDATE seckill_order SET expire_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ? AND user_id IN (${buyers
-      .slice(0, opts.expired)
-      .join(',')})`,
+  return { activityId, skuId, buyers };
+}
+
+const expire = (activityId: string, userIds: string[]) =>
+  t.db.pool.query(
+    `UPDATE seckill_order SET expire_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ? AND user_id IN (${userIds.join(',')})`,
     [activityId],
   );
+
+/** As settledSale, then `expired` of the orders timed out in MySQL (their refills pending). */
+async function saleWithTimeouts(opts: { stock: number; sold: number; expired: number; stockBuckets?: number }) {
+  const { activityId, skuId, buyers } = await settledSale(opts);
+  await expire(activityId, buyers.slice(0, opts.expired));
   expect(await new TimeoutJob(t.origin.ctx).round()).toBe(false);
   expect(await available(activityId)).toBe(opts.stock - opts.sold + opts.expired);
   expect(await pendingOutbox(activityId)).toBe(opts.expired);
@@ -108,6 +115,36 @@ describe('reconciliation while refills are applied', () => {
     expect(rec.figures).toMatchObject({ available: 25, redisStock: 25, unsynced: 0 });
     for (const row of claimed) await worker.markDone(row);
     expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+  });
+
+  it('is exact on every read while timeouts and refills stream (the rehearsal shape)', async () => {
+    const { activityId, buyers } = await settledSale({ stock: 1000, sold: 300 });
+    await expire(activityId, buyers);
+    // Small batches, so refills arrive a few at a time for as long as the reads run.
+    const ctx = { ...t.origin.ctx, config: { ...t.origin.ctx.config, TIMEOUT_BATCH_SIZE: 20, OUTBOX_BATCH_SIZE: 10 } };
+    let timing = true;
+    let refilling = true;
+    const timeouts = (async () => {
+      const job = new TimeoutJob(ctx);
+      while (await job.round());
+      timing = false;
+    })();
+    const refills = (async () => {
+      const worker = new OutboxWorker(ctx);
+      for (;;) {
+        const last = !timing; // every timeout committed before this round: an empty round means all applied
+        if ((await worker.runOnce()).claimed === 0 && last) break;
+      }
+      refilling = false;
+    })();
+    const runs: string[][] = [];
+    while (refilling) runs.push(failing(await reconcile(t.origin.ctx, activityId)));
+    await Promise.all([timeouts, refills]);
+    expect(await pendingOutbox(activityId)).toBe(0);
+    const quiet = await reconcile(t.origin.ctx, activityId);
+    expect(quiet.figures).toMatchObject({ available: 1000, redisStock: 1000, refilledDb: 300, unsynced: 0 });
+    expect(runs.length).toBeGreaterThan(3);
+    expect(runs.filter((r) => r.length > 0)).toEqual([]);
   });
 
   it('still fails on a refill Redis got that MySQL never committed, and on one Redis forgot', async () => {
