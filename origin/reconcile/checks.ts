@@ -28,8 +28,11 @@ export interface DbFigures {
   orders: { reservationId: string; quantity: number; status: number }[];
   /** Dead letters not retried (a retried one is a live reservation again). */
   dead: { reservationId: string; quantity: number; restocked: number }[];
-  /** Refill units in the outbox not yet applied to Redis. */
-  unsynced: number;
+  /**
+   * Every refill MySQL committed (a timed-out order: `available += quantity`, its REFILL log row and
+   * its outbox row in one transaction), whatever its outbox row's status: Redis owes each one once.
+   */
+  refills: { reservationId: string; quantity: number }[];
 }
 
 /** Redis at one instant, and the reservations granted after its bound (read after MySQL). */
@@ -125,6 +128,13 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
   );
   const released = sumValues(ledger.released);
   const refilledRedis = sumValues(ledger.refilled);
+  // Refills not in Redis's stock at snapshot 1: Redis adds the units and records the reservation in
+  // `refilled` in one script, so "not in that hash then" is exactly "not in that stock then" — the
+  // outbox row's status, read at another instant, would miss a refill applied in between.
+  const unsynced = sum(
+    db.refills.filter((r) => !(r.reservationId in ledger.refilled)),
+    (r) => r.quantity,
+  );
   const deadUnits = sum(db.dead, (d) => d.quantity);
   const deadNotRestocked = sum(db.dead, (d) => d.quantity - d.restocked);
   const inTransit = sum(ledger.inTransit, (t) => t.quantity);
@@ -137,6 +147,7 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     issued,
     released,
     refilledRedis,
+    unsynced,
     unsettled,
     settledAfterSnapshot: settledLater,
     deadUnits,
@@ -157,7 +168,7 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     check(
       'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
       available + settledLater,
-      ledger.stock + unsettled + db.unsynced + deadNotRestocked + inTransit,
+      ledger.stock + unsettled + unsynced + deadNotRestocked + inTransit,
     ),
   );
   // Units between buckets are accounted above, but they are not for sale until recover returns them.

@@ -4,7 +4,7 @@
  *
  *   DB:    initial = available + not released + Σ deduct − Σ refill;  Σ order quantity = Σ deduct
  *   Redis: initial − not released − stock = issued − released − refilled;  issued = settled + unsettled + dead-lettered + surplus
- *   Both:  available = stock + unsettled + refills not yet synced + dead-lettered units not restocked
+ *   Both:  available = stock + unsettled + refills not in Redis + dead-lettered units not restocked
  *
  * It must be exact while a sale is live, so it reads two snapshots and relates them:
  *   1. Redis at one instant (one MULTI): stock, the Stream's last id (the bound), the group's
@@ -13,8 +13,18 @@
  * An entry still pending, or not yet delivered, is unsettled — unless MySQL already has its order
  * or dead letter, or Redis had released it (settled or compensated between the reads). Orders of
  * reservations beyond the bound were granted after snapshot 1, so their units are added back to
- * `available` for the cross check. What can still move between the two reads (a refill applied
- * and marked done in between) is rare and is what the periodic job's re-reads are for.
+ * `available` for the cross check.
+ *
+ * "Refills not in Redis" = refills MySQL committed (a timeout puts `available += q`, the REFILL log
+ * row and the outbox row in one transaction), whatever their outbox status, whose reservation is
+ * not in Redis's `refilled` hash at snapshot 1. lua/refill-2.lua adds the units to the stock and
+ * records the reservation in that hash in one step (in the one bucket the reservation refills,
+ * read by that bucket's MULTI), so this is exactly what snapshot 1's stock lacks. The outbox row's
+ * status would not do: read at snapshot 2, it misses a refill applied and marked done between the
+ * reads (counted in neither) and counts one applied before snapshot 1 but not yet marked done
+ * twice — and while timeouts stream refills, every read meets such refills.
+ * Dead-letter restocks and tranche releases are still taken from MySQL's row at snapshot 2: rare
+ * (failures, operator actions), and what the periodic job's re-reads are for.
  *
  * "Not released" = units held back (tranches, DESIGN §10) + releases committed in MySQL but not yet
  * applied to Redis: neither `available` nor Redis has them (activity/tranches.ts).
@@ -24,7 +34,7 @@ import { requireActivity, saleOf } from '../activity/store.js';
 import { inTransaction, type Db } from '../db/pool.js';
 import type { InTransit } from '../redis/sale-ledger.js';
 import { one, rows } from '../db/rows.js';
-import { OutboxStatus, StockReleaseStatus } from '../db/statuses.js';
+import { StockReleaseStatus } from '../db/statuses.js';
 import { reconcileChecks, type Check, type DbFigures } from './checks.js';
 
 export type { Check } from './checks.js';
@@ -94,13 +104,19 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
         args,
       ),
     );
-    const outbox = (await one<{ units: number }>(
+    // Every refill queued for Redis, pending or done (what Redis applied is told by its `refilled`
+    // hash, not by the row's status). Found through the stock log, the table indexed by activity;
+    // the join keeps a refill whose outbox row is missing out, so it shows as units Redis never gets.
+    const refills = await rows<{ reservation_id: string; quantity: number }>(
       tx.execute(
-        `SELECT COALESCE(SUM(quantity), 0) AS units FROM stock_sync_outbox
-          WHERE activity_id = ? AND sku_id = ? AND status = ${OutboxStatus.PENDING}`,
+        `SELECT o.reservation_id, o.quantity
+           FROM seckill_stock_log l
+           JOIN stock_sync_outbox o ON o.reservation_id = l.biz_id AND o.kind = 'REFILL'
+          WHERE l.activity_id = ? AND l.sku_id = ? AND l.change_type = 'REFILL'
+            AND o.activity_id = l.activity_id AND o.sku_id = l.sku_id`,
         args,
       ),
-    ))!;
+    );
     // SUM() arrives as a decimal string: every figure is made a number here.
     return {
       initial: Number(stock.initial_stock),
@@ -119,7 +135,7 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
         quantity: Number(d.quantity),
         restocked: Number(d.restocked),
       })),
-      unsynced: Number(outbox.units),
+      refills: refills.map((r) => ({ reservationId: r.reservation_id, quantity: Number(r.quantity) })),
     };
   });
 }
