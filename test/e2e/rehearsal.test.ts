@@ -123,7 +123,9 @@ it('the crowd is deterministic, arrives in time order on the curve, and has the 
 function startRehearsal(args: string[]) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/rehearsal.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, REDIS_URL },
+    // The origin from source (tsx), as the other tests run it: no dist/ build racing
+    // compiled-origin.test.ts's (benchmarks and rehearsals run the compiled origin by default).
+    env: { ...process.env, REDIS_URL, BENCH_ORIGIN: 'tsx' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
