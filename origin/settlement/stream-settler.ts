@@ -76,7 +76,7 @@ export class StreamSettler {
         const entries = await this.deps.reader.read(this.settings.batchSize, this.settings.blockMs);
         if (entries.length > 0) {
           this.deps.onEntries?.();
-          await this.settleEntries(entries, new Map());
+          await this.settleEntries(entries, new Map(), true);
         }
       } catch (err) {
         if (this.stopping) break;
@@ -94,13 +94,18 @@ export class StreamSettler {
       const page = await this.deps.reader.reclaim(this.settings.claimIdleMs, cursor, this.settings.batchSize);
       cursor = page.next;
       if (page.entries.length === 0) continue;
-      await this.settleEntries(page.entries, page.deliveries);
+      await this.settleEntries(page.entries, page.deliveries, false);
       handled += page.entries.length;
     } while (cursor !== '0-0' && !this.stopping);
     return handled;
   }
 
-  private async settleEntries(entries: StreamEntry[], deliveries: Map<string, number>): Promise<void> {
+  /** `firstDelivery`: new entries (`XREADGROUP >`), never delivered before — settle.ts's cheaper path. */
+  private async settleEntries(
+    entries: StreamEntry[],
+    deliveries: Map<string, number>,
+    firstDelivery: boolean,
+  ): Promise<void> {
     const { log } = this.deps;
     const acks: string[] = [];
     const fresh: ReservationEvent[] = [];
@@ -117,17 +122,17 @@ export class StreamSettler {
         fresh.push(event);
       }
     }
-    for (const event of await this.settle(fresh)) acks.push(event);
+    for (const event of await this.settle(fresh, firstDelivery)) acks.push(event);
     await this.deps.reader.ack(acks);
     if (this.deps.lastFailure.size > 10_000) this.deps.lastFailure.clear();
   }
 
   /** Settles in one batch transaction; if the batch fails, in halves. Returns the ids to XACK. */
-  private async settle(events: ReservationEvent[]): Promise<string[]> {
+  private async settle(events: ReservationEvent[], firstDelivery: boolean): Promise<string[]> {
     const { db, metrics, log } = this.deps;
     if (events.length === 0) return [];
     const started = performance.now();
-    const outcomes = await this.settleSplitting(events);
+    const outcomes = await this.settleSplitting(events, firstDelivery);
     metrics.settleLatency.observe((performance.now() - started) / 1000);
 
     const acks: string[] = [];
@@ -186,10 +191,13 @@ export class StreamSettler {
    * classified and a real failure stays pending with its reason. One bad entry among n costs about
    * 2·log2(n) transactions instead of n.
    */
-  private async settleSplitting(events: ReservationEvent[]): Promise<Map<string, SettleOutcome>> {
+  private async settleSplitting(
+    events: ReservationEvent[],
+    firstDelivery: boolean,
+  ): Promise<Map<string, SettleOutcome>> {
     const { db, log } = this.deps;
     try {
-      return await settleBatch(db, this.target, events);
+      return await settleBatch(db, this.target, events, { firstDelivery });
     } catch (err) {
       const message = (err as Error).message;
       if (events.length === 1) {
@@ -206,7 +214,7 @@ export class StreamSettler {
       const half = Math.ceil(events.length / 2);
       for (const part of [events.slice(0, half), events.slice(half)]) {
         if (this.stopping) break; // not started: stays pending, reclaimed by another consumer
-        for (const [id, outcome] of await this.settleSplitting(part)) outcomes.set(id, outcome);
+        for (const [id, outcome] of await this.settleSplitting(part, firstDelivery)) outcomes.set(id, outcome);
       }
       return outcomes;
     }

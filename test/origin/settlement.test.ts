@@ -74,6 +74,52 @@ describe('duplicate delivery', () => {
     }
   });
 
+  it("a first delivery that is not one (an order already there, another of the user's) settles as a checked batch", async () => {
+    // firstDelivery skips the read of the users' orders; the unique keys must send such a batch
+    // back to the checked path with nothing written.
+    const http = await startTestOrigin({ ORIGIN_ROLE: 'http' });
+    try {
+      const { activityId, skuId } = await http.sale({ stock: 10 });
+      const target = { activityId, skuId, paymentTimeoutSeconds: 900 };
+      const db = http.origin.ctx.db;
+      const event = (n: number, userId: string) => ({
+        streamId: `${n}-0`,
+        reservationId: `${activityId}-${n.toString(16).padStart(32, '0')}`,
+        requestId: `q${n}`,
+        userId,
+        quantity: 1,
+        traceId: '',
+        ts: Date.now(),
+      });
+      const settledBefore = event(1, '501');
+      const otherOfUser = event(2, '502');
+      expect((await settleBatch(db, target, [settledBefore, otherOfUser])).get(otherOfUser.reservationId)).toBe(
+        'settled',
+      );
+      const surplus = event(3, '502'); // the same user's second reservation
+      const fresh = [event(4, '503'), event(5, '504')];
+      const outcomes = await settleBatch(db, target, [settledBefore, surplus, ...fresh], { firstDelivery: true });
+      expect(Object.fromEntries(outcomes)).toEqual({
+        [settledBefore.reservationId]: 'duplicate',
+        [surplus.reservationId]: 'surplus',
+        [fresh[0]!.reservationId]: 'settled',
+        [fresh[1]!.reservationId]: 'settled',
+      });
+      const c = (sql: string) => scalar(http.db.pool, sql, [activityId]);
+      expect(await c('SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?')).toBe(4);
+      expect(await c('SELECT COUNT(DISTINCT user_id) FROM seckill_order WHERE activity_id = ?')).toBe(4);
+      expect(await c('SELECT available FROM seckill_stock WHERE activity_id = ?')).toBe(6);
+      expect(await c('SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ?')).toBe(4);
+      // A true first delivery is written as it is.
+      const more = [event(6, '505'), event(7, '506')];
+      const firstOutcomes = await settleBatch(db, target, more, { firstDelivery: true });
+      expect([...firstOutcomes.values()]).toEqual(['settled', 'settled']);
+      expect(await c('SELECT available FROM seckill_stock WHERE activity_id = ?')).toBe(4);
+    } finally {
+      await http.stop();
+    }
+  });
+
   it('redelivering a whole settled Stream to the group changes nothing', async () => {
     const { activityId, skuId } = await t.sale({ stock: 20 });
     const keys = activityKeys(activityId, skuId);
