@@ -4,14 +4,16 @@
  * run.
  *
  *   npm run bench                                  all of them
- *   npm run bench -- reserve edge-doomed           some, by name
+ *   npm run bench -- reserve edge-doomed           some, by name (`draw` runs only when named)
  *   npm run bench -- --json results.json           also write the figures as JSON (shape below)
  *   npm run bench -- reserve -- --seconds 5        options after `--` go to each chosen benchmark
  *
  * JSON: {"reserve": {ratio, p99Ms, rps, bareRps}, "settle": {ordersPerSec, perMessagePerSec,
  * bareUpdatePerSec}, "edgeDoomed": {worstRatio, originCalls, scenarios: [...]}, "cluster": ...,
  * "denyList": {bytesPerId, lookupNs, pushSeconds, runs: [...]},
- * "redisWait": {ratio, rpsWait0, rpsWait1, p99MsWait0, p99MsWait1, non2xxWait1, waitTimeoutMs}};
+ * "redisWait": {ratio, rpsWait0, rpsWait1, p99MsWait0, p99MsWait1, non2xxWait1, waitTimeoutMs},
+ * "draw" (only when named): {entrants, units, ratio, fullSortCpuMs, selectionCpuMs, bareHashCpuMs,
+ * winnersFinalMs, publishedMs}};
  * a benchmark not run (or failed) is null, a figure a benchmark does not report is null.
  */
 import { spawnSync } from 'node:child_process';
@@ -29,6 +31,8 @@ interface Bench {
   export: string;
   /** What the JSON file keeps of the benchmark's own result. */
   summarize(result: any): Summary;
+  /** Runs only when named (too long for the default set). */
+  optional?: boolean;
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -74,6 +78,23 @@ const BENCHES: Record<string, Bench> = {
     module: 'bench/deny-list.ts',
     export: 'benchDenyList',
     summarize: (r) => r,
+  },
+  // Not in the default set (about a minute: 200k entrants filled, ordered three ways, then the real draw).
+  draw: {
+    key: 'draw',
+    module: 'bench/draw.ts',
+    export: 'benchDraw',
+    optional: true,
+    summarize: (r) => ({
+      entrants: num(r.entrants),
+      units: num(r.units),
+      ratio: num(r.ratio),
+      fullSortCpuMs: num(r.fullSortCpuMs),
+      selectionCpuMs: num(r.selectionCpuMs),
+      bareHashCpuMs: num(r.bareHashCpuMs),
+      winnersFinalMs: num(r.winnersFinalMs),
+      publishedMs: num(r.publishedMs),
+    }),
   },
   'redis-wait': {
     key: 'redisWait',
@@ -121,7 +142,7 @@ for (const n of names)
     console.error(`${BENCHES[n]!.module} does not exist (yet)`);
     process.exit(2);
   }
-const chosen = names.length ? names : available;
+const chosen = names.length ? names : available.filter((n) => !BENCHES[n]!.optional);
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
 const results: Record<string, Summary> = { reserve: null, settle: null, edgeDoomed: null };

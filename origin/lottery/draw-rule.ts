@@ -27,12 +27,18 @@ export interface OrderedEntrant extends Entrant {
 }
 
 /** The draw order: ascending ticket (ties, which SHA-256 makes practically impossible, by user id). */
+export function compareDrawOrder(a: OrderedEntrant, b: OrderedEntrant): number {
+  return a.ticket < b.ticket ? -1 : a.ticket > b.ticket ? 1 : a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0;
+}
+
+/**
+ * Every entrant in draw order (a full sort): the plain statement of the rule, which the tests replay. The
+ * origin's draw takes the same order lazily, only as far as it needs (origin/lottery/draw-order.ts).
+ */
 export function drawOrder(seed: string, entrants: Iterable<Entrant>): OrderedEntrant[] {
   const ordered: OrderedEntrant[] = [];
   for (const e of entrants) ordered.push({ ...e, ticket: ticketOf(seed, e.userId) });
-  return ordered.sort((a, b) =>
-    a.ticket < b.ticket ? -1 : a.ticket > b.ticket ? 1 : a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0,
-  );
+  return ordered.sort(compareDrawOrder);
 }
 
 /**

@@ -777,12 +777,14 @@ export class StockStore {
 
   /** Each winner in their home bucket's `winners` hash. */
   async recordWinners(sale: Sale, winners: Map<string, string>): Promise<void> {
-    const byBucket = new Map<number, Record<string, string>>();
+    const byBucket = new Map<number, string[]>();
     for (const [userId, reservationId] of winners) {
       const b = homeBucket(userId, sale.buckets);
-      byBucket.set(b, { ...byBucket.get(b), [userId]: reservationId });
+      let fields = byBucket.get(b);
+      if (!fields) byBucket.set(b, (fields = []));
+      fields.push(userId, reservationId);
     }
-    for (const [b, fields] of byBucket) await this.redis.hset(this.keys(sale, b).winners, fields);
+    for (const [b, fields] of byBucket) await this.redis.hset(this.keys(sale, b).winners, ...fields);
   }
 
   /** userId → reservationId of every winner recorded so far. */

@@ -347,7 +347,7 @@ describe('the origin SIGKILLed during the draw', () => {
           SETTLE_DISCOVERY_MS: '100',
           DRAW_POLL_MS: '20',
           DRAW_LEASE_MS: '1000',
-          // One reservation per batch, each followed by a lease renewal: a draw slow enough to kill mid-way.
+          // One reservation per batch, a round trip each: a draw slow enough to kill mid-way.
           DRAW_RESERVE_BATCH: '1',
           ...env,
         },
