@@ -26,8 +26,11 @@ export interface DbFigures {
   deducted: number;
   refilled: number;
   orders: { reservationId: string; quantity: number; status: number }[];
-  /** Dead letters not retried (a retried one is a live reservation again). */
-  dead: { reservationId: string; quantity: number; restocked: number }[];
+  /**
+   * Dead letters not retried (a retried one is a live reservation again). What compensation gave
+   * back is read from Redis's `released` hash, not from the row's `restocked` (written after it).
+   */
+  dead: { reservationId: string; quantity: number }[];
   /**
    * Every refill MySQL committed (a timed-out order: `available += quantity`, its REFILL log row and
    * its outbox row in one transaction), whatever its outbox row's status: Redis owes each one once.
@@ -136,7 +139,11 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     (r) => r.quantity,
   );
   const deadUnits = sum(db.dead, (d) => d.quantity);
-  const deadNotRestocked = sum(db.dead, (d) => d.quantity - d.restocked);
+  // Dead-lettered units not in Redis's stock at snapshot 1: release-3.lua gives units back and
+  // records what it gave in `released` in one script (on the reservation's one home bucket), so
+  // that hash at snapshot 1 is exactly what that stock holds of them. MySQL's `restocked`, written
+  // after the release and read at snapshot 2, would miss a release made between the reads.
+  const deadNotRestocked = sum(db.dead, (d) => d.quantity - Number(ledger.released[d.reservationId] ?? 0));
   const inTransit = sum(ledger.inTransit, (t) => t.quantity);
   const surplus = sum(
     Object.keys(ledger.released).filter((id) => !deadIds.has(id)),
@@ -151,6 +158,7 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     unsettled,
     settledAfterSnapshot: settledLater,
     deadUnits,
+    deadNotRestocked,
     surplus,
     inTransit,
   });

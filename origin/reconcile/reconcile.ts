@@ -98,9 +98,9 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
       ),
     );
     // A retried dead letter is a live reservation again (back in the Stream): not dead units.
-    const dead = await rows<{ reservation_id: string; quantity: number; restocked: number }>(
+    const dead = await rows<{ reservation_id: string; quantity: number }>(
       tx.execute(
-        "SELECT reservation_id, quantity, restocked FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
+        "SELECT reservation_id, quantity FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
         args,
       ),
     );
@@ -130,11 +130,7 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
         quantity: Number(o.quantity),
         status: Number(o.status),
       })),
-      dead: dead.map((d) => ({
-        reservationId: d.reservation_id,
-        quantity: Number(d.quantity),
-        restocked: Number(d.restocked),
-      })),
+      dead: dead.map((d) => ({ reservationId: d.reservation_id, quantity: Number(d.quantity) })),
       refills: refills.map((r) => ({ reservationId: r.reservation_id, quantity: Number(r.quantity) })),
     };
   });

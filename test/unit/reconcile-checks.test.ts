@@ -212,7 +212,7 @@ describe('reconcile checks', () => {
   });
 
   it('a dead-lettered reservation not restocked keeps its units out of Redis', () => {
-    const db = dbFigures({ dead: [{ reservationId: 'r3', quantity: 1, restocked: 0 }] });
+    const db = dbFigures({ dead: [{ reservationId: 'r3', quantity: 1 }] });
     const redis = redisFigures({
       stock: 6,
       units: new Map([
@@ -223,6 +223,42 @@ describe('reconcile checks', () => {
     });
     expect(failing(db, redis)).toEqual([]);
     expect(reconcileChecks(db, redis, 1).figures.deadUnits).toBe(1);
+  });
+
+  describe('dead-lettered units given back are what `released` held at the Redis instant', () => {
+    const CROSS = 'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked';
+    const REDIS = 'redis.initial_minus_stock_equals_issued_minus_released_minus_refilled';
+    // r3 (2 units) reserved, then dead-lettered: MySQL never deducted it, so available stays 7.
+    const units = new Map([
+      ['r1', 1],
+      ['r2', 2],
+      ['r3', 2],
+    ]);
+    const db = dbFigures({ dead: [{ reservationId: 'r3', quantity: 2 }] });
+
+    it('released (restocked) before the Redis read: its units are in stock, none owed', () => {
+      const redis = redisFigures({ stock: 7, units, released: { r3: '2' } });
+      expect(failing(db, redis)).toEqual([]);
+      expect(reconcileChecks(db, redis, 1).figures).toMatchObject({ deadUnits: 2, deadNotRestocked: 0 });
+    });
+
+    it('released after the Redis read (whatever MySQL says by its read): its units are owed', () => {
+      const redis = redisFigures({ stock: 5, units });
+      expect(failing(db, redis)).toEqual([]);
+      expect(reconcileChecks(db, redis, 1).figures).toMatchObject({ deadUnits: 2, deadNotRestocked: 2 });
+    });
+
+    it('released with nothing given back (cap): its units stay owed', () => {
+      const redis = redisFigures({ stock: 5, units, released: { r3: '0' } });
+      expect(failing(db, redis)).toEqual([]);
+      expect(reconcileChecks(db, redis, 1).figures.deadNotRestocked).toBe(2);
+    });
+
+    it('still fails when Redis says it gave units back that its stock lacks, or holds units it never gave back', () => {
+      expect(failing(db, redisFigures({ stock: 5, units, released: { r3: '2' } }))).toEqual([REDIS, CROSS]);
+      expect(failing(db, redisFigures({ stock: 7, units }))).toEqual([REDIS, CROSS]);
+      expect(failing(db, redisFigures({ stock: 6, units, released: { r3: '2' } }))).toEqual([REDIS, CROSS]);
+    });
   });
 
   it('units in transit between buckets are accounted but fail the bucket check', () => {
