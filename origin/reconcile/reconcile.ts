@@ -31,6 +31,7 @@
  */
 import type { OriginContext } from '../context.js';
 import { requireActivity, saleOf } from '../activity/store.js';
+import { trancheId } from '../activity/tranches.js';
 import { inTransaction, type Db } from '../db/pool.js';
 import type { InTransit } from '../redis/sale-ledger.js';
 import { one, rows } from '../db/rows.js';
@@ -59,8 +60,13 @@ export async function reconcile(ctx: ReconcileDeps, activityId: string): Promise
   const ledger = await ctx.stock.ledgerSnapshot(sale);
   const db = await readDbFigures(ctx.db, activityId, record.config.skuId);
   // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
-  // MySQL could have for them).
-  const redis = ledger && { ledger, later: await ctx.stock.reservationsAfter(sale, ledger.bounds) };
+  // MySQL could have for them), and the tranches Redis has added (every release MySQL had applied
+  // by its read must be there).
+  const redis = ledger && {
+    ledger,
+    later: await ctx.stock.reservationsAfter(sale, ledger.bounds),
+    tranchesAfter: await ctx.stock.tranches(sale),
+  };
   const { checks, figures } = reconcileChecks(db, redis, sale.buckets);
   const ok = checks.every((c) => c.ok);
   return { activityId, ok, at: new Date().toISOString(), checks, figures, inTransit: ledger?.inTransit ?? [] };
@@ -76,13 +82,9 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
         args,
       ),
     ))!;
-    const releases = (await one<{ units: number }>(
-      tx.execute(
-        `SELECT COALESCE(SUM(units), 0) AS units FROM seckill_stock_release
-          WHERE activity_id = ? AND sku_id = ? AND status = ${StockReleaseStatus.PENDING}`,
-        args,
-      ),
-    ))!;
+    const releases = await rows<{ id: string; units: number; status: number }>(
+      tx.execute('SELECT id, units, status FROM seckill_stock_release WHERE activity_id = ? AND sku_id = ?', args),
+    );
     const log = (await one<{ deducted: number; refilled: number }>(
       tx.execute(
         `SELECT COALESCE(SUM(CASE WHEN change_type = 'DEDUCT' THEN quantity END), 0) AS deducted,
@@ -122,7 +124,11 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
       initial: Number(stock.initial_stock),
       available: Number(stock.available),
       heldBack: Number(stock.held_back),
-      pendingReleases: Number(releases.units),
+      releases: releases.map((r) => ({
+        id: trancheId(r.id),
+        units: Number(r.units),
+        applied: Number(r.status) === StockReleaseStatus.APPLIED,
+      })),
       deducted: Number(log.deducted),
       refilled: Number(log.refilled),
       orders: orders.map((o) => ({
