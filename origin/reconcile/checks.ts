@@ -181,6 +181,7 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     unsynced,
     tranchesRedis,
     tranchesApplied,
+    notReleasedRedis,
     unsettled,
     settledAfterSnapshot: settledLater,
     deadUnits,
