@@ -20,6 +20,9 @@ import { StockReleaseStatus } from '../db/statuses.js';
 import { PeriodicJob } from '../jobs/periodic.js';
 import { requireActivity } from './store.js';
 
+/** A release's field in Redis's `tranches` hash (each bucket's share of it, added once). */
+export const trancheId = (releaseId: string | number) => `release:${releaseId}`;
+
 /** What this module uses of the origin's context. */
 export type TrancheDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'>;
 
@@ -85,7 +88,7 @@ export async function releaseUnits(
 export async function applyRelease(ctx: TrancheDeps, row: ReleaseRow): Promise<boolean> {
   const activityId = String(row.activity_id);
   const sale = await ctx.catalog.resolve(activityId);
-  const result = await ctx.stock.releaseTranche(sale, { releaseId: `release:${row.id}`, units: Number(row.units) });
+  const result = await ctx.stock.releaseTranche(sale, { releaseId: trancheId(row.id), units: Number(row.units) });
   if (result.kind === 'not_warmed') return false;
   await inTransaction(ctx.db, async (tx) => {
     const marked = await affected(

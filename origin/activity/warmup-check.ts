@@ -45,7 +45,8 @@ export async function verifyWarmup(ctx: WarmupCheckDeps, activityId: string): Pr
   const [rec, warm] = await Promise.all([reconcile(ctx, activityId), ctx.stock.warmState(sale)]);
   const f = rec.figures;
   const stock = f.redisStock ?? null;
-  const notReleased = (f.heldBack ?? 0) + (f.pendingReleases ?? 0);
+  // Not released as Redis's stock stood when it was read (a release may be applied in between).
+  const notReleased = f.notReleasedRedis ?? (f.heldBack ?? 0) + (f.pendingReleases ?? 0);
   const expectedStock =
     stock === null
       ? (f.available ?? 0)

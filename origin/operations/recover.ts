@@ -1,6 +1,6 @@
 /**
- * Recover after Redis lost a sale's data (DESIGN §5): rebuilds stock, holders, `released` and
- * `refilled` from what can be proven, atomically (lua/recover-8.lua), then the sale may sell again.
+ * Recover after Redis lost a sale's data (DESIGN §5): rebuilds stock, holders, `released`,
+ * `refilled` and `tranches` from what can be proven, atomically (lua/recover-9.lua), then the sale may sell again.
  * Read → compute → write: `readFacts` reads the Stream, then MySQL; `computeRecovery`
  * (recovery-plan.ts, pure, where the per-reservation rules live) decides; the store writes.
  *
@@ -17,7 +17,8 @@ import type { StrandedBorrow } from '../redis/borrow.js';
 import type { OriginContext } from '../context.js';
 import { inTransaction } from '../db/pool.js';
 import { one, rows } from '../db/rows.js';
-import { OutboxStatus } from '../db/statuses.js';
+import { OutboxStatus, StockReleaseStatus } from '../db/statuses.js';
+import { trancheId } from '../activity/tranches.js';
 import { withRecoveryLock } from './recovery-lock.js';
 import { computeRecovery, type LedgerEvent, type RecoveryFacts } from './recovery-plan.js';
 import type { Sale } from '../redis/stock-store.js';
@@ -102,7 +103,7 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
   const plan = computeRecovery(facts);
   if (plan.kind === 'refused') throw refuse(plan.reason);
 
-  const { stock, holders, released, refilled, restore } = plan;
+  const { stock, holders, released, refilled, tranches, restore } = plan;
   const rebuilt = await ctx.stock.recover(sale, {
     stock,
     state: record.state,
@@ -110,6 +111,7 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
     holders,
     released,
     refilled,
+    tranches,
     restore,
   });
   if (rebuilt.kind === 'warm') throw refuse('the sale became warm while recovering; nothing was changed');
@@ -169,6 +171,13 @@ async function readFacts(ctx: RecoverDeps, sale: Sale): Promise<RecoveryFacts | 
         args,
       ),
     );
+    const applied = await rows<{ id: string; units: number }>(
+      tx.execute(
+        `SELECT id, units FROM seckill_stock_release
+          WHERE activity_id = ? AND sku_id = ? AND status = ${StockReleaseStatus.APPLIED}`,
+        args,
+      ),
+    );
     const outbox = await rows<{ reservation_id: string; quantity: number; status: number }>(
       tx.execute(
         'SELECT reservation_id, quantity, status FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ?',
@@ -207,6 +216,7 @@ async function readFacts(ctx: RecoverDeps, sale: Sale): Promise<RecoveryFacts | 
         pending: Number(o.status) === OutboxStatus.PENDING,
       })),
       stream,
+      appliedReleases: new Map(applied.map((r) => [trancheId(r.id), Number(r.units)])),
     };
   });
 }

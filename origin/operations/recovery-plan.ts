@@ -14,6 +14,9 @@
  *              not restocked                  (exactly the reconciliation's cross check)
  *   holders  = users with orders (any status) + users of unsettled reservations
  *   refilled = reservations whose outbox row is done (pending rows are refilled by the worker)
+ *   tranches = releases MySQL applied (in `available`, so in the stock): Redis's record of the
+ *              tranches its stock holds, which reconciliation reads; a pending release is left out,
+ *              so ReleaseJob adds its units (a surviving entry would make it answer "already")
  *   restore  = reservations MySQL proves that the Stream lacks (a failover lost entries after a
  *              consumer had read them: orders, dead letters) and lost requeues: appended to the
  *              Stream again, so it stays the whole ledger and reconciliation stays exact.
@@ -40,6 +43,8 @@ export interface RecoveryFacts {
   outbox: { reservationId: string; quantity: number; pending: boolean }[];
   /** Every reservation of every bucket's Stream, with "still open" (pending or not yet delivered). */
   stream: ReadonlyMap<string, StreamReservation>;
+  /** Releases of held-back units MySQL applied (counted in `available`): tranche id → units. */
+  appliedReleases: ReadonlyMap<string, number>;
 }
 
 export type RecoveryPlan =
@@ -53,6 +58,8 @@ export type RecoveryPlan =
       released: Map<string, { units: number; userId: string }>;
       /** reservationId → units refilled */
       refilled: Map<string, number>;
+      /** tranche id → units: the releases the stock holds */
+      tranches: Map<string, number>;
       /** Entries appended to the Stream again. */
       restore: LedgerEvent[];
       /** Reservations owed their units (pending, undelivered, or a lost requeue). */
@@ -113,6 +120,7 @@ export function computeRecovery(facts: RecoveryFacts): RecoveryPlan {
     holders,
     released,
     refilled: new Map(facts.outbox.filter((o) => !o.pending).map((o) => [o.reservationId, o.quantity])),
+    tranches: new Map(facts.appliedReleases),
     restore,
     unsettled,
     pendingRefills: pending.length,

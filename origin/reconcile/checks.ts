@@ -20,14 +20,21 @@ export interface DbFigures {
   initial: number;
   available: number;
   heldBack: number;
-  /** Releases committed in MySQL, not yet applied to Redis. */
-  pendingReleases: number;
+  /**
+   * Every release of held-back units MySQL committed (`held_back -= units` and the row in one
+   * transaction), by its id in Redis's `tranches` hash; `applied`: MySQL marked it and added its
+   * units to `available` (after Redis had them).
+   */
+  releases: { id: string; units: number; applied: boolean }[];
   /** Σ quantity of the stock log's DEDUCT rows, and of its REFILL rows. */
   deducted: number;
   refilled: number;
   orders: { reservationId: string; quantity: number; status: number }[];
-  /** Dead letters not retried (a retried one is a live reservation again). */
-  dead: { reservationId: string; quantity: number; restocked: number }[];
+  /**
+   * Dead letters not retried (a retried one is a live reservation again). What compensation gave
+   * back is read from Redis's `released` hash, not from the row's `restocked` (written after it).
+   */
+  dead: { reservationId: string; quantity: number }[];
   /**
    * Every refill MySQL committed (a timed-out order: `available += quantity`, its REFILL log row and
    * its outbox row in one transaction), whatever its outbox row's status: Redis owes each one once.
@@ -35,10 +42,12 @@ export interface DbFigures {
   refills: { reservationId: string; quantity: number }[];
 }
 
-/** Redis at one instant, and the reservations granted after its bound (read after MySQL). */
+/** Redis at one instant; then, read after MySQL, the reservations granted after its bound and its `tranches`. */
 export interface RedisFigures {
   ledger: LedgerSnapshot;
   later: Set<string>;
+  /** Tranche id → units Redis had added, read after MySQL (entries are never removed while the sale is warm). */
+  tranchesAfter: Map<string, number>;
 }
 
 export interface ReconcileOutcome {
@@ -80,7 +89,11 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     (o) => o.quantity,
   );
   const { initial, available } = db;
-  const notReleased = db.heldBack + db.pendingReleases;
+  const pendingReleases = sum(
+    db.releases.filter((r) => !r.applied),
+    (r) => r.units,
+  );
+  const notReleased = db.heldBack + pendingReleases;
   const checks: Check[] = [
     check(
       'db.initial_equals_available_plus_deducted_minus_refilled',
@@ -94,7 +107,7 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     initial,
     available,
     heldBack: db.heldBack,
-    pendingReleases: db.pendingReleases,
+    pendingReleases,
     deducted: db.deducted,
     refilledDb: db.refilled,
     orders: db.orders.length,
@@ -108,7 +121,7 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     return { checks, figures };
   }
 
-  const { ledger, later } = redis;
+  const { ledger, later, tranchesAfter } = redis;
   const ordered = new Set(db.orders.map((o) => o.reservationId));
   const deadIds = new Set(db.dead.map((d) => d.reservationId));
   const issued = sum(ledger.units.values(), (q) => q);
@@ -135,8 +148,26 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     db.refills.filter((r) => !(r.reservationId in ledger.refilled)),
     (r) => r.quantity,
   );
+  // Tranches in Redis's stock at snapshot 1: Redis adds a release's share to a bucket's stock and
+  // records it in that bucket's `tranches` hash in one script (lua/refill-2.lua), so the hash at
+  // snapshot 1 is exactly what that stock holds of them; MySQL marks a release applied (adding it
+  // to `available`) only after, so its status at snapshot 2 may be ahead of snapshot 1 or behind
+  // it. A release counts at most its units, and only if MySQL committed it: Redis units beyond
+  // that show as stock nobody released.
+  const tranchesRedis = sum(db.releases, (r) => Math.min(r.units, ledger.tranches.get(r.id) ?? 0));
+  const applied = db.releases.filter((r) => r.applied);
+  const tranchesApplied = sum(applied, (r) => r.units);
+  // Not released as snapshot 1's stock stood: held back + every release − what Redis had added.
+  // (held_back + Σ releases is constant: a release moves units from one to the other in one transaction.)
+  const notReleasedRedis = db.heldBack + sum(db.releases, (r) => r.units) - tranchesRedis;
+  // A release MySQL applied was in Redis before; what the hash lacks after the MySQL read is lost.
+  const appliedInRedisAfter = sum(applied, (r) => Math.min(r.units, tranchesAfter.get(r.id) ?? 0));
   const deadUnits = sum(db.dead, (d) => d.quantity);
-  const deadNotRestocked = sum(db.dead, (d) => d.quantity - d.restocked);
+  // Dead-lettered units not in Redis's stock at snapshot 1: release-3.lua gives units back and
+  // records what it gave in `released` in one script (on the reservation's one home bucket), so
+  // that hash at snapshot 1 is exactly what that stock holds of them. MySQL's `restocked`, written
+  // after the release and read at snapshot 2, would miss a release made between the reads.
+  const deadNotRestocked = sum(db.dead, (d) => d.quantity - Number(ledger.released[d.reservationId] ?? 0));
   const inTransit = sum(ledger.inTransit, (t) => t.quantity);
   const surplus = sum(
     Object.keys(ledger.released).filter((id) => !deadIds.has(id)),
@@ -148,16 +179,20 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     released,
     refilledRedis,
     unsynced,
+    tranchesRedis,
+    tranchesApplied,
+    notReleasedRedis,
     unsettled,
     settledAfterSnapshot: settledLater,
     deadUnits,
+    deadNotRestocked,
     surplus,
     inTransit,
   });
   checks.push(
     check(
       'redis.initial_minus_stock_equals_issued_minus_released_minus_refilled',
-      initial - notReleased - ledger.stock,
+      initial - notReleasedRedis - ledger.stock,
       issued - released - refilledRedis + inTransit,
     ),
     check(
@@ -168,8 +203,9 @@ export function reconcileChecks(db: DbFigures, redis: RedisFigures | null, bucke
     check(
       'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked',
       available + settledLater,
-      ledger.stock + unsettled + unsynced + deadNotRestocked + inTransit,
+      ledger.stock + unsettled + unsynced + deadNotRestocked + inTransit + tranchesApplied - tranchesRedis,
     ),
+    check('redis.applied_releases_in_redis', tranchesApplied, appliedInRedisAfter),
   );
   // Units between buckets are accounted above, but they are not for sale until recover returns them.
   if (buckets > 1) checks.push(check('redis.no_units_in_transit_between_buckets', 0, inTransit));

@@ -5,32 +5,47 @@
  *   DB:    initial = available + not released + Σ deduct − Σ refill;  Σ order quantity = Σ deduct
  *   Redis: initial − not released − stock = issued − released − refilled;  issued = settled + unsettled + dead-lettered + surplus
  *   Both:  available = stock + unsettled + refills not in Redis + dead-lettered units not restocked
+ *                      + (releases applied in MySQL − tranches in Redis)
  *
  * It must be exact while a sale is live, so it reads two snapshots and relates them:
- *   1. Redis at one instant (one MULTI): stock, the Stream's last id (the bound), the group's
- *      position, `released`, `refilled`. Only Stream entries up to the bound count as issued.
+ *   1. Redis at one instant per bucket (one MULTI): stock, the Stream's last id (the bound), the
+ *      group's position, `released`, `refilled`, `tranches`. Only Stream entries up to the bound
+ *      count as issued.
  *   2. MySQL in one transaction (one consistent snapshot), after 1.
+ *   3. After 2: the reservations beyond the bound, and `tranches` again.
  * An entry still pending, or not yet delivered, is unsettled — unless MySQL already has its order
  * or dead letter, or Redis had released it (settled or compensated between the reads). Orders of
  * reservations beyond the bound were granted after snapshot 1, so their units are added back to
  * `available` for the cross check.
  *
- * "Refills not in Redis" = refills MySQL committed (a timeout puts `available += q`, the REFILL log
- * row and the outbox row in one transaction), whatever their outbox status, whose reservation is
- * not in Redis's `refilled` hash at snapshot 1. lua/refill-2.lua adds the units to the stock and
- * records the reservation in that hash in one step (in the one bucket the reservation refills,
- * read by that bucket's MULTI), so this is exactly what snapshot 1's stock lacks. The outbox row's
- * status would not do: read at snapshot 2, it misses a refill applied and marked done between the
- * reads (counted in neither) and counts one applied before snapshot 1 but not yet marked done
- * twice — and while timeouts stream refills, every read meets such refills.
- * Dead-letter restocks and tranche releases are still taken from MySQL's row at snapshot 2: rare
- * (failures, operator actions), and what the periodic job's re-reads are for.
- *
- * "Not released" = units held back (tranches, DESIGN §10) + releases committed in MySQL but not yet
- * applied to Redis: neither `available` nor Redis has them (activity/tranches.ts).
+ * Every flow that gives Redis units and then writes MySQL (refills, dead letters' restocks,
+ * tranches) is counted by what snapshot 1's Redis recorded of it, never by the MySQL row's
+ * status: each script adds the units to a bucket's stock and records them in a hash of that bucket
+ * in one step, and that bucket's MULTI reads both, so the hash at snapshot 1 is exactly what its
+ * stock holds. A status read at snapshot 2 misses what was applied between the reads (counted in
+ * neither) and counts what Redis had before snapshot 1 but MySQL marked after snapshot 2 twice —
+ * and while timeouts stream refills, every read meets such moves.
+ *   - "Refills not in Redis" = refills MySQL committed (a timeout puts `available += q`, the REFILL
+ *     log row and the outbox row in one transaction), whatever their outbox status, whose
+ *     reservation is not in `refilled` (lua/refill-2.lua, the one bucket the reservation refills).
+ *   - "Dead-lettered units not restocked" = Σ quantity − `released`[reservation] (lua/release-3.lua
+ *     on the home bucket), not MySQL's `restocked`, which dead-lettering.ts writes after the release.
+ *     Surplus compensation (no dead letter) is read from snapshot 1 alone.
+ *   - Tranches (DESIGN §10, activity/tranches.ts): step 1 moves units from `held_back` to a release
+ *     row in one transaction (their sum is constant); step 2 gives Redis the release's share per
+ *     bucket (lua/refill-2.lua on `tranches`), then marks the row applied and adds it to `available`.
+ *     "Not released" for the Redis check = held back + every release − what `tranches` held of
+ *     them (each at most its units, only releases MySQL has: other units show as stock nobody
+ *     released); the MySQL check keeps held back + pending rows. The cross check relates the two
+ *     with (applied in MySQL − held by Redis). That difference alone cannot tell a release applied
+ *     between the reads from one MySQL marked applied that Redis never got (under-selling), so
+ *     `tranches` is read again after MySQL (3): every release MySQL had applied must be there —
+ *     its entries are never removed while the sale is warm, and recover rewrites them from the
+ *     applied releases with the stock it proves (lua/recover-9.lua).
  */
 import type { OriginContext } from '../context.js';
 import { requireActivity, saleOf } from '../activity/store.js';
+import { trancheId } from '../activity/tranches.js';
 import { inTransaction, type Db } from '../db/pool.js';
 import type { InTransit } from '../redis/sale-ledger.js';
 import { one, rows } from '../db/rows.js';
@@ -59,8 +74,13 @@ export async function reconcile(ctx: ReconcileDeps, activityId: string): Promise
   const ledger = await ctx.stock.ledgerSnapshot(sale);
   const db = await readDbFigures(ctx.db, activityId, record.config.skuId);
   // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
-  // MySQL could have for them).
-  const redis = ledger && { ledger, later: await ctx.stock.reservationsAfter(sale, ledger.bounds) };
+  // MySQL could have for them), and the tranches Redis has added (every release MySQL had applied
+  // by its read must be there).
+  const redis = ledger && {
+    ledger,
+    later: await ctx.stock.reservationsAfter(sale, ledger.bounds),
+    tranchesAfter: await ctx.stock.tranches(sale),
+  };
   const { checks, figures } = reconcileChecks(db, redis, sale.buckets);
   const ok = checks.every((c) => c.ok);
   return { activityId, ok, at: new Date().toISOString(), checks, figures, inTransit: ledger?.inTransit ?? [] };
@@ -76,13 +96,9 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
         args,
       ),
     ))!;
-    const releases = (await one<{ units: number }>(
-      tx.execute(
-        `SELECT COALESCE(SUM(units), 0) AS units FROM seckill_stock_release
-          WHERE activity_id = ? AND sku_id = ? AND status = ${StockReleaseStatus.PENDING}`,
-        args,
-      ),
-    ))!;
+    const releases = await rows<{ id: string; units: number; status: number }>(
+      tx.execute('SELECT id, units, status FROM seckill_stock_release WHERE activity_id = ? AND sku_id = ?', args),
+    );
     const log = (await one<{ deducted: number; refilled: number }>(
       tx.execute(
         `SELECT COALESCE(SUM(CASE WHEN change_type = 'DEDUCT' THEN quantity END), 0) AS deducted,
@@ -98,9 +114,9 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
       ),
     );
     // A retried dead letter is a live reservation again (back in the Stream): not dead units.
-    const dead = await rows<{ reservation_id: string; quantity: number; restocked: number }>(
+    const dead = await rows<{ reservation_id: string; quantity: number }>(
       tx.execute(
-        "SELECT reservation_id, quantity, restocked FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
+        "SELECT reservation_id, quantity FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
         args,
       ),
     );
@@ -122,7 +138,11 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
       initial: Number(stock.initial_stock),
       available: Number(stock.available),
       heldBack: Number(stock.held_back),
-      pendingReleases: Number(releases.units),
+      releases: releases.map((r) => ({
+        id: trancheId(r.id),
+        units: Number(r.units),
+        applied: Number(r.status) === StockReleaseStatus.APPLIED,
+      })),
       deducted: Number(log.deducted),
       refilled: Number(log.refilled),
       orders: orders.map((o) => ({
@@ -130,11 +150,7 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
         quantity: Number(o.quantity),
         status: Number(o.status),
       })),
-      dead: dead.map((d) => ({
-        reservationId: d.reservation_id,
-        quantity: Number(d.quantity),
-        restocked: Number(d.restocked),
-      })),
+      dead: dead.map((d) => ({ reservationId: d.reservation_id, quantity: Number(d.quantity) })),
       refills: refills.map((r) => ({ reservationId: r.reservation_id, quantity: Number(r.quantity) })),
     };
   });

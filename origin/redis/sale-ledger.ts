@@ -31,6 +31,8 @@ export interface LedgerSnapshot {
   open: { id: string; reservationId: string; quantity: number }[];
   released: Record<string, string>;
   refilled: Record<string, string>;
+  /** Tranche id → units of held-back stock added to the stock (lua/refill-2.lua on `tranches`), summed over buckets. */
+  tranches: Map<string, number>;
   /** Units taken from a donor bucket for a borrow that is not confirmed: out of stock, in no Stream. */
   inTransit: InTransit[];
 }
@@ -106,8 +108,9 @@ export class SaleLedgerReader {
       .xinfo('GROUPS', keys.events)
       .hgetall(keys.released)
       .hgetall(keys.refilled)
+      .hgetall(keys.tranches)
       .exec())!;
-    const [stock, last, groups, released, refilled] = replies.map(([err, value]) => (err ? null : value));
+    const [stock, last, groups, released, refilled, tranches] = replies.map(([err, value]) => (err ? null : value));
     if (stock === null) return null;
     const group = ((groups as unknown[][] | null) ?? []).map(fieldsOf).find((g) => g.name === CONSUMER_GROUP);
     const bound = (last as [string, string[]][] | null)?.[0]?.[0] ?? null;
@@ -131,6 +134,9 @@ export class SaleLedgerReader {
       open: entries.filter((e) => pending.has(e.id) || compareStreamIds(e.id, lastDelivered) > 0),
       released: (released as Record<string, string> | null) ?? {},
       refilled: (refilled as Record<string, string> | null) ?? {},
+      tranches: new Map(
+        Object.entries((tranches as Record<string, string> | null) ?? {}).map(([id, u]) => [id, Number(u)]),
+      ),
       inTransit: [],
     };
   }

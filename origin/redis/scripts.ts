@@ -34,7 +34,7 @@ export const WarmupCode = { LOADED: 1, ALREADY: 0, HAS_HISTORY: -1 } as const;
 /** lua/refill-2.lua */
 export const RefillCode = { REFILLED: 1, ALREADY: 2, NOT_WARMED: -1 } as const;
 
-/** lua/recover-8.lua */
+/** lua/recover-9.lua */
 export const RecoverCode = { RECOVERED: 1, WARM: -1, NO_STREAM: -2 } as const;
 
 /** lua/requeue-4.lua */

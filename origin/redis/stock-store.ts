@@ -111,6 +111,8 @@ export interface RecoverInput {
   released: Map<string, { units: number; userId: string }>;
   /** reservationId → units refilled */
   refilled: Map<string, number>;
+  /** Tranche id → units of the releases the stock holds (MySQL applied them); split over the buckets as releaseTranche does. */
+  tranches: Map<string, number>;
   /** Reservations MySQL proves (orders) that the surviving Stream lacks: appended again (failover). */
   restore?: Omit<ReservationEvent, 'streamId'>[];
 }
@@ -674,7 +676,7 @@ export class StockStore {
   }
 
   /**
-   * lua/recover-8.lua on every bucket: rewrites the sale's Redis state from proven figures. Each
+   * lua/recover-9.lua on every bucket: rewrites the sale's Redis state from proven figures. Each
    * bucket is all or nothing; the stock is split evenly, holders go to their home bucket.
    */
   async recover(sale: Sale, input: RecoverInput): Promise<RecoverResult> {
@@ -685,17 +687,21 @@ export class StockStore {
       holders: new Map<string, string>(),
       released: new Map<string, number>(),
       refilled: new Map<string, number>(),
+      tranches: new Map<string, number>(),
       restore: [] as Omit<ReservationEvent, 'streamId'>[],
     }));
     for (const [userId, rid] of input.holders) per[homeBucket(userId, sale.buckets)]!.holders.set(userId, rid);
     for (const [rid, r] of input.released) per[homeBucket(r.userId, sale.buckets)]!.released.set(rid, r.units);
     for (const [rid, units] of input.refilled) per[refillBucket(rid, sale.buckets)]!.refilled.set(rid, units);
+    for (const [id, units] of input.tranches)
+      for (const [b, share] of splitStock(units, sale.buckets).entries())
+        if (share > 0) per[b]!.tranches.set(id, share);
     for (const e of input.restore ?? []) per[homeBucket(e.userId, sale.buckets)]!.restore.push(e);
     const pairs = (m: Map<string, string | number>) => [m.size, ...[...m].flat()];
     let holders = 0;
     for (const [b, k] of this.allKeys(sale).entries()) {
       const reply = await this.scripts.recover(
-        [k.stock, k.holders, k.events, k.config, k.released, k.refilled, k.borrowing, k.lent],
+        [k.stock, k.holders, k.events, k.config, k.released, k.refilled, k.borrowing, k.lent, k.tranches],
         [
           shares[b]!,
           input.state,
@@ -704,6 +710,7 @@ export class StockStore {
           ...pairs(per[b]!.holders),
           ...pairs(per[b]!.released),
           ...pairs(per[b]!.refilled),
+          ...pairs(per[b]!.tranches),
           per[b]!.restore.length,
           ...per[b]!.restore.flatMap((e) => [e.reservationId, e.requestId, e.userId, e.quantity, e.traceId, e.ts]),
         ],
@@ -836,8 +843,21 @@ export class StockStore {
       open: all.flatMap((p) => p.open),
       released: Object.assign({}, ...all.map((p) => p.released)),
       refilled: Object.assign({}, ...all.map((p) => p.refilled)),
+      // A release is split over the buckets: its shares add up.
+      tranches: all.reduce((sum, p) => {
+        for (const [id, units] of p.tranches) sum.set(id, (sum.get(id) ?? 0) + units);
+        return sum;
+      }, new Map<string, number>()),
       inTransit: sale.buckets > 1 ? await this.ledger.inTransit(this.allKeys(sale)) : [],
     };
+  }
+
+  /** Every bucket's `tranches` hash, shares of one release summed: what Redis added of each release. */
+  async tranches(sale: Sale): Promise<Map<string, number>> {
+    const hashes = await Promise.all(this.allKeys(sale).map((k) => this.redis.hgetall(k.tranches)));
+    const units = new Map<string, number>();
+    for (const h of hashes) for (const [id, u] of Object.entries(h)) units.set(id, (units.get(id) ?? 0) + Number(u));
+    return units;
   }
 
   /** Reservation ids appended after the snapshot's bounds (one per bucket; granted after it). */

@@ -16,7 +16,7 @@ const dbFigures = (over: Partial<DbFigures> = {}): DbFigures => ({
   initial: 10,
   available: 7,
   heldBack: 0,
-  pendingReleases: 0,
+  releases: [],
   deducted: 3,
   refilled: 0,
   orders: [order('r1'), order('r2', 2)],
@@ -35,13 +35,19 @@ const ledger = (over: Partial<LedgerSnapshot> = {}): LedgerSnapshot => ({
   open: [],
   released: {},
   refilled: {},
+  tranches: new Map(),
   inTransit: [],
   ...over,
 });
 
-const redisFigures = (over: Partial<LedgerSnapshot> = {}, later: string[] = []): RedisFigures => ({
+const redisFigures = (
+  over: Partial<LedgerSnapshot> = {},
+  later: string[] = [],
+  tranchesAfter = over.tranches ?? new Map<string, number>(),
+): RedisFigures => ({
   ledger: ledger(over),
   later: new Set(later),
+  tranchesAfter,
 });
 
 const failing = (db: DbFigures, redis: RedisFigures | null, buckets = 1) =>
@@ -53,9 +59,9 @@ const byName = (db: DbFigures, redis: RedisFigures | null, name: string, buckets
   reconcileChecks(db, redis, buckets).checks.find((c) => c.name === name);
 
 describe('reconcile checks', () => {
-  it('a settled sale passes all six checks, with its figures', () => {
+  it('a settled sale passes all seven checks, with its figures', () => {
     const { checks, figures } = reconcileChecks(dbFigures(), redisFigures(), 1);
-    expect(checks).toHaveLength(6);
+    expect(checks).toHaveLength(7);
     expect(checks.every((c) => c.ok)).toBe(true);
     expect(figures).toMatchObject({ initial: 10, available: 7, orderUnits: 3, issued: 3, redisStock: 7, unsettled: 0 });
   });
@@ -100,8 +106,49 @@ describe('reconcile checks', () => {
   });
 
   it('units held back and releases not yet in Redis are in neither available nor stock', () => {
-    const db = dbFigures({ initial: 15, heldBack: 3, pendingReleases: 2 });
+    const db = dbFigures({ initial: 15, heldBack: 3, releases: [{ id: 'release:1', units: 2, applied: false }] });
     expect(failing(db, redisFigures())).toEqual([]);
+    expect(reconcileChecks(db, redisFigures(), 1).figures).toMatchObject({ heldBack: 3, pendingReleases: 2 });
+  });
+
+  describe('released units are what `tranches` held at the Redis instant, whatever MySQL marked by its read', () => {
+    const REDIS = 'redis.initial_minus_stock_equals_issued_minus_released_minus_refilled';
+    const CROSS = 'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked';
+    const APPLIED = 'redis.applied_releases_in_redis';
+    // 15 units, 3 held back, release 1 (2 units) committed; r1 and r2 sold (3).
+    const release = (applied: boolean, units = 2) => ({ id: 'release:1', units, applied });
+    const db = (applied: boolean) =>
+      dbFigures({ initial: 15, heldBack: 3, available: applied ? 9 : 7, releases: [release(applied)] });
+    const inRedis = (units: number) => new Map([['release:1', units]]);
+
+    it('applied to Redis after its read and marked applied before the MySQL read', () => {
+      const redis = redisFigures({ stock: 7 }, [], inRedis(2));
+      expect(failing(db(true), redis)).toEqual([]);
+      expect(reconcileChecks(db(true), redis, 1).figures).toMatchObject({ tranchesRedis: 0, tranchesApplied: 2 });
+    });
+
+    it('applied to Redis before its read and not yet marked applied at the MySQL read', () => {
+      const redis = redisFigures({ stock: 9, tranches: inRedis(2) });
+      expect(failing(db(false), redis)).toEqual([]);
+      expect(reconcileChecks(db(false), redis, 1).figures).toMatchObject({ tranchesRedis: 2, tranchesApplied: 0 });
+    });
+
+    it('applied on both sides, and half applied (one of two buckets) on neither', () => {
+      expect(failing(db(true), redisFigures({ stock: 9, tranches: inRedis(2) }))).toEqual([]);
+      expect(failing(db(false), redisFigures({ stock: 8, tranches: inRedis(1) }))).toEqual([]);
+    });
+
+    it('still fails on a release MySQL applied that Redis never got (under-selling)', () => {
+      expect(failing(db(true), redisFigures({ stock: 7 }))).toEqual([APPLIED]);
+      expect(byName(db(true), redisFigures({ stock: 7 }), APPLIED)).toMatchObject({ expected: 2, actual: 0 });
+    });
+
+    it('still fails on tranche units MySQL never released, beyond a release, or recorded but not in stock', () => {
+      const none = dbFigures({ initial: 15, heldBack: 5, available: 7 });
+      expect(failing(none, redisFigures({ stock: 9, tranches: new Map([['release:99', 2]]) }))).toEqual([REDIS, CROSS]);
+      expect(failing(db(false), redisFigures({ stock: 11, tranches: inRedis(4) }))).toEqual([REDIS, CROSS]);
+      expect(failing(db(false), redisFigures({ stock: 7, tranches: inRedis(2) }))).toEqual([REDIS, CROSS]);
+    });
   });
 
   it('an open entry with no order yet is unsettled: available still has its units', () => {
@@ -212,7 +259,7 @@ describe('reconcile checks', () => {
   });
 
   it('a dead-lettered reservation not restocked keeps its units out of Redis', () => {
-    const db = dbFigures({ dead: [{ reservationId: 'r3', quantity: 1, restocked: 0 }] });
+    const db = dbFigures({ dead: [{ reservationId: 'r3', quantity: 1 }] });
     const redis = redisFigures({
       stock: 6,
       units: new Map([
@@ -223,6 +270,42 @@ describe('reconcile checks', () => {
     });
     expect(failing(db, redis)).toEqual([]);
     expect(reconcileChecks(db, redis, 1).figures.deadUnits).toBe(1);
+  });
+
+  describe('dead-lettered units given back are what `released` held at the Redis instant', () => {
+    const CROSS = 'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked';
+    const REDIS = 'redis.initial_minus_stock_equals_issued_minus_released_minus_refilled';
+    // r3 (2 units) reserved, then dead-lettered: MySQL never deducted it, so available stays 7.
+    const units = new Map([
+      ['r1', 1],
+      ['r2', 2],
+      ['r3', 2],
+    ]);
+    const db = dbFigures({ dead: [{ reservationId: 'r3', quantity: 2 }] });
+
+    it('released (restocked) before the Redis read: its units are in stock, none owed', () => {
+      const redis = redisFigures({ stock: 7, units, released: { r3: '2' } });
+      expect(failing(db, redis)).toEqual([]);
+      expect(reconcileChecks(db, redis, 1).figures).toMatchObject({ deadUnits: 2, deadNotRestocked: 0 });
+    });
+
+    it('released after the Redis read (whatever MySQL says by its read): its units are owed', () => {
+      const redis = redisFigures({ stock: 5, units });
+      expect(failing(db, redis)).toEqual([]);
+      expect(reconcileChecks(db, redis, 1).figures).toMatchObject({ deadUnits: 2, deadNotRestocked: 2 });
+    });
+
+    it('released with nothing given back (cap): its units stay owed', () => {
+      const redis = redisFigures({ stock: 5, units, released: { r3: '0' } });
+      expect(failing(db, redis)).toEqual([]);
+      expect(reconcileChecks(db, redis, 1).figures.deadNotRestocked).toBe(2);
+    });
+
+    it('still fails when Redis says it gave units back that its stock lacks, or holds units it never gave back', () => {
+      expect(failing(db, redisFigures({ stock: 5, units, released: { r3: '2' } }))).toEqual([REDIS, CROSS]);
+      expect(failing(db, redisFigures({ stock: 7, units }))).toEqual([REDIS, CROSS]);
+      expect(failing(db, redisFigures({ stock: 6, units, released: { r3: '2' } }))).toEqual([REDIS, CROSS]);
+    });
   });
 
   it('units in transit between buckets are accounted but fail the bucket check', () => {

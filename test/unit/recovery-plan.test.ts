@@ -20,6 +20,7 @@ const facts = (over: Partial<RecoveryFacts> = {}): RecoveryFacts => ({
   deadLetters: [],
   outbox: [],
   stream: new Map(),
+  appliedReleases: new Map(),
   ...over,
 });
 
@@ -141,6 +142,12 @@ describe('computeRecovery', () => {
     );
     expect(p).toMatchObject({ stock: 8, pendingRefills: 1 });
     expect([...p.refilled]).toEqual([['r2', 3]]);
+  });
+
+  it('tranches: the releases MySQL applied are recorded (they are in available, so in the stock)', () => {
+    const p = rebuild(facts({ appliedReleases: new Map([['release:4', 6]]) }));
+    expect(p).toMatchObject({ stock: 10 });
+    expect([...p.tranches]).toEqual([['release:4', 6]]);
   });
 
   it('refuses when MySQL owes more than it has', () => {

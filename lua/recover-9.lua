@@ -13,6 +13,7 @@
     KEYS[6] refilled key  sk:{A:S}:refilled
     KEYS[7] borrowing key sk:{A:S}:borrowing  (stock buckets) borrows of this bucket's users
     KEYS[8] lent key      sk:{A:S}:lent       (stock buckets) units this bucket lent
+    KEYS[9] tranches key  sk:{A:S}:tranches   releaseId -> units of held-back stock this bucket added
 
     ARGV[1] stock to set
     ARGV[2] state (open|paused|stopped)
@@ -21,6 +22,9 @@
     ARGV[5] h: number of holder pairs, then h pairs userId, reservationId
     then    r: number of released pairs, then r pairs reservationId, units
     then    f: number of refilled pairs, then f pairs reservationId, units
+    then    t: number of tranche pairs, then t pairs releaseId, units — this bucket's share of every
+            release MySQL applied (the stock set here holds them; reconciliation reads the hash as
+            what the stock holds of tranches, and a release still pending must find no entry)
     then    e: number of restored reservations (optional, 0 when absent), then e × 6 fields
             reservationId, requestId, userId, quantity, traceId, ts — reservations MySQL proves (orders,
             dead letters, lost requeues) that the surviving Stream lacks (a failover lost them after a
@@ -28,11 +32,11 @@
             them again: an order's is a duplicate, a dead letter's is left to its dead letter.
 
   Output:
-     1, stock, holders   RECOVERED: stock, holders, released, refilled and config rewritten
+     1, stock, holders   RECOVERED: stock, holders, released, refilled, tranches and config rewritten
     -1                   WARM: the stock key exists — nothing to recover, nothing changed
     -2                   NO_STREAM: the Stream or its consumer group is gone — nothing changed
 
-  Side effects (RECOVERED only): DEL + HSET holders, released, refilled; XADD restored; SET stock; HSET config;
+  Side effects (RECOVERED only): DEL + HSET holders, released, refilled, tranches; XADD restored; SET stock; HSET config;
   DEL borrowing and lent — units in transit are unsettled units MySQL still has, so the proven stock
   already counts them; a left-over lent entry would be given back a second time.
 
@@ -47,6 +51,7 @@ local releasedKey = KEYS[5]
 local refilledKey = KEYS[6]
 local borrowingKey = KEYS[7]
 local lentKey = KEYS[8]
+local tranchesKey = KEYS[9]
 
 if rcall('EXISTS', stockKey) == 1 then
   return { -1 }
@@ -78,6 +83,7 @@ end
 local at = loadPairs(holdersKey, 5)
 at = loadPairs(releasedKey, at)
 at = loadPairs(refilledKey, at)
+at = loadPairs(tranchesKey, at)
 for i = 1, tonumber(ARGV[at] or '0') do
   local f = at + 6 * (i - 1)
   addReservationEvent(eventsKey, ARGV[f + 1], ARGV[f + 2], ARGV[f + 3], ARGV[f + 4], ARGV[f + 5], ARGV[f + 6])
