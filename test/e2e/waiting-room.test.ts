@@ -344,11 +344,7 @@ it('the sale page in Chromium waits in the real line: "You are number N in line 
   const artifacts = fileURLToPath(new URL('../../test-artifacts/waiting-room/', import.meta.url));
   mkdirSync(artifacts, { recursive: true });
   const activityId = await queueSale({ stock: 5, admissionRatePerSec: 1 });
-  // One buyer takes the shard's token; two more wait ahead of the page's buyer (and never poll).
   const [first, ...ahead] = await tickets(activityId, ['9400001', '9400002', '9400003']);
-  await purchase(first!);
-  for (const j of ahead) await purchase(j);
-  expect(ahead.map((j) => j.first?.body.status)).toEqual(['waiting', 'waiting']);
 
   const browser = await chromium.launch({
     executablePath: chromiumPath,
@@ -366,6 +362,12 @@ it('the sale page in Chromium waits in the real line: "You are number N in line 
     );
     await page.goto(`${edge.url}/a/${activityId}?token=${token}`);
     await page.waitForSelector('#buy:not([disabled])', { timeout: 15_000 });
+    // Only now, with the page ready to click, the line forms (a token a second): one buyer takes
+    // the shard's token; two more wait ahead of the page's buyer (and never poll). Formed before
+    // the browser started, a slow start let the line drain first and the page was admitted at once.
+    await purchase(first!);
+    for (const j of ahead) await purchase(j);
+    expect(ahead.map((j) => j.first?.body.status)).toEqual(['waiting', 'waiting']);
     await page.click('#buy');
     await page.waitForSelector('#status[data-kind="waiting"]', { timeout: 15_000 });
     const line = await page.locator('#status-line').innerText();
