@@ -12,7 +12,7 @@
  * With `--rounds R` the two settle runs are repeated R times, alternating which goes first, and the
  * median of each is reported (this shared machine moves figures by ±50 % from one run to the next).
  *
- *   npx tsx bench/settle.ts [--reservations 20000] [--workers 4] [--baseline-reservations 5000] [--rounds 1]
+ *   npx tsx bench/settle.ts [--reservations 50000] [--workers 4] [--baseline-reservations 5000] [--rounds 1]
  */
 import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
@@ -38,7 +38,7 @@ import {
 
 const { values } = parseArgs({
   options: {
-    reservations: { type: 'string', default: '20000' },
+    reservations: { type: 'string', default: '50000' },
     workers: { type: 'string', default: '4' },
     'baseline-reservations': { type: 'string', default: '5000' },
     rounds: { type: 'string', default: '1' },
