@@ -38,13 +38,24 @@ export interface ErrorBody {
 
 /** The one error type of the project: carries a contract code; `onError` turns it into JSON. */
 export class ContractError extends Error {
+  /**
+   * Whether a new ContractError records where it was thrown. The edge turns it off
+   * (edge/errors.ts): there a ContractError is the answer to a doomed click, thousands a second,
+   * recording the stack costs about as much as building the answer (issue 13), and nothing reads
+   * it — the error handlers log stacks only of errors that are not ContractErrors.
+   */
+  static recordStack = true;
+
   readonly code: ErrorCode;
   readonly status: ErrorStatus;
   /** Seconds, for 429 / 503 answers that tell the client when to come back. */
   readonly retryAfter?: number;
 
   constructor(code: ErrorCode, message: string, options: { retryAfter?: number; cause?: unknown } = {}) {
+    const limit = Error.stackTraceLimit;
+    if (!ContractError.recordStack) Error.stackTraceLimit = 0;
     super(message, { cause: options.cause });
+    Error.stackTraceLimit = limit;
     this.name = 'ContractError';
     this.code = code;
     this.status = ERROR_STATUS[code];

@@ -6,6 +6,7 @@
  * tickets in flight valid.
  */
 import { ContractError, hmacHex, isId, randomHex, verifyHmacHex } from '../contract/index.js';
+import { TtlCache } from './ttl-cache.js';
 
 export interface TicketKey {
   kid: string;
@@ -15,6 +16,17 @@ export interface TicketKey {
 const KID = /^[A-Za-z0-9_-]{1,16}$/;
 const NONCE = /^[0-9a-f]{16}$/;
 const MAX_TICKET_LENGTH = 256;
+
+/**
+ * Tickets whose signature this isolate refused, per key set (a deployment's keys never change
+ * within an isolate): a client replaying a forged ticket costs a lookup, not an HMAC (issue 13), and
+ * gets the same answer. Only the signature refusal is kept — it depends on nothing but the ticket
+ * and the keys. Bounded; an entry lives REFUSED_TICKET_TTL_MS (≤ 256-character keys: ≈ 5 MB at most).
+ */
+const REFUSED_TICKET_TTL_MS = 60_000;
+const MAX_REFUSED_TICKETS = 10_000;
+const refusedTickets = new WeakMap<TicketKey[], TtlCache<true>>();
+const BAD_SIGNATURE = 'ticket signature is not valid';
 
 export function parseTicketKeys(raw: string): TicketKey[] {
   const keys = raw
@@ -50,6 +62,8 @@ export async function verifyTicket(
   expect: { activityId: string; userId: string; now: number },
 ): Promise<void> {
   if (!ticket || ticket.length > MAX_TICKET_LENGTH) throw badTicket('missing or malformed ticket');
+  let refused = refusedTickets.get(keys);
+  if (refused?.get(ticket, expect.now)) throw badTicket(BAD_SIGNATURE); // a replay: no HMAC
   const parts = ticket.split('.');
   const [version, activityId, userId, expiresAt, kid, nonce, signature] = parts;
   if (
@@ -64,7 +78,12 @@ export async function verifyTicket(
   }
   const key = keys.find((k) => k.kid === kid);
   const payload = ticket.slice(0, ticket.length - signature!.length - 1);
-  if (!key || !(await verifyHmacHex(key.secret, payload, signature!))) throw badTicket('ticket signature is not valid');
+  if (!key || !(await verifyHmacHex(key.secret, payload, signature!))) {
+    refused = refusedTickets.get(keys); // again: another request may have made it meanwhile
+    if (!refused) refusedTickets.set(keys, (refused = new TtlCache<true>(MAX_REFUSED_TICKETS)));
+    refused.set(ticket, true, expect.now + REFUSED_TICKET_TTL_MS, expect.now);
+    throw badTicket(BAD_SIGNATURE);
+  }
   if (Number(expiresAt) <= expect.now) throw badTicket('ticket has expired');
   if (activityId !== expect.activityId) throw badTicket('ticket is for another activity');
   if (userId !== expect.userId) throw badTicket('ticket belongs to another user');

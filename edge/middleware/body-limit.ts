@@ -27,11 +27,12 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<EdgeEnv>
       if (!/^\d{1,15}$/.test(declared)) throw new ContractError('bad_request', 'Content-Length is not a number');
       if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
     }
-    if (!req.body) {
-      c.set('body', '');
-      return next();
-    }
-    c.set('body', await readBounded(req.body, maxBytes, timeoutMs));
+    // A declared length alone is what the runtime delivers, no more (HTTP framing): one native read,
+    // no chunk loop. Chunked — or chunked beside a Content-Length, which workerd passes through with
+    // the whole chunked body — is counted while it is read.
+    if (declared !== null && req.headers.get('transfer-encoding') === null)
+      c.set('body', declared === '0' ? '' : await readDeclared(req, maxBytes, timeoutMs));
+    else c.set('body', req.body ? await readBounded(req.body, maxBytes, timeoutMs) : '');
     return next();
   };
 }
@@ -42,6 +43,38 @@ function tooLarge(maxBytes: number): ContractError {
 
 /** One decoder for every request: a whole-buffer decode keeps no state between calls. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/**
+ * A body of declared length (already checked against the limit): read whole by the runtime, raced
+ * against the deadline. A doomed click pays one native read instead of a JS reader loop (issue 13).
+ */
+async function readDeclared(req: Request, maxBytes: number, timeoutMs: number): Promise<string> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), timeoutMs);
+  });
+  const read = req.arrayBuffer();
+  read.catch(() => undefined); // still pending when late: its end is no one's error
+  let bytes: ArrayBuffer | 'late';
+  try {
+    bytes = await Promise.race([read, deadline]);
+  } catch {
+    throw new ContractError('bad_request', 'the request body could not be read'); // the client went away
+  } finally {
+    clearTimeout(timer);
+  }
+  if (bytes === 'late') throw new ContractError('bad_request', 'the request body did not arrive in time');
+  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes); // never, with HTTP framing; cheap to be sure
+  return decode(bytes);
+}
+
+function decode(bytes: ArrayBuffer | Uint8Array): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new ContractError('bad_request', 'the request body is not UTF-8');
+  }
+}
 
 async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number, timeoutMs: number): Promise<string> {
   const reader = body.getReader();
@@ -73,9 +106,5 @@ async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number, t
     all.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  try {
-    return UTF8.decode(all);
-  } catch {
-    throw new ContractError('bad_request', 'the request body is not UTF-8');
-  }
+  return decode(all);
 }

@@ -46,8 +46,12 @@ export function requestLog(
     const started = Date.now();
     const traceId = newTraceId();
     c.set('traceId', traceId);
-    await next();
+    // Set before the answer is built, so a response built by the handler or onError carries it from
+    // the start; after it, Hono would copy the whole Response to add one header (issue 13). A raw
+    // Response a handler returns (the sale page's assets) gets it afterwards.
     c.header('x-trace-id', traceId);
+    await next();
+    if (!c.res.headers.has('x-trace-id')) c.header('x-trace-id', traceId);
     const outcome = c.get('outcome') ?? (c.res.status < 400 ? 'ok' : String(c.res.status));
     let counts: Record<string, number> | undefined;
     if (DOOMED_OUTCOMES.has(outcome)) {

@@ -16,9 +16,27 @@ import { settingsOf } from '../settings.js';
 import { hasReceipt, readReceipt } from '../receipt.js';
 import { answerPlace, waitingLimits } from '../waiting-room.js';
 import { verifyTicket } from '../ticket.js';
+import { TtlCache } from '../ttl-cache.js';
 import { activityIdParam } from './activities.js';
 
+/**
+ * Purchase bodies already parsed, text → quantity: clients send the same few texts
+ * (`{"quantity":1}`), so the shape check of a doomed click is a lookup, not JSON.parse and the
+ * schema (issue 13). Valid bodies only (≤ MAX_BODY_BYTES each); a text's quantity never changes.
+ */
+const PARSED_BODIES_MAX = 64;
+const parsedBodies = new TtlCache<number>(PARSED_BODIES_MAX);
+
 function parseQuantity(text: string): number {
+  let quantity = parsedBodies.get(text, 0);
+  if (quantity === undefined) {
+    quantity = parseQuantityOnce(text);
+    parsedBodies.set(text, quantity, Infinity, 0); // never expires; bounded by PARSED_BODIES_MAX
+  }
+  return quantity;
+}
+
+function parseQuantityOnce(text: string): number {
   let json: unknown;
   try {
     json = JSON.parse(text);

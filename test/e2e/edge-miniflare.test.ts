@@ -147,6 +147,39 @@ describe('edge under Miniflare (startEdge)', () => {
     expect(origin.calls(activityId).reserve).toBe(before.reserve);
   });
 
+  it('a Content-Length beside Transfer-Encoding: chunked is not trusted: the chunked body is counted, 413', async () => {
+    // workerd hands the Worker both headers and the whole chunked body; trusting the small declared
+    // length would read all of it. The edge counts instead: 413 after the first KiB, while the rest
+    // (never finished here) is still to come.
+    const { hostname, port } = new URL(edge.url);
+    const before = origin.calls(activityId);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname);
+      let text = '';
+      socket.setTimeout(15_000, () => {
+        socket.destroy();
+        reject(new Error('the edge held the request open'));
+      });
+      socket.on('data', (chunk) => {
+        text += chunk.toString('utf8');
+        if (text.includes('"traceId"')) {
+          socket.destroy();
+          resolve(text);
+        }
+      });
+      socket.on('error', reject);
+      const chunk = `${(1000).toString(16)}\r\n${'x'.repeat(1000)}\r\n`;
+      socket.write(
+        `POST /api/activities/${activityId}/purchase?t=x HTTP/1.1\r\nHost: ${hostname}\r\n` +
+          `Content-Type: application/json\r\nIdempotency-Key: k\r\nContent-Length: 14\r\n` +
+          `Transfer-Encoding: chunked\r\n\r\n${chunk.repeat(3)}`,
+      );
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain('"error":"payload_too_large"');
+    expect(origin.calls(activityId).reserve).toBe(before.reserve);
+  });
+
   it('a declared Content-Length over the limit is 413 at once, the body never read', async () => {
     const res = await fetch(`${edge.url}/api/activities/${activityId}/purchase?t=x`, {
       method: 'POST',

@@ -7,8 +7,9 @@
 import { SELF, env, listDurableObjectIds } from 'cloudflare:test';
 import { sign } from 'hono/jwt';
 import { describe, expect, it } from 'vitest';
-import { hmacHex, verifyHmacHex } from '../../contract/index.js';
+import { ContractError, hmacHex, verifyHmacHex } from '../../contract/index.js';
 import { ACTIVITY_CACHE_TTL_MS } from '../../edge/activity-cache.js';
+import '../../edge/errors.js'; // the edge's one error handler: ContractErrors record no stack here
 import { verifyUserToken } from '../../edge/auth.js';
 import { shardOf } from '../../edge/gates.js';
 import { parseSettings } from '../../edge/settings.js';
@@ -437,6 +438,16 @@ describe('issue 13: the public state answers before the JWT and ticket', () => {
     expect(statuses.length).toBeGreaterThanOrEqual(8);
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(1);
     expect(statuses.filter((s) => s !== 401).every((s) => s === 409)).toBe(true);
+  });
+});
+
+describe('issue 13: a refusal at the edge is an answer, not a fault', () => {
+  it('a ContractError at the edge records no stack trace; any other error keeps its own', () => {
+    // Set by edge/errors.ts (imported above through the Worker's modules); the default elsewhere records it.
+    expect(ContractError.recordStack).toBe(false);
+    const refusal = new ContractError('sold_out', 'sold out');
+    expect(refusal.stack).toBe('ContractError: sold out');
+    expect(new Error('a fault').stack).toMatch(/\n\s+at /);
   });
 });
 

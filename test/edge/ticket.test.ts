@@ -46,6 +46,42 @@ describe('purchase tickets', () => {
     }
   });
 
+  it('a replayed forged ticket is refused from memory, without an HMAC, with the same answer; only for that key set', async () => {
+    const t = await issueTicket(keys, { activityId: '10', userId: '42', expiresAt: now + 60_000 });
+    const forged = t.slice(0, -64) + 'e'.repeat(64);
+    const subtle = crypto.subtle;
+    const verify = subtle.verify;
+    let hmacs = 0;
+    subtle.verify = function (this: SubtleCrypto, ...args: Parameters<SubtleCrypto['verify']>) {
+      hmacs++;
+      return verify.apply(this, args);
+    } as SubtleCrypto['verify'];
+    try {
+      await expect403(
+        verifyTicket(keys, forged, { activityId: '10', userId: '42', now }),
+        /^ticket signature is not valid$/,
+      );
+      expect(hmacs).toBe(1);
+      await expect403(
+        verifyTicket(keys, forged, { activityId: '10', userId: '42', now }),
+        /^ticket signature is not valid$/,
+      );
+      await expect403(verifyTicket(keys, forged, { activityId: '10', userId: '42', now: now + 30_000 }), /signature/);
+      expect(hmacs).toBe(1);
+      // A genuine ticket is never remembered: verified each time.
+      await verifyTicket(keys, t, { activityId: '10', userId: '42', now });
+      await verifyTicket(keys, t, { activityId: '10', userId: '42', now });
+      expect(hmacs).toBe(3);
+    } finally {
+      subtle.verify = verify;
+    }
+    // Refused under one key set, a ticket is checked afresh under another: here a key that signed it.
+    const k9 = { kid: 'k9', secret: 'another-secret-00000000000' };
+    const byK9 = await issueTicket([k9], { activityId: '10', userId: '42', expiresAt: now + 60_000 });
+    await expect403(verifyTicket(keys, byK9, { activityId: '10', userId: '42', now }), /signature/);
+    await expect(verifyTicket([k9], byK9, { activityId: '10', userId: '42', now })).resolves.toBeUndefined();
+  });
+
   it('an expired ticket is refused', async () => {
     const t = await issueTicket(keys, { activityId: '10', userId: '42', expiresAt: now - 1 });
     await expect403(verifyTicket(keys, t, { activityId: '10', userId: '42', now }), /expired/);
