@@ -8,12 +8,12 @@
  * (origin/settlement/dead-lettering.ts) are called on the reservations in the Stream.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile, type ReconcileDeps, type Reconciliation } from '../../origin/reconcile/reconcile.js';
+import { reconcile } from '../../origin/reconcile/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import type { ReservationEvent } from '../../origin/redis/reservation-event.js';
-import type { LedgerSnapshot } from '../../origin/redis/sale-ledger.js';
 import { compensate, deadLetter, recordDeadLetter } from '../../origin/settlement/dead-lettering.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';
+import { failingChecks, readingRedisThen } from '../helpers/reconcile.js';
 import { startTestOrigin, type TestOrigin } from '../helpers/origin.js';
 
 const PARKED = {
@@ -34,21 +34,6 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const failing = (rec: Reconciliation) =>
-  rec.checks.filter((c) => !c.ok).map((c) => `${c.name} ${c.expected}/${c.actual}`);
-
-/** The origin's own stock store, with `between` run right after each Redis snapshot (before MySQL is read). */
-function readingRedisThen(between: () => Promise<void>): ReconcileDeps {
-  const real = t.origin.ctx.stock;
-  const stock = Object.create(real) as typeof real;
-  stock.ledgerSnapshot = async (sale): Promise<LedgerSnapshot | null> => {
-    const snapshot = await real.ledgerSnapshot(sale);
-    await between();
-    return snapshot;
-  };
-  return { db: t.origin.ctx.db, stock };
-}
-
 /** A sale of `stock` units with `reserved` reservations (one unit each) in its Stream, none settled. */
 async function reservedSale(opts: { stock: number; reserved: number; stockBuckets?: number }) {
   const { activityId, skuId } = await t.sale({ stock: opts.stock, stockBuckets: opts.stockBuckets });
@@ -60,7 +45,7 @@ async function reservedSale(opts: { stock: number; reserved: number; stockBucket
   const target = { ...sale, paymentTimeoutSeconds: 900 };
   const give = (e: ReservationEvent) => deadLetter(t.origin.ctx.db, t.origin.ctx.stock, target, e, 5, 'test: gave up');
   const quiet = await reconcile(t.origin.ctx, activityId);
-  expect(failing(quiet)).toEqual([]);
+  expect(failingChecks(quiet)).toEqual([]);
   expect(quiet.figures).toMatchObject({ available: opts.stock, redisStock: opts.stock - opts.reserved });
   return { activityId, skuId, sale, target, events, give };
 }
@@ -72,7 +57,7 @@ describe('reconciliation while dead letters are compensated', () => {
       const gone = events.slice(0, 3);
       let done = false;
       const rec = await reconcile(
-        readingRedisThen(async () => {
+        readingRedisThen(t, async () => {
           if (done) return;
           done = true;
           for (const e of gone) expect(await give(e)).toBe('dead_lettered');
@@ -83,7 +68,7 @@ describe('reconciliation while dead letters are compensated', () => {
       expect(await count(t, 'SELECT SUM(restocked) FROM seckill_dead_letter WHERE activity_id = ?', [activityId])).toBe(
         3,
       );
-      expect(failing(rec)).toEqual([]);
+      expect(failingChecks(rec)).toEqual([]);
       expect(rec.figures).toMatchObject({
         available: 20,
         redisStock: 14,
@@ -92,7 +77,7 @@ describe('reconciliation while dead letters are compensated', () => {
         deadNotRestocked: 3,
       });
       const quiet = await reconcile(t.origin.ctx, activityId);
-      expect(failing(quiet)).toEqual([]);
+      expect(failingChecks(quiet)).toEqual([]);
       expect(quiet.figures).toMatchObject({ available: 20, redisStock: 17, unsettled: 3, deadNotRestocked: 0 });
     });
   }
@@ -106,7 +91,7 @@ describe('reconciliation while dead letters are compensated', () => {
       expect(await compensate(t.origin.ctx.db, t.origin.ctx.stock, target, e)).toBe(1);
     }
     const rec = await reconcile(t.origin.ctx, activityId);
-    expect(failing(rec)).toEqual([]);
+    expect(failingChecks(rec)).toEqual([]);
     expect(rec.figures).toMatchObject({
       available: 20,
       redisStock: 16,
@@ -116,24 +101,24 @@ describe('reconciliation while dead letters are compensated', () => {
     });
     for (const e of gone)
       await t.db.pool.query('UPDATE seckill_dead_letter SET restocked = 1 WHERE reservation_id = ?', [e.reservationId]);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
   });
 
   it('a surplus compensation (no dead letter) between the reads is counted once', async () => {
     const { activityId, target, events } = await reservedSale({ stock: 20, reserved: 6 });
     let done = false;
     const rec = await reconcile(
-      readingRedisThen(async () => {
+      readingRedisThen(t, async () => {
         if (done) return;
         done = true;
         expect(await compensate(t.origin.ctx.db, t.origin.ctx.stock, target, events[0]!)).toBe(1);
       }),
       activityId,
     );
-    expect(failing(rec)).toEqual([]);
+    expect(failingChecks(rec)).toEqual([]);
     expect(rec.figures).toMatchObject({ redisStock: 14, unsettled: 6, surplus: 0 });
     const quiet = await reconcile(t.origin.ctx, activityId);
-    expect(failing(quiet)).toEqual([]);
+    expect(failingChecks(quiet)).toEqual([]);
     expect(quiet.figures).toMatchObject({ redisStock: 15, unsettled: 5, surplus: 1 });
   });
 
@@ -145,12 +130,12 @@ describe('reconciliation while dead letters are compensated', () => {
       giving = false;
     })();
     const runs: string[][] = [];
-    while (giving) runs.push(failing(await reconcile(t.origin.ctx, activityId)));
+    while (giving) runs.push(failingChecks(await reconcile(t.origin.ctx, activityId)));
     await compensations;
     expect(runs.length).toBeGreaterThan(3);
     expect(runs.filter((r) => r.length > 0)).toEqual([]);
     const quiet = await reconcile(t.origin.ctx, activityId);
-    expect(failing(quiet)).toEqual([]);
+    expect(failingChecks(quiet)).toEqual([]);
     expect(quiet.figures).toMatchObject({ available: 200, redisStock: 200, deadUnits: 120, deadNotRestocked: 0 });
   });
 
@@ -158,16 +143,16 @@ describe('reconciliation while dead letters are compensated', () => {
     const { activityId, skuId, events, give } = await reservedSale({ stock: 20, reserved: 4 });
     const keys = activityKeys(activityId, skuId);
     expect(await give(events[0]!)).toBe('dead_lettered');
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
 
     // Under-selling: the release is recorded, its unit is not in stock (MySQL still says restocked = 1).
     await t.redis.decrby(keys.stock, 1);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 4/3`, `${CROSS} 20/19`]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 4/3`, `${CROSS} 20/19`]);
     await t.redis.incrby(keys.stock, 1);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
 
     // Over-selling risk: the unit is in stock but Redis has no release of it (MySQL still says restocked = 1).
     await t.redis.hdel(keys.released, events[0]!.reservationId);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 3/4`, `${CROSS} 20/21`]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 3/4`, `${CROSS} 20/21`]);
   });
 });

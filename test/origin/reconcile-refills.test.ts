@@ -8,10 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxWorker } from '../../origin/jobs/outbox-worker.js';
 import { TimeoutJob } from '../../origin/jobs/timeout-job.js';
-import { reconcile, type ReconcileDeps, type Reconciliation } from '../../origin/reconcile/reconcile.js';
+import { reconcile } from '../../origin/reconcile/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
-import type { LedgerSnapshot } from '../../origin/redis/sale-ledger.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';
+import { failingChecks, readingRedisThen } from '../helpers/reconcile.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
 
 const PARKED = {
@@ -30,24 +30,10 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const failing = (rec: Reconciliation) =>
-  rec.checks.filter((c) => !c.ok).map((c) => `${c.name} ${c.expected}/${c.actual}`);
 const available = (activityId: string) =>
   count(t, 'SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId]);
 const pendingOutbox = (activityId: string) =>
   count(t, 'SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0', [activityId]);
-
-/** The origin's own stock store, with `between` run right after each Redis snapshot (before MySQL is read). */
-function readingRedisThen(between: () => Promise<void>): ReconcileDeps {
-  const real = t.origin.ctx.stock;
-  const stock = Object.create(real) as typeof real;
-  stock.ledgerSnapshot = async (sale): Promise<LedgerSnapshot | null> => {
-    const snapshot = await real.ledgerSnapshot(sale);
-    await between();
-    return snapshot;
-  };
-  return { db: t.origin.ctx.db, stock };
-}
 
 /** A sale of `stock` units, `sold` of them settled as orders (users 5000…). */
 async function settledSale(opts: { stock: number; sold: number; stockBuckets?: number }) {
@@ -85,7 +71,7 @@ describe('reconciliation while refills are applied', () => {
       const { activityId } = await saleWithTimeouts({ stock: 40, sold: 20, expired: 7, stockBuckets });
       let applied: Awaited<ReturnType<OutboxWorker['runOnce']>> | undefined;
       const rec = await reconcile(
-        readingRedisThen(async () => {
+        readingRedisThen(t, async () => {
           applied ??= await new OutboxWorker(t.origin.ctx).runOnce();
         }),
         activityId,
@@ -93,11 +79,11 @@ describe('reconciliation while refills are applied', () => {
       // The interleaving happened: every refill went to Redis and was marked done after Redis was read.
       expect(applied).toEqual({ claimed: 7, refilled: 7, already: 0, notWarmed: 0 });
       expect(await pendingOutbox(activityId)).toBe(0);
-      expect(failing(rec)).toEqual([]);
+      expect(failingChecks(rec)).toEqual([]);
       expect(rec.figures).toMatchObject({ available: 27, redisStock: 20, unsynced: 7 });
       // Quiet again: the same figures read without anything in between.
       const quiet = await reconcile(t.origin.ctx, activityId);
-      expect(failing(quiet)).toEqual([]);
+      expect(failingChecks(quiet)).toEqual([]);
       expect(quiet.figures).toMatchObject({ available: 27, redisStock: 27, unsynced: 0 });
     });
   }
@@ -111,10 +97,10 @@ describe('reconciliation while refills are applied', () => {
     expect(await pendingOutbox(activityId)).toBe(5);
 
     const rec = await reconcile(t.origin.ctx, activityId);
-    expect(failing(rec)).toEqual([]);
+    expect(failingChecks(rec)).toEqual([]);
     expect(rec.figures).toMatchObject({ available: 25, redisStock: 25, unsynced: 0 });
     for (const row of claimed) await worker.markDone(row);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
   });
 
   it('is exact on every read while timeouts and refills stream (the rehearsal shape)', async () => {
@@ -138,7 +124,7 @@ describe('reconciliation while refills are applied', () => {
       refilling = false;
     })();
     const runs: string[][] = [];
-    while (refilling) runs.push(failing(await reconcile(t.origin.ctx, activityId)));
+    while (refilling) runs.push(failingChecks(await reconcile(t.origin.ctx, activityId)));
     await Promise.all([timeouts, refills]);
     expect(await pendingOutbox(activityId)).toBe(0);
     const quiet = await reconcile(t.origin.ctx, activityId);
@@ -151,21 +137,21 @@ describe('reconciliation while refills are applied', () => {
     const { activityId, skuId } = await saleWithTimeouts({ stock: 40, sold: 20, expired: 3 });
     const keys = activityKeys(activityId, skuId);
     expect(await new OutboxWorker(t.origin.ctx).runOnce()).toMatchObject({ refilled: 3 });
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
 
     // Over-selling risk: 2 units appear in Redis as the refill of an order that never timed out.
     const sale = await t.origin.ctx.catalog.resolve(activityId);
     expect((await t.origin.ctx.stock.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind).toBe(
       'refilled',
     );
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([`${CROSS} 23/25`]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${CROSS} 23/25`]);
     await t.redis.decrby(keys.stock, 2);
     await t.redis.hdel(keys.refilled, 'never-timed-out');
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
 
     // Redis keeps the units of a refill but forgot it made it (the outbox could apply it twice).
     const [forgotten] = await t.redis.hkeys(keys.refilled);
     await t.redis.hdel(keys.refilled, forgotten!);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 17/18`, `${CROSS} 23/24`]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 17/18`, `${CROSS} 23/24`]);
   });
 });

@@ -10,11 +10,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRelease, releaseUnits, trancheId, type ReleaseRow } from '../../origin/activity/tranches.js';
 import { recover } from '../../origin/operations/recover.js';
-import { reconcile, type ReconcileDeps, type Reconciliation } from '../../origin/reconcile/reconcile.js';
+import { reconcile } from '../../origin/reconcile/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
-import type { LedgerSnapshot } from '../../origin/redis/sale-ledger.js';
 import { uniqueId } from '../helpers/ids.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';
+import { failingChecks, readingRedisThen } from '../helpers/reconcile.js';
 import { startTestOrigin, type TestOrigin } from '../helpers/origin.js';
 
 const PARKED = {
@@ -41,21 +41,6 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const failing = (rec: Reconciliation) =>
-  rec.checks.filter((c) => !c.ok).map((c) => `${c.name} ${c.expected}/${c.actual}`);
-
-/** The origin's own stock store, with `between` run right after each Redis snapshot (before MySQL is read). */
-function readingRedisThen(between: () => Promise<void>): ReconcileDeps {
-  const real = t.origin.ctx.stock;
-  const stock = Object.create(real) as typeof real;
-  stock.ledgerSnapshot = async (sale): Promise<LedgerSnapshot | null> => {
-    const snapshot = await real.ledgerSnapshot(sale);
-    await between();
-    return snapshot;
-  };
-  return { db: t.origin.ctx.db, stock };
-}
-
 /** A warmed sale of `stock` units, `onSale` of them released at the start, `reserved` reserved (not settled). */
 async function trancheSale(opts: { stock: number; onSale: number; reserved: number; stockBuckets?: number }) {
   const activityId = uniqueId();
@@ -78,7 +63,7 @@ async function trancheSale(opts: { stock: number; onSale: number; reserved: numb
   expect((await t.admin('POST', `/admin/activities/${activityId}/warmup`)).status).toBe(200);
   expect((await reserveAll(t, activityId, users(9000, opts.reserved))).every((r) => r.status === 202)).toBe(true);
   const sale = await t.origin.ctx.catalog.resolve(activityId);
-  expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+  expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
   return { activityId, skuId, sale };
 }
 
@@ -106,10 +91,10 @@ describe('reconciliation while tranches are released', () => {
     it(`a release applied to Redis and marked applied between the Redis and the MySQL read is counted once (${stockBuckets} bucket(s))`, async () => {
       const { activityId } = await trancheSale({ stock: 40, onSale: 20, reserved: 5, stockBuckets });
       const row = await commitRelease(activityId, 12);
-      expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+      expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
       let applied: boolean | undefined;
       const rec = await reconcile(
-        readingRedisThen(async () => {
+        readingRedisThen(t, async () => {
           applied ??= await applyRelease(t.origin.ctx, row);
         }),
         activityId,
@@ -117,10 +102,10 @@ describe('reconciliation while tranches are released', () => {
       // The interleaving happened: MySQL (read second) has the release applied.
       expect(applied).toBe(true);
       expect(await available(activityId)).toBe(32);
-      expect(failing(rec)).toEqual([]);
+      expect(failingChecks(rec)).toEqual([]);
       expect(rec.figures).toMatchObject({ available: 32, redisStock: 15, tranchesRedis: 0, tranchesApplied: 12 });
       const quiet = await reconcile(t.origin.ctx, activityId);
-      expect(failing(quiet)).toEqual([]);
+      expect(failingChecks(quiet)).toEqual([]);
       expect(quiet.figures).toMatchObject({ available: 32, redisStock: 27, tranchesRedis: 12, tranchesApplied: 12 });
     });
   }
@@ -133,10 +118,10 @@ describe('reconciliation while tranches are released', () => {
       kind: 'refilled',
     });
     const rec = await reconcile(t.origin.ctx, activityId);
-    expect(failing(rec)).toEqual([]);
+    expect(failingChecks(rec)).toEqual([]);
     expect(rec.figures).toMatchObject({ available: 20, pendingReleases: 12, redisStock: 27, tranchesRedis: 12 });
     expect(await applyRelease(t.origin.ctx, row)).toBe(true);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
   });
 
   it('is exact on every read while releases stream in', async () => {
@@ -147,12 +132,12 @@ describe('reconciliation while tranches are released', () => {
       releasing = false;
     })();
     const runs: string[][] = [];
-    while (releasing) runs.push(failing(await reconcile(t.origin.ctx, activityId)));
+    while (releasing) runs.push(failingChecks(await reconcile(t.origin.ctx, activityId)));
     await releases;
     expect(runs.length).toBeGreaterThan(3);
     expect(runs.filter((r) => r.length > 0)).toEqual([]);
     const quiet = await reconcile(t.origin.ctx, activityId);
-    expect(failing(quiet)).toEqual([]);
+    expect(failingChecks(quiet)).toEqual([]);
     expect(quiet.figures).toMatchObject({ available: 120, heldBack: 0, redisStock: 110, tranchesRedis: 100 });
   });
 
@@ -163,15 +148,15 @@ describe('reconciliation while tranches are released', () => {
     // Under-selling: MySQL marks the release applied (available += 10) though Redis never had it.
     await t.db.pool.query('UPDATE seckill_stock_release SET status = 1 WHERE id = ?', [row.id]);
     await t.db.pool.query('UPDATE seckill_stock SET available = available + 10 WHERE activity_id = ?', [activityId]);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([`${APPLIED} 10/0`]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${APPLIED} 10/0`]);
     await t.db.pool.query('UPDATE seckill_stock_release SET status = 0 WHERE id = ?', [row.id]);
     await t.db.pool.query('UPDATE seckill_stock SET available = available - 10 WHERE activity_id = ?', [activityId]);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
 
     // Over-selling risk: Redis records 3 units of a release MySQL has no row for, and sells them.
     await t.redis.hset(keys.tranches, 'release:0', 3);
     await t.redis.incrby(keys.stock, 3);
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 2/5`, `${CROSS} 20/23`]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 2/5`, `${CROSS} 20/23`]);
   });
 
   it('recover rebuilds `tranches` with the stock: applied releases in it, a pending one left for ReleaseJob', async () => {
@@ -183,7 +168,7 @@ describe('reconciliation while tranches are released', () => {
     expect(await t.origin.ctx.stock.releaseTranche(sale, { releaseId: trancheId(pending.id), units: 4 })).toMatchObject(
       { kind: 'refilled' },
     );
-    expect(failing(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
     await t.redis.del(keys.stock);
 
     expect(await recover(t.origin.ctx, activityId)).toMatchObject({ stock: 21, unsettled: 5 });
@@ -192,13 +177,13 @@ describe('reconciliation while tranches are released', () => {
     ]);
     expect(await t.redis.hgetall(keys.tranches)).toEqual({ [trancheId(appliedId)]: '6' });
     const recovered = await reconcile(t.origin.ctx, activityId);
-    expect(failing(recovered)).toEqual([]);
+    expect(failingChecks(recovered)).toEqual([]);
     expect(recovered.figures).toMatchObject({ redisStock: 21, tranchesRedis: 6, tranchesApplied: 6 });
     // ReleaseJob's retry puts the pending release's units on sale: the stock that held them is gone.
     expect(await applyRelease(t.origin.ctx, pending)).toBe(true);
     expect(await t.redis.get(keys.stock)).toBe('25');
     const after = await reconcile(t.origin.ctx, activityId);
-    expect(failing(after)).toEqual([]);
+    expect(failingChecks(after)).toEqual([]);
     expect(after.figures).toMatchObject({ available: 30, redisStock: 25, tranchesRedis: 10, tranchesApplied: 10 });
   });
 });
