@@ -41,6 +41,11 @@ export interface RehearsalOptions {
   /** `lottery`: the first `lotteryWindowMs` of the sale is a draw (DESIGN §10). */
   admission: 'fcfs' | 'lottery';
   lotteryWindowMs: number;
+  /**
+   * How the crowd reaches our own edge: `direct` (the Worker's own socket, as production has no
+   * extra hop) or `miniflare` (through Miniflare's entry worker, as releases before 2026-12 did).
+   */
+  edgeEntry: 'direct' | 'miniflare';
 }
 
 const USAGE = `npm run rehearsal -- [options]
@@ -65,6 +70,8 @@ const USAGE = `npm run rehearsal -- [options]
   --settle-timeout S   give up waiting for settlement after S seconds (default 300)
   --admission A        fcfs | lottery (default fcfs); lottery: purchases in the window are entries, drawn at its close
   --lottery-window S   the lottery window, seconds (default: --duration, so the arriving crowd enters)
+  --edge-entry E       direct (the Worker's own socket) | miniflare (through Miniflare's entry worker, a
+                       second hop production does not have; earlier releases' figures) (default direct)
  Existing stack (otherwise the rehearsal starts origin + edge itself):
   --edge-url URL --origin-url URL [--activity ID] [--mysql-url URL]
   secrets from ADMIN_TOKEN, USER_TOKEN_SECRET, PAYMENT_WEBHOOK_SECRET in the environment`;
@@ -112,6 +119,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       'settle-timeout': { type: 'string', default: '300' },
       admission: { type: 'string', default: 'fcfs' },
       'lottery-window': { type: 'string' },
+      'edge-entry': { type: 'string', default: 'direct' },
       'edge-url': { type: 'string' },
       'origin-url': { type: 'string' },
       activity: { type: 'string' },
@@ -130,6 +138,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     throw new Error('--edge-url and --origin-url go together (the origin is needed for admin calls and payments)');
   if (values.admission !== 'fcfs' && values.admission !== 'lottery')
     throw new Error('--admission must be fcfs or lottery');
+  if (values['edge-entry'] !== 'direct' && values['edge-entry'] !== 'miniflare')
+    throw new Error('--edge-entry must be direct or miniflare');
   const external = Boolean(values['edge-url']);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   return {
@@ -160,5 +170,6 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     paymentSecret: external ? (env.PAYMENT_WEBHOOK_SECRET ?? '') : BENCH_SECRETS.PAYMENT_WEBHOOK_SECRET,
     admission: values.admission,
     lotteryWindowMs: num('lottery-window', values['lottery-window'] ?? values.duration, 0.1, 600) * 1000,
+    edgeEntry: values['edge-entry'],
   };
 }

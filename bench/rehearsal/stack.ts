@@ -41,7 +41,7 @@ export async function startStack(o: RehearsalOptions): Promise<Stack> {
   // Armed before the first child starts: a signal while the stack comes up stops it too.
   const unguard = guardChildren(() => origin, stopAll);
   try {
-    edge = await startEdge({ originUrl, secrets: BENCH_EDGE_SECRETS });
+    edge = await startEdge({ originUrl, secrets: BENCH_EDGE_SECRETS, direct: o.edgeEntry === 'direct' });
     origin = spawnOrigin({
       ...BENCH_SECRETS,
       PORT: String(port),
