@@ -107,6 +107,10 @@ const envSchema = z.object({
   SETTLE_BATCH_SIZE: int(500, 1),
   /** How long XREADGROUP blocks waiting for new entries (also bounds how fast stop() returns). */
   SETTLE_BLOCK_MS: int(500, 10),
+  /** After a batch smaller than SETTLE_BATCH_SIZE (the Stream had no more waiting), a consumer waits
+   * this long before its next read, so a trickle is settled a few dozen per transaction instead of
+   * one or two (0: read again at once). Adds at most this much to an order's settlement delay. */
+  SETTLE_LINGER_MS: int(50, 0),
   /** Pending entries idle longer than this are reclaimed (XAUTOCLAIM) by any consumer. */
   SETTLE_CLAIM_IDLE_MS: int(30_000, 10),
   /** After this many deliveries an entry becomes a dead letter and its unit is compensated. */

@@ -76,6 +76,7 @@ export class Settlement {
             {
               batchSize: c.SETTLE_BATCH_SIZE,
               blockMs: c.SETTLE_BLOCK_MS,
+              lingerMs: c.SETTLE_LINGER_MS,
               claimIdleMs: c.SETTLE_CLAIM_IDLE_MS,
               maxDeliveries: c.SETTLE_MAX_DELIVERIES,
               retryBackoffMs: c.SETTLE_RETRY_BACKOFF_MS,

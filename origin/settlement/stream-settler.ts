@@ -15,6 +15,8 @@ import { settleBatch, type SettleOutcome, type SettleTarget } from './settle.js'
 export interface SettlerSettings {
   batchSize: number;
   blockMs: number;
+  /** Pause after a part batch, so the next read finds more (SETTLE_LINGER_MS). */
+  lingerMs: number;
   claimIdleMs: number;
   maxDeliveries: number;
   retryBackoffMs: number;
@@ -77,6 +79,10 @@ export class StreamSettler {
         if (entries.length > 0) {
           this.deps.onEntries?.();
           await this.settleEntries(entries, new Map(), true);
+          // The Stream had no more waiting: let the next few gather instead of settling them one
+          // transaction each (under a backlog every batch is full and this never waits).
+          if (entries.length < this.settings.batchSize && this.settings.lingerMs > 0 && !this.stopping)
+            await sleep(this.settings.lingerMs);
         }
       } catch (err) {
         if (this.stopping) break;
