@@ -9,7 +9,7 @@
  * hono/jwt has no leeway.
  */
 import { verify } from 'hono/jwt';
-import { ContractError, isId } from '../contract/index.js';
+import { ContractError, hmacKey, isId } from '../contract/index.js';
 import type { EdgeContext } from './context.js';
 import { settingsOf, type EdgeSettings } from './settings.js';
 import { TtlCache } from './ttl-cache.js';
@@ -80,7 +80,8 @@ export async function verifyUserToken(
   if (!COMPACT_JWT.test(token)) throw invalid();
   let payload: Record<string, unknown>;
   try {
-    payload = await verify(token, s.userTokenSecret, {
+    // The imported key, not the secret: hono/jwt would import the secret again for every token.
+    payload = await verify(token, await hmacKey(s.userTokenSecret), {
       alg: 'HS256',
       exp: false,
       nbf: false,

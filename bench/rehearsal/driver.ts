@@ -228,10 +228,13 @@ export class Driver {
 
   /** A holder's repeat must come back with the same reservation; a refused one looks it up instead. */
   private async repeat(user: User, url: string, key: string): Promise<void> {
+    const sentAt = Date.now();
     const r = await this.purchase(user, url, key);
     const held = this.rec.holders.get(user.id);
     if (held && r.status >= 400 && r.status !== 429) {
-      this.rec.holderRepeatsRefused.set(r.code, (this.rec.holderRepeatsRefused.get(r.code) ?? 0) + 1);
+      // A repeat the generator sent after its ticket's expiry (it ran late) is refused as it should be.
+      const why = r.code === 'bad_ticket' && ticketExpiredBy(url, sentAt) ? 'bad_ticket (ticket expired)' : r.code;
+      this.rec.holderRepeatsRefused.set(why, (this.rec.holderRepeatsRefused.get(why) ?? 0) + 1);
       const found = await this.call('lookup', 'GET', `/api/activities/${this.o.activityId}/reservation`, user);
       if (found.status === 200 && found.body.reservationId !== held)
         this.rec.breaches.push(`user ${user.id}'s lookup found ${found.body.reservationId}, not the held ${held}`);
@@ -345,4 +348,11 @@ export class Driver {
   get pending(): number {
     return this.agenda.size + this.busy;
   }
+}
+
+/** The purchase URL's ticket (`?t=v1.<activity>.<user>.<expiresAtMs>.…`, edge/ticket.ts) had expired at `at`. */
+function ticketExpiredBy(purchaseUrl: string, at: number): boolean {
+  const ticket = new URL(purchaseUrl, 'http://edge').searchParams.get('t') ?? '';
+  const expiresAt = Number(ticket.split('.')[3]);
+  return Number.isFinite(expiresAt) && expiresAt <= at;
 }
