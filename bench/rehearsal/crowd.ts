@@ -145,7 +145,8 @@ export function workerCrowd(o: RehearsalOptions, sale: Sale, rec: Recorder, moni
       const done: Promise<void>[] = [];
       for (let index = 0; index < o.workers; index++) {
         const child = fork(entry, [], {
-          execArgv: ['--import', 'tsx'],
+          // REHEARSAL_WORKER_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=prof") profiles the generator itself.
+          execArgv: [...(process.env.REHEARSAL_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx'],
           stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         });
         children.push(child);
