@@ -20,10 +20,21 @@ export function isTraceId(value: unknown): value is string {
   return typeof value === 'string' && TRACE_ID.test(value) && !/^0+$/.test(value);
 }
 
-/** A reservation id names its activity, so a status lookup knows where to look: `<activityId>-<32 hex>`. */
-export function newReservationId(activityId: string): string {
-  return `${activityId}-${crypto.randomUUID().replaceAll('-', '')}`;
+/**
+ * A reservation id names its activity, so a status lookup knows where to look: `<activityId>-<32 hex>`.
+ * The 32 hex digits are the time in ms (12, as in UUIDv7) and 80 random bits: unguessable as
+ * before (ownership is checked anyway), but ids issued later sort later, so the unique indexes
+ * that hold them (orders, stock log) grow at one end instead of splitting pages all over
+ * (README "Performance").
+ */
+export function newReservationId(activityId: string, now = Date.now()): string {
+  const random = crypto.getRandomValues(new Uint8Array(RANDOM_BYTES));
+  let hex = now.toString(16).padStart(12, '0').slice(-12);
+  for (const b of random) hex += (b < 16 ? '0' : '') + b.toString(16);
+  return `${activityId}-${hex}`;
 }
+
+const RANDOM_BYTES = 10;
 
 export function isReservationId(value: unknown): value is string {
   return activityOfReservation(value) !== null;

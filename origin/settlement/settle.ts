@@ -30,9 +30,14 @@ export function storedRequestId(target: SettleTarget, e: ReservationEvent): stri
   return `${target.activityId}:${e.userId}:${e.requestId}`;
 }
 
-/** Deterministic, so a replayed settlement could never mint a second order number. */
+/**
+ * Deterministic, so a replayed settlement could never mint a second order number. The reservation
+ * id's first 12 hex digits (its time, contract/ids.ts) then 12 of its hash: later orders sort later
+ * in `uk_order_no`, as in the other indexes of the reservation id.
+ */
 export function orderNoFor(reservationId: string): string {
-  return createHash('sha256').update(reservationId).digest('hex').slice(0, 24).toUpperCase();
+  const hex = reservationId.slice(reservationId.indexOf('-') + 1, reservationId.indexOf('-') + 13);
+  return (hex + createHash('sha256').update(reservationId).digest('hex').slice(0, 12)).toUpperCase();
 }
 
 /** One reservation: a batch of one, so both paths are the same code and the same transaction. */
