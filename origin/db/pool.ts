@@ -10,7 +10,7 @@ export type Tx = mysql.PoolConnection;
  * approach the server's global `max_prepared_stmt_count` (16,382 by default) by itself.
  */
 export function createPool(url: string, size: number, preparedPerConnection = 128): Db {
-  return mysql.createPool({
+  const pool = mysql.createPool({
     uri: url,
     connectionLimit: size,
     maxPreparedStatements: preparedPerConnection,
@@ -26,6 +26,16 @@ export function createPool(url: string, size: number, preparedPerConnection = 12
     // origin's CPU in a rehearsal (README "Performance"); errors keep their message and code.
     trace: false,
   });
+  // Every session in UTC, as the driver (`timezone: 'Z'`): times the server makes (NOW(3), column
+  // defaults, a settled order's expire_at) and times this process sends or reads are on one clock,
+  // whatever the server's own time zone. Queued ahead of the connection's first statement.
+  pool.on('connection', (connection) => {
+    (connection as unknown as { query(sql: string, cb: (err: unknown) => void): void }).query(
+      "SET time_zone = '+00:00'",
+      () => {},
+    );
+  });
+  return pool;
 }
 
 export type TransactionObserver = (seconds: number, committed: boolean) => void;
