@@ -43,6 +43,11 @@ export interface StartEdgeOptions {
    * socket; `port` is that socket's port.
    */
   direct?: boolean;
+  /**
+   * Open workerd's V8 inspector on this port, for CPU profiles of the Worker (bench/edge-profile.ts).
+   * Default: BENCH_EDGE_INSPECTOR_PORT from the environment, else none.
+   */
+  inspectorPort?: number;
 }
 
 export interface RunningEdge {
@@ -85,11 +90,15 @@ export async function startEdge(opts: StartEdgeOptions): Promise<RunningEdge> {
   // The assets sit in a second worker reached through the ASSETS service binding, so API requests
   // go straight into the edge Worker instead of through Miniflare's asset router first (≈3× cheaper).
   const direct = opts.direct === true;
+  const inspectorPort =
+    opts.inspectorPort ??
+    (process.env.BENCH_EDGE_INSPECTOR_PORT ? Number(process.env.BENCH_EDGE_INSPECTOR_PORT) : undefined);
   const mf = new Miniflare({
     host: '127.0.0.1',
     port: direct ? 0 : (opts.port ?? 0),
     cf: false,
     handleRuntimeStdio: stdio,
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
     workers: [
       {
         name: EDGE_WORKER,
