@@ -90,8 +90,12 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
     case 'unconfirmed':
       // REDIS_WAIT_REPLICAS: not on enough replicas, so not promised; the reservation lookup tells later.
       ctx.metrics.reserveUnconfirmed.inc();
-      throw new ContractError('unavailable', 'your purchase could not be confirmed yet; check your reservation shortly', {
-        retryAfter: 1,
-      });
+      throw new ContractError(
+        'unavailable',
+        'your purchase could not be confirmed yet; check your reservation shortly',
+        {
+          retryAfter: 1,
+        },
+      );
   }
 }
