@@ -33,6 +33,8 @@ interface Bench {
   summarize(result: any): Summary;
   /** Runs only when named (too long for the default set). */
   optional?: boolean;
+  /** Node flags for the benchmark's process (e.g. `--expose-gc` for exact heap figures). */
+  nodeFlags?: string[];
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -77,6 +79,7 @@ const BENCHES: Record<string, Bench> = {
     key: 'denyList',
     module: 'bench/deny-list.ts',
     export: 'benchDenyList',
+    nodeFlags: ['--expose-gc'],
     summarize: (r) => r,
   },
   // Not in the default set (about a minute: 200k entrants filled, ordered three ways, then the real draw).
@@ -151,7 +154,8 @@ for (const name of chosen) {
   const bench = BENCHES[name]!;
   const resultFile = join(dir, `${name}.json`);
   console.log(`\n=== ${bench.module} ===`);
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/lib/bench-child.ts', ...forwarded], {
+  const args = [...(bench.nodeFlags ?? []), '--import', 'tsx', 'bench/lib/bench-child.ts', ...forwarded];
+  const run = spawnSync(process.execPath, args, {
     cwd: ROOT,
     stdio: 'inherit',
     env: { ...process.env, BENCH_MODULE: bench.module, BENCH_EXPORT: bench.export, BENCH_RESULT_FILE: resultFile },
