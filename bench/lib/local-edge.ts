@@ -72,6 +72,16 @@ export async function bundleEdge(outdir: string): Promise<string> {
   return outfile;
 }
 
+/** BENCH_EDGE_INSPECTOR_PORT, when set: a TCP port, else a clear error before workerd starts. */
+function inspectorPortFromEnv(): number | undefined {
+  const raw = process.env.BENCH_EDGE_INSPECTOR_PORT;
+  if (!raw) return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535)
+    throw new Error(`BENCH_EDGE_INSPECTOR_PORT must be a TCP port (1-65535), not "${raw}"`);
+  return port;
+}
+
 export async function startEdge(opts: StartEdgeOptions): Promise<RunningEdge> {
   const dir = mkdtempSync(join(tmpdir(), 'edge-'));
   const scriptPath = await bundleEdge(dir);
@@ -90,9 +100,7 @@ export async function startEdge(opts: StartEdgeOptions): Promise<RunningEdge> {
   // The assets sit in a second worker reached through the ASSETS service binding, so API requests
   // go straight into the edge Worker instead of through Miniflare's asset router first (≈3× cheaper).
   const direct = opts.direct === true;
-  const inspectorPort =
-    opts.inspectorPort ??
-    (process.env.BENCH_EDGE_INSPECTOR_PORT ? Number(process.env.BENCH_EDGE_INSPECTOR_PORT) : undefined);
+  const inspectorPort = opts.inspectorPort ?? inspectorPortFromEnv();
   const mf = new Miniflare({
     host: '127.0.0.1',
     port: direct ? 0 : (opts.port ?? 0),
