@@ -133,8 +133,8 @@ const envSchema = z.object({
   OUTBOX_BATCH_SIZE: int(200, 1),
   /** A claimed outbox row not marked done within this long is claimed again (its worker died). */
   OUTBOX_CLAIM_LEASE_MS: int(10_000, 100),
-  /** Downstream order events (DESIGN §10) are POSTed here; unset = no events are written at all. */
-  ORDER_EVENTS_URL: z.url().optional(),
+  /** Downstream order events (DESIGN §10) are POSTed here (http or https); unset = no events are written at all. */
+  ORDER_EVENTS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   /** HMAC-SHA256 key of `x-event-signature`; required when ORDER_EVENTS_URL is set. */
   ORDER_EVENTS_SECRET: z.string().min(16).optional(),
   /** Delivery tries of one event before it is parked (admin lists and retries parked events). */

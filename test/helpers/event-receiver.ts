@@ -17,6 +17,8 @@ export interface Arrival {
   event: OrderEventBody;
   signed: boolean;
   answered: number;
+  /** The request's Authorization header, if any. */
+  authorization?: string;
 }
 
 export type Decision = { status: number; delayMs?: number };
@@ -48,7 +50,7 @@ export async function startEventReceiver(secret: string, decide: (e: OrderEventB
       seen.set(event.id, nth);
       const d = signed ? decide(event, nth) : { status: 401 };
       if (d.delayMs) await new Promise((r) => setTimeout(r, d.delayMs));
-      arrivals.push({ event, signed, answered: d.status });
+      arrivals.push({ event, signed, answered: d.status, authorization: req.headers.authorization });
       res.writeHead(d.status).end();
     } finally {
       inFlight--;

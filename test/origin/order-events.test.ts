@@ -304,6 +304,9 @@ describe('order events configuration', () => {
     expect(() => loadConfig({ ORDER_EVENTS_URL: 'not a url', ORDER_EVENTS_SECRET: SECRET })).toThrow(
       /ORDER_EVENTS_URL/,
     );
+    expect(() => loadConfig({ ORDER_EVENTS_URL: 'ftp://127.0.0.1/events', ORDER_EVENTS_SECRET: SECRET })).toThrow(
+      /ORDER_EVENTS_URL.*http/,
+    );
     expect(loadConfig({ ORDER_EVENTS_URL: url, ORDER_EVENTS_SECRET: SECRET })).toMatchObject({
       ORDER_EVENTS_MAX_ATTEMPTS: 10,
       ORDER_EVENTS_LEASE_MS: 30_000,
@@ -430,6 +433,65 @@ describe('settlement first', () => {
       await settle(2);
       await worker.round(); // settlement idle: delivers at once, what waited too
       expect(receiver.arrivals.map((a) => a.event.userId)).toEqual(['7001', '7002', '7003']);
+    } finally {
+      await t.stop();
+      await receiver.close();
+    }
+  });
+});
+
+describe('one delivery try', () => {
+  it('gives up after ORDER_EVENTS_TIMEOUT_MS with a reason, and sends the URL’s credentials as Basic auth', async () => {
+    const t = await startTestOrigin({ ORIGIN_ROLE: 'http', REDIS_COMMAND_TIMEOUT_MS: '2000' });
+    let slow = true;
+    const receiver = await startEventReceiver(SECRET, () => (slow ? { status: 204, delayMs: 600 } : { status: 204 }));
+    // The receiver's URL with a user and a percent-encoded password.
+    const url = receiver.url.replace('http://', 'http://events:p%40ss@');
+    try {
+      const { activityId, skuId } = await t.sale({ stock: 1 });
+      const target = { activityId, skuId, paymentTimeoutSeconds: 900, orderEvents: true };
+      const reservationId = `${activityId}-${'0'.repeat(31)}1`;
+      const reservation = {
+        streamId: '1-0',
+        reservationId,
+        requestId: 'q',
+        userId: '8001',
+        quantity: 1,
+        traceId: '',
+        ts: 0,
+      };
+      expect([...(await settleBatch(t.origin.ctx.db, target, [reservation])).values()]).toEqual(['settled']);
+      const worker = new OrderEventWorker(t.origin.ctx, {
+        ...testConfig(t.db.url, {
+          ORDER_EVENTS_URL: url,
+          ...FAST,
+          ORDER_EVENTS_TIMEOUT_MS: '150',
+          ORDER_EVENTS_BACKOFF_MS: '1',
+          ORDER_EVENTS_BACKOFF_MAX_MS: '1',
+        }),
+        ORDER_EVENTS_URL: url,
+      });
+      const outbox = async () => {
+        const [r] = (await t.db.pool.query('SELECT attempts, last_error FROM order_event_outbox')) as any;
+        return r.map((x: any) => ({ attempts: Number(x.attempts), lastError: x.last_error }));
+      };
+      try {
+        await worker.round();
+        expect(await outbox()).toEqual([{ attempts: 1, lastError: 'no answer within 150 ms' }]);
+
+        slow = false;
+        await new Promise((r) => setTimeout(r, 20)); // past its 1 ms backoff
+        await worker.round();
+        expect(await outbox()).toEqual([]);
+        const answered = receiver.arrivals.filter(
+          (a) => a.answered === 204 && a.event.orderNo === orderNoFor(reservationId),
+        );
+        expect(answered.length).toBeGreaterThanOrEqual(1);
+        const basic = `Basic ${Buffer.from('events:p@ss').toString('base64')}`;
+        expect(receiver.arrivals.every((a) => a.authorization === basic && a.signed)).toBe(true);
+      } finally {
+        await worker.stop();
+      }
     } finally {
       await t.stop();
       await receiver.close();
