@@ -6,3 +6,4 @@ export * from './trace.js';
 export * from './activity.js';
 export * from './reservation.js';
 export * from './product.js';
+export * from './eligibility.js';

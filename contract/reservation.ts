@@ -1,6 +1,7 @@
 /** Reservation requests and bodies shared by edge and origin (DESIGN §3, §9). */
 import { z } from 'zod';
 import { MAX_QUANTITY } from './activity.js';
+import { claimsSchema } from './eligibility.js';
 import { isId, isRequestId, isTraceId } from './ids.js';
 
 export const RESERVATION_STATUSES = ['queued', 'ordered', 'paid', 'timeout', 'failed'] as const;
@@ -28,6 +29,8 @@ export const reserveRequestSchema = z.object({
   quantity,
   requestId: z.string().refine(isRequestId, 'requestId must be 1-64 characters of [A-Za-z0-9._:-]'),
   traceId: z.string().refine(isTraceId, 'traceId must be 32 lowercase hex characters').optional(),
+  /** The user's JWT claims the edge verified (contract/eligibility.ts), for the origin's eligibility check. */
+  claims: claimsSchema.optional(),
 });
 export type ReserveRequest = z.infer<typeof reserveRequestSchema>;
 

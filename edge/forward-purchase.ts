@@ -32,14 +32,14 @@ export async function forwardPurchase(
 ): Promise<ForwardResult> {
   const settings = settingsOf(c.env);
   const { activityId } = snapshot.config;
-  const { userId, quantity, requestId } = purchase;
+  const { userId, quantity, requestId, claims } = purchase;
   const traceId = c.get('traceId');
   let answer;
   try {
     answer = await callOrigin<ReserveResponse | EntryResponse>(settings, {
       method: 'POST',
       path: '/internal/reserve',
-      body: { activityId, userId, quantity, requestId, traceId },
+      body: { activityId, userId, quantity, requestId, traceId, claims },
       traceId,
     });
   } catch (err) {

@@ -3,7 +3,7 @@
  * switches (from the cached snapshot), then who may buy (eligibility by a JWT claim), then the
  * per-user gate (which also holds the deny list, DESIGN §10), then admission to the origin.
  */
-import { ContractError, publicState, type ActivitySnapshot } from '../contract/index.js';
+import { ContractError, isEligible, publicState, type ActivitySnapshot } from '../contract/index.js';
 import type { EntryAnswer } from './durable/admission.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
 import type { KeptPurchase } from './durable/waiting-line.js';
@@ -32,11 +32,7 @@ export function assertOpen(snapshot: ActivitySnapshot, now: number): void {
  * carry the claim with one of the values. The claim may be a string or an array of strings.
  */
 export function assertEligible(snapshot: ActivitySnapshot, claims: Record<string, unknown> | undefined): void {
-  const rule = snapshot.config.eligibility;
-  if (!rule) return;
-  const value = claims?.[rule.claim];
-  const held = Array.isArray(value) ? value : [value];
-  if (held.some((v) => typeof v === 'string' && rule.values.includes(v))) return;
+  if (isEligible(snapshot.config.eligibility, claims)) return;
   throw new ContractError('not_eligible', 'this sale is open to eligible members only');
 }
 

@@ -13,6 +13,7 @@
  * kept as parallel arrays (no object per waiting entry) and compacted by a sweep at most once a
  * second, which also drops the ghosts in the middle, so positions are exact up to that second.
  */
+import type { Claims } from '../../contract/eligibility.js';
 import { level, type Bucket } from './token-bucket.js';
 
 /** What a waiting entry keeps of a verified purchase to forward it later (the ticket is never re-checked). */
@@ -20,6 +21,8 @@ export interface KeptPurchase {
   userId: string;
   requestId: string;
   quantity: number;
+  /** The JWT claims verified when the purchase was made, for the origin's eligibility check at its turn. */
+  claims?: Claims;
 }
 
 /** A finished entry's outcome: the reservation, or the contract code that refused it. */

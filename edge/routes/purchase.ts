@@ -6,7 +6,14 @@
  * `POST /internal/reserve`.
  */
 import { Hono, type Context } from 'hono';
-import { ContractError, inLotteryWindow, isRequestId, publicState, purchaseBodySchema } from '../../contract/index.js';
+import {
+  ContractError,
+  forwardedClaims,
+  inLotteryWindow,
+  isRequestId,
+  publicState,
+  purchaseBodySchema,
+} from '../../contract/index.js';
 import { loadActivity, peekActivity, refreshActivityLater } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
@@ -91,6 +98,7 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
 
   // 6. Who may buy (eligibility; the deny list rides on the gate call), per-user rate, 7. admission to the origin.
   assertEligible(snapshot, c.get('claims'));
+  const claims = forwardedClaims(c.get('claims'));
   await admitUser(c.env, {
     shards: settings.userGateShards,
     userId,
@@ -105,14 +113,14 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   // Beyond the admission rate: 503 busy, or with overflow "queue" a place in the waiting room, which
   // keeps the purchase and runs it when its turn comes (§10, edge/waiting-room.ts).
   if (!lottery && snapshot.config.overflow === 'queue') {
-    const place = await enterLine(c.env, snapshot, { userId, requestId, quantity }, waitingLimits(settings));
+    const place = await enterLine(c.env, snapshot, { userId, requestId, quantity, claims }, waitingLimits(settings));
     if (place.kind !== 'admitted') return answerPlace(c, snapshot, place, 202);
   } else if (!lottery) {
     await admitToOrigin(c.env, snapshot, userId);
   }
 
   // 8. The origin decides.
-  const result = await forwardPurchase(c, snapshot, { userId, quantity, requestId });
+  const result = await forwardPurchase(c, snapshot, { userId, quantity, requestId, claims });
   // The origin's clock decides entry vs reservation: it answers `entered` inside its window.
   if (result.kind === 'entered') return entered(c, result.entryId, result.repeat);
   return queued(c, result.reservationId, result.repeat ? 'repeat' : 'queued', { current: result.current });
