@@ -116,8 +116,10 @@ describe('design references', () => {
         bad.push(`${file}: points outside the repository`);
       for (const m of text.matchAll(/design\.md#([A-Za-z0-9_-]+)/g))
         if (!designAnchors.has(m[1]!)) bad.push(`${file}: design.md#${m[1]} is no heading of docs/design.md`);
-      for (const m of text.matchAll(/\bdesign §(\d+)/gi))
-        if (!sections.has(Number(m[1]))) bad.push(`${file}: design §${m[1]} is no section of docs/design.md`);
+      // "design §3", "docs/design.md §3, §9 and §10": every number must be a section.
+      for (const m of text.matchAll(/\bdesign(?:\.md)? §(\d+)((?:(?:\s*,\s*|\s*&\s*|\s+and\s+)§\d+)*)/gi))
+        for (const n of [m[1]!, ...[...m[2]!.matchAll(/§(\d+)/g)].map((x) => x[1]!)])
+          if (!sections.has(Number(n))) bad.push(`${file}: design §${n} is no section of docs/design.md`);
     }
     expect(bad).toEqual([]);
   });
