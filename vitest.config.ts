@@ -15,6 +15,7 @@ export default defineConfig({
             'test/e2e/**/*.test.ts',
             'test/contract/**/*.test.ts',
             'test/unit/**/*.test.ts',
+            'test/docs/**/*.test.ts',
           ],
           testTimeout: 60_000,
           hookTimeout: 60_000,

@@ -25,7 +25,7 @@ export function isTraceId(value: unknown): value is string {
  * The 32 hex digits are the time in ms (12, as in UUIDv7) and 80 random bits: unguessable as
  * before (ownership is checked anyway), but ids issued later sort later, so the unique indexes
  * that hold them (orders, stock log) grow at one end instead of splitting pages all over
- * (README "Performance").
+ * (docs/performance.md).
  */
 export function newReservationId(activityId: string, now = Date.now()): string {
   // 80 random bits: 20 hex digits of a v4 UUID (randomUUID draws from a cached pool, cheaper

@@ -201,7 +201,7 @@ const envSchema = z.object({
   RECOVER_LOCK_WAIT_MS: int(10_000, 0),
 });
 
-/** Every setting's name (the README's configuration table must list each). */
+/** Every setting's name (docs/configuration.md must list each: test/docs/docs.test.ts). */
 export const CONFIG_NAMES = Object.keys(envSchema.shape);
 
 export type OriginConfig = ReturnType<typeof loadConfig>;

@@ -26,7 +26,7 @@ install_pkg() { # binary package
 }
 
 # A Redis this script starts keeps an append-only file (AOF, fsync every second: a crash loses at most
-# about one second of writes; README "Durability"). A Redis already running is used as it is — the
+# about one second of writes; docs/durability.md). A Redis already running is used as it is — the
 # project machines' preinstalled one on 6379 keeps nothing on disk; `CONFIG GET appendonly` tells.
 if listening "$REDIS_PORT"; then
   echo "services: redis is up on 127.0.0.1:$REDIS_PORT (appendonly: $(redis-cli -p "$REDIS_PORT" CONFIG GET appendonly 2>/dev/null | tail -1 || echo unknown))"

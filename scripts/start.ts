@@ -292,7 +292,7 @@ async function main() {
     USER_TOKEN_SECRET: userTokenSecret(),
   });
   say(`starting the origin on ${ORIGIN_URL} and the edge on ${EDGE_URL} (logs in ${relative(ROOT, LOG_DIR)}/)`);
-  // /healthz and /metrics follow METRICS_PORT / METRICS_TOKEN (README: exposing only the webhook).
+  // /healthz and /metrics follow METRICS_PORT / METRICS_TOKEN (docs/operations.md: exposing only the payment webhook).
   const metricsUrl =
     config.METRICS_PORT === undefined ? ORIGIN_URL : `http://${config.METRICS_HOST}:${config.METRICS_PORT}`;
   const metricsAuth: Record<string, string> = config.METRICS_TOKEN

@@ -2,8 +2,8 @@
  * The rehearsal's HTTP/1.1 client: a pool of keep-alive connections to one origin (undici's `Pool`,
  * the engine under Node's own fetch without fetch's web streams and objects). The load is many tiny
  * JSON requests, and on the machine under test every µs the generator spends is taken from the
- * stack: undici costs about a third less CPU per request than node:http's Agent did (README "Sale
- * rehearsal"). Never throws: a network failure or timeout is status 0 with code `network_error`.
+ * stack: undici costs about a third less CPU per request than node:http's Agent did
+ * (docs/rehearsal.md). Never throws: a network failure or timeout is status 0 with code `network_error`.
  */
 import { Pool } from 'undici';
 

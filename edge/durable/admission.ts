@@ -6,7 +6,7 @@
  * (edge/durable/waiting-line.ts): `enter` takes a place in line, `poll` answers it, `finish` records a
  * kept purchase's outcome, and while anyone waits no lease gets a token.
  *
- * The line lives in this object's memory only (about 200 bytes per waiting entry, README): if the
+ * The line lives in this object's memory only (about 200 bytes per waiting entry, docs/waiting-room.md): if the
  * object is restarted, polls of the lost entries answer 404 and the buyers click again.
  */
 import { DurableObject } from 'cloudflare:workers';

@@ -7,7 +7,7 @@
  * The shard also keeps its users' deny-list entries (DESIGN §10), because every ticket and purchase
  * already calls it: a denied user costs no extra call, and the check is one Set lookup. Unlike the
  * buckets the deny list must survive eviction, so it is stored (key `deny:<userId>`) and loaded into
- * the Set when the object starts. 100k denied users over 16 shards ≈ 6k ids per shard (README).
+ * the Set when the object starts. 100k denied users over 16 shards ≈ 6k ids per shard (docs/operations.md).
  */
 import { DurableObject } from 'cloudflare:workers';
 import { isIdle, msUntilToken, take, type Bucket } from './token-bucket.js';

@@ -1,6 +1,9 @@
 /**
  * Applies schema/NNN_*.sql once each, in order, recording what it applied. Creates the database
  * named in MYSQL_URL when missing. A named lock keeps several origins from migrating at once.
+ * An applied migration must not change; the one exception is an edit of its comments only, whose
+ * earlier checksum is listed in schema/superseded-checksums.json (written by the tool that made the
+ * edit): a database that applied the earlier text takes the new checksum and goes on.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
@@ -11,6 +14,8 @@ import { one, rows } from './rows.js';
 export const SCHEMA_DIR = projectPath('schema');
 const LOCK_NAME = 'seckill_migrate';
 const LOCK_TIMEOUT_S = 30;
+/** File name → checksums of earlier texts of that migration that differed only in comments. */
+export const SUPERSEDED_CHECKSUMS_FILE = 'superseded-checksums.json';
 
 export interface MigrationResult {
   database: string;
@@ -49,13 +54,18 @@ export async function migrate(url: string, dir = SCHEMA_DIR): Promise<MigrationR
       const done = new Map<string, string>(applied.map((r) => [r.name, r.checksum]));
       const files = (await readdir(dir)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
       if (files.length === 0) throw new Error(`no migrations found in ${dir}`);
+      const superseded = await supersededChecksums(dir);
       const result: MigrationResult = { database, applied: [], skipped: [] };
       for (const file of files) {
         const sql = await readFile(`${dir}/${file}`, 'utf8');
         const checksum = createHash('sha256').update(sql).digest('hex');
         const previous = done.get(file);
         if (previous) {
-          if (previous !== checksum) throw new Error(`migration ${file} was edited after it was applied`);
+          if (previous !== checksum) {
+            if (!superseded[file]?.includes(previous))
+              throw new Error(`migration ${file} was edited after it was applied`);
+            await conn.query('UPDATE schema_migrations SET checksum = ? WHERE name = ?', [checksum, file]);
+          }
           result.skipped.push(file);
           continue;
         }
@@ -70,4 +80,15 @@ export async function migrate(url: string, dir = SCHEMA_DIR): Promise<MigrationR
   } finally {
     await conn.end();
   }
+}
+
+async function supersededChecksums(dir: string): Promise<Record<string, string[]>> {
+  let text: string;
+  try {
+    text = await readFile(`${dir}/${SUPERSEDED_CHECKSUMS_FILE}`, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw err;
+  }
+  return JSON.parse(text) as Record<string, string[]>;
 }

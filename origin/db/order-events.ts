@@ -12,7 +12,7 @@
  *
  * A settlement batch writes its `order.created` events as ONE row (`batch:<hex>` id, the events in
  * `payload`), not a row per order: a row per order cost settlement about a third more MySQL work
- * (measured: README "Performance"). The worker delivers a batch row's events one by one; the ones
+ * (measured: docs/performance.md). The worker delivers a batch row's events one by one; the ones
  * that fail become rows of their own (`splitBatch`), retried and parked like any event.
  */
 import { randomBytes } from 'node:crypto';

@@ -12,7 +12,7 @@
  * Delivery is undici's connection pool (keep-alive, ORDER_EVENTS_CONCURRENCY connections), signed
  * with node:crypto and a key object made once: fetch plus Web Crypto cost about three times the CPU
  * per event of node:http, and node:http about 1.3–1.5× the pool's, on the cores settlement and
- * MySQL share (README "Performance"). Credentials in ORDER_EVENTS_URL are sent as HTTP Basic auth.
+ * MySQL share (docs/performance.md). Credentials in ORDER_EVENTS_URL are sent as HTTP Basic auth.
  *
  * At least once: a worker killed mid-delivery leaves its claimed rows in place, claimed again once
  * the lease (> the POST timeout) runs out; the receiver may then see an event twice, with the same

@@ -6,7 +6,7 @@
  *   - a `warmed` activity within WARMUP_VERIFY_SECONDS of its start, not yet started, is verified
  *     (activity/warmup-check.ts). A mismatch that persists over the reconciliation's re-reads logs
  *     `alert: warmup_mismatch`, counts in seckill_warmup_mismatches_total and pauses the sale, so it
- *     stays closed until an operator acts (README: Operating a sale).
+ *     stays closed until an operator acts (docs/operations.md).
  * A sale that started before it could be verified is left to the periodic reconciliation: pausing a
  * live sale on a figure read mid-flight would do more harm than the check prevents.
  *

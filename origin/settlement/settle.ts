@@ -52,8 +52,8 @@ const LOG_COLUMNS = '(activity_id, sku_id, biz_id, change_type, quantity)';
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
 
 // The batch statements are prepared (`execute`): MariaDB then neither parses thousands of literals
-// per batch nor does the client escape them — about a third less server CPU per order (README
-// "Performance"). One statement per batch size; a connection keeps the recent ones
+// per batch nor does the client escape them — about a third less server CPU per order
+// (docs/performance.md). One statement per batch size; a connection keeps the recent ones
 // (MYSQL_PREPARED_STATEMENTS), and under a backlog nearly every batch is full, so they are reused.
 
 /** The conditional stock UPDATE matched no row: MySQL has fewer units than the batch needs. */
@@ -77,12 +77,12 @@ type Mode = 'firstDelivery' | 'checked' | 'stockFirst';
  * reads and the multi-row INSERTs of orders, stock-log rows (and order events) run first, in
  * parallel with other consumers' batches, and the conditional `UPDATE ... WHERE available >= Σq`
  * comes right before COMMIT. The row's lock is then held for one statement and the commit, not
- * the whole batch (measured in bench/settle.ts: README "Performance").
+ * the whole batch (measured in bench/settle.ts: docs/performance.md).
  *
  * What the reads miss (an order committed by another consumer after them) the unique keys catch:
  * the INSERT fails and the batch rolls back. Entries delivered for the first time skip the read of
- * the users' orders (`firstDelivery`: about a tenth of MySQL's work per order, README
- * "Performance"); if a unique key then fires, nothing is written and the batch is settled again
+ * the users' orders (`firstDelivery`: about a tenth of MySQL's work per order,
+ * docs/performance.md); if a unique key then fires, nothing is written and the batch is settled again
  * with the read. When the UPDATE finds too few units, the batch is
  * rolled back and settled again with the stock row locked first, so each reservation is checked
  * against what is left in turn (the rare path: Redis never grants more than MySQL holds unless
@@ -163,7 +163,7 @@ async function readSaleFacts(tx: Tx, target: SettleTarget, events: ReservationEv
   // Excludes concurrent dead-lettering (see dead-lettering.ts): a shared lock on the sale's range of
   // dead letters makes a dead letter written meanwhile wait for this COMMIT (and then find the
   // order), while other consumers' batches share it. One range read instead of a lookup per
-  // reservation (measured: README "Performance"); a sale has few dead letters.
+  // reservation (measured: docs/performance.md); a sale has few dead letters.
   const dead = await rows<{ reservation_id: string; status: string }>(
     tx.execute('SELECT reservation_id, status FROM seckill_dead_letter WHERE activity_id = ? LOCK IN SHARE MODE', [
       activityId,

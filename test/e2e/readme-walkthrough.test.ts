@@ -1,9 +1,9 @@
 /**
- * The README's "Operating a sale" walk-through, run exactly as written (issue 16): every ```sh block
- * preceded by `<!-- walkthrough -->` is taken from README.md, in order, and run by bash against a
- * real stack — the origin (own database, real Redis and MariaDB, consumers and jobs) and the edge
- * in workerd (Miniflare). Only where the stack is and its secrets come from the environment, as the
- * README says. If the docs drift from the code, this fails.
+ * The operator's walk-through in docs/operations.md ("Walk-through: one sale with curl"), run exactly
+ * as written (issues 16, 29): every ```sh block preceded by `<!-- walkthrough -->` is taken from
+ * docs/operations.md, in order, and run by bash against a real stack — the origin (own database,
+ * real Redis and MariaDB, consumers and jobs) and the edge in workerd (Miniflare). Only where the stack is and its secrets come from the environment, as the
+ * page says. If the docs drift from the code, this fails.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -59,8 +59,8 @@ function bash(script: string, env: Record<string, string>) {
   });
 }
 
-it('the README walk-through runs as written: create, warm up, pause, buy, pay, reconcile, report, clean up', async () => {
-  const blocks = walkthroughBlocks(readFileSync(`${ROOT}/README.md`, 'utf8'));
+it('the docs/operations.md walk-through runs as written: create, warm up, pause, buy, pay, reconcile, report, clean up', async () => {
+  const blocks = walkthroughBlocks(readFileSync(`${ROOT}/docs/operations.md`, 'utf8'));
   expect(blocks.length).toBeGreaterThanOrEqual(6);
   // The last line prints the activity id, so the test can check the books afterwards.
   const script = `${blocks.join('\n')}\necho "walkthrough-activity=$A"`;
@@ -77,7 +77,7 @@ it('the README walk-through runs as written: create, warm up, pause, buy, pay, r
 
   const activityId = /walkthrough-activity=(\d+)/.exec(run.stdout)?.[1];
   expect(activityId).toBeDefined();
-  // What the README promises each step prints.
+  // What the page promises each step prints.
   // The sale opens 3 s after creation; on a slow machine it may already have when these print.
   expect(run.stdout).toMatch(/"state":"open","publicState":"(upcoming|open)"\}/); // warm-up
   expect(run.stdout).toMatch(/\{"state":"paused","publicState":"(upcoming|paused)","soldOut":false\}/);

@@ -2,9 +2,12 @@
 import mysql from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { randomHex } from '../../contract/ids.js';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CONFIG_NAMES, loadConfig } from '../../origin/config.js';
-import { migrate } from '../../origin/db/migrate.js';
+import { migrate, SUPERSEDED_CHECKSUMS_FILE } from '../../origin/db/migrate.js';
 import { MYSQL_SERVER_URL } from '../helpers/db.js';
 
 describe('configuration', () => {
@@ -27,9 +30,9 @@ describe('configuration', () => {
     expect(() => loadConfig({ EDGE_ORIGIN_SECRET: 'short' })).toThrow(/EDGE_ORIGIN_SECRET/);
   });
 
-  it('every setting is documented in the README configuration table', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(CONFIG_NAMES.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+  it('every setting is documented in docs/configuration.md', () => {
+    const page = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    expect(CONFIG_NAMES.filter((name) => !page.includes(`\`${name}\``))).toEqual([]);
   });
 
   it('refuses dev default secrets in production', () => {
@@ -82,6 +85,31 @@ describe('migrate', () => {
       expect(Number(count.n)).toBe(first.applied.length);
       await conn.end();
     } finally {
+      const conn = await mysql.createConnection({ uri: MYSQL_SERVER_URL });
+      await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await conn.end();
+    }
+  });
+
+  it('refuses an applied migration edited afterwards, unless only its comments changed and its earlier checksum is recorded', async () => {
+    const name = `seckill_mig_${randomHex(5)}`;
+    const url = `${MYSQL_SERVER_URL}/${name}`;
+    const dir = mkdtempSync(join(tmpdir(), 'migrations-'));
+    const first = '-- A table (old comment)\nCREATE TABLE t (id INT PRIMARY KEY);\n';
+    const second = '-- A table (new comment)\nCREATE TABLE t (id INT PRIMARY KEY);\n';
+    try {
+      writeFileSync(join(dir, '001_t.sql'), first);
+      expect((await migrate(url, dir)).applied).toEqual(['001_t.sql']);
+      writeFileSync(join(dir, '001_t.sql'), second);
+      await expect(migrate(url, dir)).rejects.toThrow(/001_t.sql was edited after it was applied/);
+      const old = createHash('sha256').update(first).digest('hex');
+      writeFileSync(join(dir, SUPERSEDED_CHECKSUMS_FILE), JSON.stringify({ '001_t.sql': [old] }));
+      expect(await migrate(url, dir)).toMatchObject({ applied: [], skipped: ['001_t.sql'] });
+      // The database now holds the new checksum: it no longer depends on the list.
+      rmSync(join(dir, SUPERSEDED_CHECKSUMS_FILE));
+      expect(await migrate(url, dir)).toMatchObject({ applied: [], skipped: ['001_t.sql'] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
       const conn = await mysql.createConnection({ uri: MYSQL_SERVER_URL });
       await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
       await conn.end();

@@ -207,7 +207,7 @@ describe('scheduled warm-up', () => {
     expect(check.body.figures.warmupStatus).toBe('mismatch');
     expect((await reserveAll(t, activityId, ['78']))[0]!.body.error).toBe('paused');
 
-    // The operator's remedy (README): nothing sold yet, so reload the stock from MySQL, check, reopen.
+    // The operator's remedy (docs/operations.md): nothing sold yet, so reload the stock from MySQL, check, reopen.
     await t.redis.del(`${keys}:stock`);
     expect((await t.admin('POST', `/admin/activities/${activityId}/warmup`)).status).toBe(200);
     expect((await json(await t.admin('GET', `/admin/activities/${activityId}/warmup`))).body.ok).toBe(true);
