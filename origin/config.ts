@@ -42,6 +42,25 @@ const envSchema = z.object({
   METRICS_HOST: z.string().default('127.0.0.1'),
   /** Request bodies above this many bytes are refused with 413 before any signature or token check. */
   MAX_BODY_BYTES: int(16 * 1024, 1),
+  /** A request whose headers have not all arrived this long after its first byte is answered 408 and its
+   * connection closed (Node's `headersTimeout`; Node's own default is 60 s). */
+  HEADERS_TIMEOUT_MS: int(10_000, 100),
+  /** A request's body must have fully arrived this long after the body read starts, else 408
+   * `request_timeout` (JSON) and the connection is closed: a client that declares 1,000 bytes and
+   * sends 1 is not held. Like the edge's BODY_READ_TIMEOUT_MS; bodies here are at most MAX_BODY_BYTES. */
+  BODY_TIMEOUT_MS: int(2_000, 10),
+  /** Backstop for the whole request (headers + body) as Node counts it (`requestTimeout`; Node's own
+   * default is 300 s): answered with Node's bare 408 and a closed connection. Must exceed the two above. */
+  REQUEST_TIMEOUT_MS: int(30_000, 100),
+  /** An idle keep-alive connection is closed after this long. The edge keeps connections open: keep it
+   * longer than the edge's (or a load balancer's) idle timeout, or they race and a request meets a reset. */
+  KEEP_ALIVE_TIMEOUT_MS: int(65_000, 1_000),
+  /** Open connections per listener; a connection beyond it is closed at once (Node's `maxConnections`).
+   * Each holds a file descriptor and buffers: keep it under the process's open-file limit (`ulimit -n`). */
+  MAX_CONNECTIONS: int(4_096, 1),
+  /** How often Node looks for requests past HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS (its
+   * `connectionsCheckingInterval`; Node's default is 30 s, which would let a timeout run 30 s late). */
+  TIMEOUT_CHECK_MS: int(1_000, 10),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
@@ -233,6 +252,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (c.ORDER_EVENTS_URL && !c.ORDER_EVENTS_SECRET)
     fail('ORDER_EVENTS_SECRET', 'required when ORDER_EVENTS_URL is set');
+  if (c.REQUEST_TIMEOUT_MS <= Math.max(c.HEADERS_TIMEOUT_MS, c.BODY_TIMEOUT_MS))
+    fail('REQUEST_TIMEOUT_MS', 'must exceed HEADERS_TIMEOUT_MS and BODY_TIMEOUT_MS (it is the backstop of both)');
   if (c.ORDER_EVENTS_TIMEOUT_MS >= c.ORDER_EVENTS_LEASE_MS)
     fail('ORDER_EVENTS_LEASE_MS', 'must exceed ORDER_EVENTS_TIMEOUT_MS (a live delivery must not be claimed twice)');
   if (production)

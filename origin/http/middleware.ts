@@ -21,14 +21,15 @@ export function traceContext(opts: { log: Logger }): MiddlewareHandler<OriginEnv
 /**
  * 413 `payload_too_large` for a body over `maxBytes`: from a declared Content-Length without reading,
  * or by counting a chunked body while reading it and stopping at the limit (Hono's bodyLimit), so
- * an oversized body is never held in memory. Runs before any signature or token check.
+ * an oversized body is never held in memory; a chunked body not all read within `timeoutMs` → 408
+ * `request_timeout`. Runs before any signature or token check.
  *
  * The declared-length check is done here from the header alone: Hono's bodyLimit first touches
  * `c.req.raw.body`, which makes @hono/node-server build a full web Request (abort signal, web
  * stream) for every request — about a fifth of the reserve path's CPU in its profile. Without that,
  * rawBody() reads the Node request directly.
  */
-export function bodySizeLimit(opts: { maxBytes: number }): MiddlewareHandler<OriginEnv> {
+export function bodySizeLimit(opts: { maxBytes: number; timeoutMs: number }): MiddlewareHandler<OriginEnv> {
   const tooLarge = () => {
     throw new ContractError('payload_too_large', `body larger than ${opts.maxBytes} bytes`);
   };
@@ -40,16 +41,46 @@ export function bodySizeLimit(opts: { maxBytes: number }): MiddlewareHandler<Ori
     const declared = c.req.header('content-length');
     if (declared !== undefined && c.req.header('transfer-encoding') === undefined)
       return parseInt(declared, 10) > opts.maxBytes ? tooLarge() : next();
-    return chunked(c, next);
+    // bodyLimit reads a chunked body whole before going on: that read gets the body deadline.
+    await readWithin(
+      chunked(c, async () => undefined),
+      opts.timeoutMs,
+    );
+    return next();
   };
 }
 
-/** Reads the (size-checked) body once as text, so signature checks and JSON parsing see the same bytes. */
-export function rawBody(): MiddlewareHandler<OriginEnv> {
+/**
+ * Reads the (size-checked) body once as text, so signature checks and JSON parsing see the same
+ * bytes. A body not fully arrived within `timeoutMs` is answered 408 `request_timeout` and its
+ * connection closed (onError), so a client that declares 1,000 bytes and sends 1 is not held for
+ * Node's own request timeout.
+ */
+export function rawBody(opts: { timeoutMs: number }): MiddlewareHandler<OriginEnv> {
   return async function rawBody(c, next) {
-    c.set('rawBody', c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await c.req.text());
+    c.set(
+      'rawBody',
+      c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await readWithin(c.req.text(), opts.timeoutMs),
+    );
     await next();
   };
+}
+
+/** `read`, or 408 `request_timeout` when it has not finished within `timeoutMs`. */
+async function readWithin<T>(read: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new ContractError('request_timeout', `the request body did not arrive within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  read.catch(() => undefined); // still pending when late; it fails when the connection is closed
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Edge → origin calls must carry a fresh, valid §9 signature. */
