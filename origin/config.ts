@@ -11,7 +11,8 @@ export const DEV_SECRETS = {
   PAYMENT_WEBHOOK_SECRET: 'dev-payment-webhook-secret',
 } as const;
 
-/** Every secret setting: in production each set one must be at least this long. */
+/** Every secret setting: wherever real secrets are required (production, or a non-loopback HOST
+ * without ALLOW_DEV_SECRETS=1) each set one must be at least this long — ADMIN_TOKENS' too. */
 const SECRET_NAMES = [
   'ADMIN_TOKEN',
   'EDGE_ORIGIN_SECRET',
@@ -19,7 +20,36 @@ const SECRET_NAMES = [
   'METRICS_TOKEN',
   'ORDER_EVENTS_SECRET',
 ] as const;
+/** 32 characters: a random hex token of this length holds 128 bits, beyond any online guessing; an
+ * 8-character one falls to a determined script. The same floor for every secret, so one rule. */
 export const MIN_PRODUCTION_SECRET_LENGTH = 32;
+
+/** The operator name recorded for a change made with the shared ADMIN_TOKEN (it names nobody). */
+export const SHARED_ADMIN_NAME = 'admin';
+/** An operator's name in ADMIN_TOKENS: what `actor` columns and change log lines record. */
+const OPERATOR_NAME = /^[A-Za-z0-9_.@+-]{1,64}$/;
+
+export interface AdminOperator {
+  name: string;
+  token: string;
+}
+
+/** `name:token,name:token` → operators; a ConfigError message on a malformed list. */
+function parseOperators(list: string): AdminOperator[] | string {
+  const operators: AdminOperator[] = [];
+  for (const entry of list.split(',')) {
+    const colon = entry.indexOf(':');
+    const name = entry.slice(0, colon).trim();
+    const token = entry.slice(colon + 1).trim();
+    if (colon < 0 || !OPERATOR_NAME.test(name)) return 'each entry must be name:token (name: 1-64 of [A-Za-z0-9_.@+-])';
+    if (name === SHARED_ADMIN_NAME) return `"${SHARED_ADMIN_NAME}" is the shared ADMIN_TOKEN's name; pick another`;
+    if (token.length < 16) return `${name}'s token must be at least 16 characters`;
+    if (operators.some((o) => o.name === name)) return `${name} is listed twice`;
+    if (operators.some((o) => o.token === token)) return `${name}'s token is also another operator's`;
+    operators.push({ name, token });
+  }
+  return operators;
+}
 
 /** Loopback addresses: a listener there is reachable from this machine only. */
 export function isLoopbackHost(host: string): boolean {
@@ -83,7 +113,12 @@ const envSchema = z.object({
     .string()
     .regex(/^mysql:\/\//, 'must be a mysql:// URL')
     .default('mysql://root@127.0.0.1:3306/seckill'),
-  ADMIN_TOKEN: z.string().min(8).default(DEV_SECRETS.ADMIN_TOKEN),
+  /** The shared admin token (changes are recorded as made by `admin`); defaults to the dev secret
+   * only when ADMIN_TOKENS is not set either. */
+  ADMIN_TOKEN: z.string().min(8).optional(),
+  /** Per-operator admin tokens, `alice:<token>,bob:<token>`: each change records the operator's name
+   * as its actor. Beside ADMIN_TOKEN or instead of it. */
+  ADMIN_TOKENS: z.string().optional(),
   EDGE_ORIGIN_SECRET: z.string().min(16).default(DEV_SECRETS.EDGE_ORIGIN_SECRET),
   PAYMENT_WEBHOOK_SECRET: z.string().min(16).default(DEV_SECRETS.PAYMENT_WEBHOOK_SECRET),
   /** Where admin changes and sold-out transitions are pushed (DESIGN §9); unset = no edge. */
@@ -237,10 +272,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`invalid origin configuration — ${issues}`);
   }
-  const c = parsed.data;
+  const { ADMIN_TOKEN, ...rest } = parsed.data;
   const fail = (name: string, why: string) => {
     throw new ConfigError(`invalid origin configuration — ${name}: ${why}`);
   };
+  const operators = rest.ADMIN_TOKENS === undefined ? [] : parseOperators(rest.ADMIN_TOKENS);
+  if (typeof operators === 'string') fail('ADMIN_TOKENS', operators);
+  const c = {
+    ...rest,
+    ADMIN_TOKEN: ADMIN_TOKEN ?? (rest.ADMIN_TOKENS === undefined ? DEV_SECRETS.ADMIN_TOKEN : undefined),
+  };
+  /** Who may call the admin API: the shared token as `admin`, and every named operator. */
+  const ADMIN_OPERATORS: readonly AdminOperator[] = [
+    ...(c.ADMIN_TOKEN === undefined ? [] : [{ name: SHARED_ADMIN_NAME, token: c.ADMIN_TOKEN }]),
+    ...(operators as AdminOperator[]),
+  ];
   const production = c.NODE_ENV === 'production';
   // Dev defaults are public (they are in this repository): only a loopback-bound dev origin may use
   // them, unless the operator says otherwise outside production.
@@ -256,14 +302,29 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     fail('REQUEST_TIMEOUT_MS', 'must exceed HEADERS_TIMEOUT_MS and BODY_TIMEOUT_MS (it is the backstop of both)');
   if (c.ORDER_EVENTS_TIMEOUT_MS >= c.ORDER_EVENTS_LEASE_MS)
     fail('ORDER_EVENTS_LEASE_MS', 'must exceed ORDER_EVENTS_TIMEOUT_MS (a live delivery must not be claimed twice)');
-  if (production)
-    for (const name of SECRET_NAMES) {
-      const value = c[name];
-      if (value !== undefined && value.length < MIN_PRODUCTION_SECRET_LENGTH)
-        fail(name, `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`);
-    }
+  // Real secrets are required wherever dev defaults are refused: an 8-character admin token on
+  // 0.0.0.0 is as guessable outside production as in it.
+  if (!devDefaultsAllowed) {
+    const short = (value: string | undefined) => value !== undefined && value.length < MIN_PRODUCTION_SECRET_LENGTH;
+    const floor = `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters ${where}`;
+    for (const name of SECRET_NAMES) if (short(c[name])) fail(name, floor);
+    for (const o of operators as AdminOperator[])
+      if (short(o.token)) fail('ADMIN_TOKENS', `${o.name}'s token ${floor}`);
+  }
   // /metrics and /healthz beside the public payment webhook need a token or their own listener.
   if (!devDefaultsAllowed && c.METRICS_TOKEN === undefined && c.METRICS_PORT === undefined)
     fail('METRICS_TOKEN', `set it (or METRICS_PORT for a separate listener) ${where}`);
-  return c;
+  // ... and their own listener on a non-loopback address is as open: it needs the token too.
+  const openMetricsAllowed = !production && c.ALLOW_DEV_SECRETS === '1';
+  if (
+    c.METRICS_PORT !== undefined &&
+    !isLoopbackHost(c.METRICS_HOST) &&
+    c.METRICS_TOKEN === undefined &&
+    !openMetricsAllowed
+  )
+    fail(
+      'METRICS_TOKEN',
+      `required when METRICS_HOST=${c.METRICS_HOST} is not loopback${production ? '' : ' (or set ALLOW_DEV_SECRETS=1)'}`,
+    );
+  return { ...c, ADMIN_OPERATORS };
 }

@@ -4,6 +4,7 @@ import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ContractError } from '../../contract/errors.js';
 import { traceIdFrom } from '../../contract/trace.js';
+import type { AdminOperator } from '../config.js';
 import type { Logger } from '../logger.js';
 import { edgeSecretKey, verifyEdgeSignatureSync } from './edge-signature.js';
 import type { OriginEnv } from './types.js';
@@ -109,24 +110,44 @@ export function edgeSignature(opts: { secret: string }): MiddlewareHandler<Origi
   };
 }
 
+/** The bearer token of `Authorization: Bearer <token>`; 401 when missing (told apart from wrong). */
+function givenToken(header: string | undefined, what: string): string {
+  const given = header?.startsWith('Bearer ') ? header.slice(7) : '';
+  // Missing and wrong are told apart (an operator's typo vs a forgotten header); neither says more.
+  if (given.length === 0)
+    throw new ContractError('unauthenticated', `${what} required: send Authorization: Bearer <token>`);
+  return given;
+}
+
+const digest = (token: string) => createHash('sha256').update(token).digest();
+
 /** `Authorization: Bearer <token>`, compared in constant time; 401 `unauthenticated` otherwise. */
 export function bearerToken(opts: { token: string; what: string }): MiddlewareHandler<OriginEnv> {
-  const expected = createHash('sha256').update(opts.token).digest();
+  const expected = digest(opts.token);
   return async function bearerToken(c, next) {
-    const header = c.req.header('authorization') ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice(7) : '';
-    // Missing and wrong are told apart (an operator's typo vs a forgotten header); neither says more.
-    if (given.length === 0)
-      throw new ContractError('unauthenticated', `${opts.what} required: send Authorization: Bearer <token>`);
-    if (!timingSafeEqual(createHash('sha256').update(given).digest(), expected))
+    const given = givenToken(c.req.header('authorization'), opts.what);
+    if (!timingSafeEqual(digest(given), expected))
       throw new ContractError('unauthenticated', `${opts.what} is not valid`);
     await next();
   };
 }
 
-/** `Authorization: Bearer <ADMIN_TOKEN>`. */
-export function adminToken(opts: { token: string }): MiddlewareHandler<OriginEnv> {
-  return bearerToken({ token: opts.token, what: 'admin token' });
+/**
+ * `Authorization: Bearer <token>` of one of the admin operators (ADMIN_TOKEN as `admin`, each of
+ * ADMIN_TOKENS by name): sets `operator`, the name every change records as its actor. The token is
+ * compared with every operator's in constant time, all of them every time, so the answer's timing
+ * tells neither the token nor which operator's it came close to.
+ */
+export function adminToken(opts: { operators: readonly AdminOperator[] }): MiddlewareHandler<OriginEnv> {
+  const known = opts.operators.map((o) => ({ name: o.name, digest: digest(o.token) }));
+  return async function adminToken(c, next) {
+    const given = digest(givenToken(c.req.header('authorization'), 'admin token'));
+    let operator: string | undefined;
+    for (const o of known) if (timingSafeEqual(given, o.digest)) operator ??= o.name;
+    if (operator === undefined) throw new ContractError('unauthenticated', 'admin token is not valid');
+    c.set('operator', operator);
+    await next();
+  };
 }
 
 /**

@@ -6,5 +6,7 @@ export type OriginEnv = {
     log: Logger;
     /** The raw request body, read once (signature checks need the exact bytes). */
     rawBody: string;
+    /** The admin operator whose token authenticated the request (`admin` for the shared ADMIN_TOKEN). */
+    operator: string;
   };
 };
