@@ -1,22 +1,47 @@
 /** Origin middleware: trace context, body reading with a size cap, edge signatures, admin token. */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ContractError } from '../../contract/errors.js';
-import { traceIdFrom } from '../../contract/trace.js';
+import { newTraceId, traceIdOf } from '../../contract/trace.js';
 import type { AdminOperator } from '../config.js';
 import type { Logger } from '../logger.js';
 import { edgeSecretKey, verifyEdgeSignatureSync } from './edge-signature.js';
 import type { OriginEnv } from './types.js';
 
-/** Sets `traceId` (from `traceparent`) and a child logger carrying it. */
+/** Longest caller `traceparent` kept as a log field (a well-formed one is 55 characters). */
+const MAX_TRACEPARENT_LOGGED = 128;
+
+/**
+ * Sets a fresh `traceId` and a child logger carrying it. The caller's `traceparent` is not
+ * trusted before the caller is: until an authentication middleware (edge signature, admin token,
+ * payment signature) calls adoptCallerTrace, it is only a log field (`callerTraceparent`), so an
+ * unauthenticated caller cannot put its requests under someone else's trace (issue 24).
+ */
 export function traceContext(opts: { log: Logger }): MiddlewareHandler<OriginEnv> {
   return async function traceContext(c, next) {
-    const traceId = traceIdFrom(c.req.header('traceparent'));
+    const traceId = newTraceId();
+    const callerTraceparent = c.req.header('traceparent');
     c.set('traceId', traceId);
-    c.set('log', opts.log.child({ traceId }));
+    c.set('baseLog', opts.log);
+    c.set(
+      'log',
+      opts.log.child(
+        callerTraceparent === undefined
+          ? { traceId }
+          : { traceId, callerTraceparent: callerTraceparent.slice(0, MAX_TRACEPARENT_LOGGED) },
+      ),
+    );
     await next();
   };
+}
+
+/** The caller is authenticated: its `traceparent`, when well-formed, becomes the request's trace. */
+export function adoptCallerTrace(c: Context<OriginEnv>): void {
+  const traceId = traceIdOf(c.req.header('traceparent'));
+  if (traceId === null) return;
+  c.set('traceId', traceId);
+  c.set('log', c.get('baseLog').child({ traceId }));
 }
 
 /**
@@ -106,6 +131,7 @@ export function edgeSignature(opts: { secret: string }): MiddlewareHandler<Origi
       }[failure];
       throw new ContractError('unauthenticated', why);
     }
+    adoptCallerTrace(c);
     await next();
   };
 }
@@ -146,6 +172,7 @@ export function adminToken(opts: { operators: readonly AdminOperator[] }): Middl
     for (const o of known) if (timingSafeEqual(given, o.digest)) operator ??= o.name;
     if (operator === undefined) throw new ContractError('unauthenticated', 'admin token is not valid');
     c.set('operator', operator);
+    adoptCallerTrace(c);
     await next();
   };
 }
