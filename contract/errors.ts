@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   denied: 403,
   challenge_failed: 403,
   not_found: 404,
+  request_timeout: 408,
   sold_out: 409,
   insufficient_stock: 409,
   limit_exceeded: 409,

@@ -6,10 +6,19 @@ import { isTraceId, randomHex } from './ids.js';
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
+/** The trace id of a well-formed `traceparent`, else null. */
+export function traceIdOf(traceparent: string | null | undefined): string | null {
+  const m = traceparent ? TRACEPARENT.exec(traceparent.trim()) : null;
+  return m && isTraceId(m[1]) ? m[1]! : null;
+}
+
+export function newTraceId(): string {
+  return crypto.randomUUID().replaceAll('-', '');
+}
+
 /** The trace id of an incoming `traceparent`, or a fresh one when absent or malformed. */
 export function traceIdFrom(traceparent: string | null | undefined): string {
-  const m = traceparent ? TRACEPARENT.exec(traceparent.trim()) : null;
-  return m && isTraceId(m[1]) ? m[1]! : crypto.randomUUID().replaceAll('-', '');
+  return traceIdOf(traceparent) ?? newTraceId();
 }
 
 export function traceparentFor(traceId: string): string {

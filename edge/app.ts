@@ -23,6 +23,7 @@ app.use(
       return {
         maxBytes: path.startsWith('/internal/') ? s.maxInternalBodyBytes : s.maxBodyBytes,
         timeoutMs: s.bodyReadTimeoutMs,
+        drainMs: s.bodyDrainMs,
       };
     },
   }),

@@ -18,6 +18,11 @@ export const DEFAULT_MAX_BODY_BYTES = 1024;
 export const DEFAULT_MAX_INTERNAL_BODY_BYTES = 256 * 1024;
 /** A request body must have fully arrived within this long (BODY_READ_TIMEOUT_MS), else 400. */
 export const DEFAULT_BODY_READ_TIMEOUT_MS = 2_000;
+/**
+ * A chunked body found over its limit is read on and discarded for at most this long before the
+ * 413 goes out (BODY_DRAIN_MS; edge/middleware/body-limit.ts says why); 0 = answer at once.
+ */
+export const DEFAULT_BODY_DRAIN_MS = 10_000;
 /** How often an ActivityDO refetches its snapshot from the origin, healing a missed push (ACTIVITY_REFRESH_MS). */
 export const DEFAULT_ACTIVITY_REFRESH_MS = 2_000;
 /** How long an isolate trusts its copy of the live-activity list (LIVE_LIST_TTL_MS). */
@@ -47,6 +52,7 @@ export interface EdgeSettings {
   maxBodyBytes: number;
   maxInternalBodyBytes: number;
   bodyReadTimeoutMs: number;
+  bodyDrainMs: number;
   activityRefreshMs: number;
   liveListTtlMs: number;
   jwtLeewaySeconds: number;
@@ -112,6 +118,7 @@ export function parseSettings(env: Env): EdgeSettings {
       4 * 1024 * 1024,
     ),
     bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', env.BODY_READ_TIMEOUT_MS, DEFAULT_BODY_READ_TIMEOUT_MS, 50, 30_000),
+    bodyDrainMs: int('BODY_DRAIN_MS', env.BODY_DRAIN_MS, DEFAULT_BODY_DRAIN_MS, 0, 60_000),
     activityRefreshMs: int('ACTIVITY_REFRESH_MS', env.ACTIVITY_REFRESH_MS, DEFAULT_ACTIVITY_REFRESH_MS, 200, 3_000),
     liveListTtlMs: int('LIVE_LIST_TTL_MS', env.LIVE_LIST_TTL_MS, DEFAULT_LIVE_LIST_TTL_MS, 100, 10_000),
     jwtLeewaySeconds: int('JWT_LEEWAY_SECONDS', env.JWT_LEEWAY_SECONDS, DEFAULT_JWT_LEEWAY_SECONDS, 0, 300),

@@ -11,7 +11,8 @@ export const DEV_SECRETS = {
   PAYMENT_WEBHOOK_SECRET: 'dev-payment-webhook-secret',
 } as const;
 
-/** Every secret setting: in production each set one must be at least this long. */
+/** Every secret setting: wherever real secrets are required (production, or a non-loopback HOST
+ * without ALLOW_DEV_SECRETS=1) each set one must be at least this long — ADMIN_TOKENS' too. */
 const SECRET_NAMES = [
   'ADMIN_TOKEN',
   'EDGE_ORIGIN_SECRET',
@@ -19,7 +20,36 @@ const SECRET_NAMES = [
   'METRICS_TOKEN',
   'ORDER_EVENTS_SECRET',
 ] as const;
+/** 32 characters: a random hex token of this length holds 128 bits, beyond any online guessing; an
+ * 8-character one falls to a determined script. The same floor for every secret, so one rule. */
 export const MIN_PRODUCTION_SECRET_LENGTH = 32;
+
+/** The operator name recorded for a change made with the shared ADMIN_TOKEN (it names nobody). */
+export const SHARED_ADMIN_NAME = 'admin';
+/** An operator's name in ADMIN_TOKENS: what `actor` columns and change log lines record. */
+const OPERATOR_NAME = /^[A-Za-z0-9_.@+-]{1,64}$/;
+
+export interface AdminOperator {
+  name: string;
+  token: string;
+}
+
+/** `name:token,name:token` → operators; a ConfigError message on a malformed list. */
+function parseOperators(list: string): AdminOperator[] | string {
+  const operators: AdminOperator[] = [];
+  for (const entry of list.split(',')) {
+    const colon = entry.indexOf(':');
+    const name = entry.slice(0, colon).trim();
+    const token = entry.slice(colon + 1).trim();
+    if (colon < 0 || !OPERATOR_NAME.test(name)) return 'each entry must be name:token (name: 1-64 of [A-Za-z0-9_.@+-])';
+    if (name === SHARED_ADMIN_NAME) return `"${SHARED_ADMIN_NAME}" is the shared ADMIN_TOKEN's name; pick another`;
+    if (token.length < 16) return `${name}'s token must be at least 16 characters`;
+    if (operators.some((o) => o.name === name)) return `${name} is listed twice`;
+    if (operators.some((o) => o.token === token)) return `${name}'s token is also another operator's`;
+    operators.push({ name, token });
+  }
+  return operators;
+}
 
 /** Loopback addresses: a listener there is reachable from this machine only. */
 export function isLoopbackHost(host: string): boolean {
@@ -42,6 +72,25 @@ const envSchema = z.object({
   METRICS_HOST: z.string().default('127.0.0.1'),
   /** Request bodies above this many bytes are refused with 413 before any signature or token check. */
   MAX_BODY_BYTES: int(16 * 1024, 1),
+  /** A request whose headers have not all arrived this long after its first byte is answered 408 and its
+   * connection closed (Node's `headersTimeout`; Node's own default is 60 s). */
+  HEADERS_TIMEOUT_MS: int(10_000, 100),
+  /** A request's body must have fully arrived this long after the body read starts, else 408
+   * `request_timeout` (JSON) and the connection is closed: a client that declares 1,000 bytes and
+   * sends 1 is not held. Like the edge's BODY_READ_TIMEOUT_MS; bodies here are at most MAX_BODY_BYTES. */
+  BODY_TIMEOUT_MS: int(2_000, 10),
+  /** Backstop for the whole request (headers + body) as Node counts it (`requestTimeout`; Node's own
+   * default is 300 s): answered with Node's bare 408 and a closed connection. Must exceed the two above. */
+  REQUEST_TIMEOUT_MS: int(30_000, 100),
+  /** An idle keep-alive connection is closed after this long. The edge keeps connections open: keep it
+   * longer than the edge's (or a load balancer's) idle timeout, or they race and a request meets a reset. */
+  KEEP_ALIVE_TIMEOUT_MS: int(65_000, 1_000),
+  /** Open connections per listener; a connection beyond it is closed at once (Node's `maxConnections`).
+   * Each holds a file descriptor and buffers: keep it under the process's open-file limit (`ulimit -n`). */
+  MAX_CONNECTIONS: int(4_096, 1),
+  /** How often Node looks for requests past HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS (its
+   * `connectionsCheckingInterval`; Node's default is 30 s, which would let a timeout run 30 s late). */
+  TIMEOUT_CHECK_MS: int(1_000, 10),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
@@ -64,7 +113,12 @@ const envSchema = z.object({
     .string()
     .regex(/^mysql:\/\//, 'must be a mysql:// URL')
     .default('mysql://root@127.0.0.1:3306/seckill'),
-  ADMIN_TOKEN: z.string().min(8).default(DEV_SECRETS.ADMIN_TOKEN),
+  /** The shared admin token (changes are recorded as made by `admin`); defaults to the dev secret
+   * only when ADMIN_TOKENS is not set either. */
+  ADMIN_TOKEN: z.string().min(8).optional(),
+  /** Per-operator admin tokens, `alice:<token>,bob:<token>`: each change records the operator's name
+   * as its actor. Beside ADMIN_TOKEN or instead of it. */
+  ADMIN_TOKENS: z.string().optional(),
   EDGE_ORIGIN_SECRET: z.string().min(16).default(DEV_SECRETS.EDGE_ORIGIN_SECRET),
   PAYMENT_WEBHOOK_SECRET: z.string().min(16).default(DEV_SECRETS.PAYMENT_WEBHOOK_SECRET),
   /** Where admin changes and sold-out transitions are pushed (DESIGN §9); unset = no edge. */
@@ -218,10 +272,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`invalid origin configuration — ${issues}`);
   }
-  const c = parsed.data;
+  const { ADMIN_TOKEN, ...rest } = parsed.data;
   const fail = (name: string, why: string) => {
     throw new ConfigError(`invalid origin configuration — ${name}: ${why}`);
   };
+  const operators = rest.ADMIN_TOKENS === undefined ? [] : parseOperators(rest.ADMIN_TOKENS);
+  if (typeof operators === 'string') fail('ADMIN_TOKENS', operators);
+  const c = {
+    ...rest,
+    ADMIN_TOKEN: ADMIN_TOKEN ?? (rest.ADMIN_TOKENS === undefined ? DEV_SECRETS.ADMIN_TOKEN : undefined),
+  };
+  /** Who may call the admin API: the shared token as `admin`, and every named operator. */
+  const ADMIN_OPERATORS: readonly AdminOperator[] = [
+    ...(c.ADMIN_TOKEN === undefined ? [] : [{ name: SHARED_ADMIN_NAME, token: c.ADMIN_TOKEN }]),
+    ...(operators as AdminOperator[]),
+  ];
   const production = c.NODE_ENV === 'production';
   // Dev defaults are public (they are in this repository): only a loopback-bound dev origin may use
   // them, unless the operator says otherwise outside production.
@@ -233,16 +298,33 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (c.ORDER_EVENTS_URL && !c.ORDER_EVENTS_SECRET)
     fail('ORDER_EVENTS_SECRET', 'required when ORDER_EVENTS_URL is set');
+  if (c.REQUEST_TIMEOUT_MS <= Math.max(c.HEADERS_TIMEOUT_MS, c.BODY_TIMEOUT_MS))
+    fail('REQUEST_TIMEOUT_MS', 'must exceed HEADERS_TIMEOUT_MS and BODY_TIMEOUT_MS (it is the backstop of both)');
   if (c.ORDER_EVENTS_TIMEOUT_MS >= c.ORDER_EVENTS_LEASE_MS)
     fail('ORDER_EVENTS_LEASE_MS', 'must exceed ORDER_EVENTS_TIMEOUT_MS (a live delivery must not be claimed twice)');
-  if (production)
-    for (const name of SECRET_NAMES) {
-      const value = c[name];
-      if (value !== undefined && value.length < MIN_PRODUCTION_SECRET_LENGTH)
-        fail(name, `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`);
-    }
+  // Real secrets are required wherever dev defaults are refused: an 8-character admin token on
+  // 0.0.0.0 is as guessable outside production as in it.
+  if (!devDefaultsAllowed) {
+    const short = (value: string | undefined) => value !== undefined && value.length < MIN_PRODUCTION_SECRET_LENGTH;
+    const floor = `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters ${where}`;
+    for (const name of SECRET_NAMES) if (short(c[name])) fail(name, floor);
+    for (const o of operators as AdminOperator[])
+      if (short(o.token)) fail('ADMIN_TOKENS', `${o.name}'s token ${floor}`);
+  }
   // /metrics and /healthz beside the public payment webhook need a token or their own listener.
   if (!devDefaultsAllowed && c.METRICS_TOKEN === undefined && c.METRICS_PORT === undefined)
     fail('METRICS_TOKEN', `set it (or METRICS_PORT for a separate listener) ${where}`);
-  return c;
+  // ... and their own listener on a non-loopback address is as open: it needs the token too.
+  const openMetricsAllowed = !production && c.ALLOW_DEV_SECRETS === '1';
+  if (
+    c.METRICS_PORT !== undefined &&
+    !isLoopbackHost(c.METRICS_HOST) &&
+    c.METRICS_TOKEN === undefined &&
+    !openMetricsAllowed
+  )
+    fail(
+      'METRICS_TOKEN',
+      `required when METRICS_HOST=${c.METRICS_HOST} is not loopback${production ? '' : ' (or set ALLOW_DEV_SECRETS=1)'}`,
+    );
+  return { ...c, ADMIN_OPERATORS };
 }

@@ -45,10 +45,34 @@ export interface RunningOrigin {
 
 type Server = import('node:http').Server;
 
-async function listen(fetch: (req: Request) => Response | Promise<Response>, port: number, host: string) {
-  const server = createAdaptorServer({ fetch }) as Server;
+/** How long a connection and its requests may take (issue 24 item 2); every figure is a setting. */
+export interface ConnectionBounds {
+  HEADERS_TIMEOUT_MS: number;
+  REQUEST_TIMEOUT_MS: number;
+  KEEP_ALIVE_TIMEOUT_MS: number;
+  MAX_CONNECTIONS: number;
+  TIMEOUT_CHECK_MS: number;
+}
+
+async function listen(
+  fetch: (req: Request) => Response | Promise<Response>,
+  port: number,
+  host: string,
+  bounds: ConnectionBounds,
+) {
+  // Node's defaults hold a slow client for minutes (headers 60 s, whole request 300 s, checked every
+  // 30 s); the body's own, shorter deadline is BODY_TIMEOUT_MS in the app (a JSON 408).
+  const server = createAdaptorServer({
+    fetch,
+    serverOptions: {
+      headersTimeout: bounds.HEADERS_TIMEOUT_MS,
+      requestTimeout: bounds.REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: bounds.TIMEOUT_CHECK_MS,
+    },
+  }) as Server;
   // The edge keeps connections open; keep them longer than its idle timeout to avoid resets.
-  server.keepAliveTimeout = 65_000;
+  server.keepAliveTimeout = bounds.KEEP_ALIVE_TIMEOUT_MS;
+  server.maxConnections = bounds.MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -63,11 +87,11 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   let url: string | null = null;
   let metricsUrl: string | null = null;
   if (config.ORIGIN_ROLE !== 'consumers') {
-    const main = await listen(createApp(ctx).fetch, config.PORT, config.HOST);
+    const main = await listen(createApp(ctx).fetch, config.PORT, config.HOST, config);
     servers.push(main.server);
     url = metricsUrl = main.url;
     if (config.METRICS_PORT !== undefined) {
-      const ops = await listen(createOpsApp(ctx).fetch, config.METRICS_PORT, config.METRICS_HOST);
+      const ops = await listen(createOpsApp(ctx).fetch, config.METRICS_PORT, config.METRICS_HOST, config);
       servers.push(ops.server);
       metricsUrl = ops.url;
     }

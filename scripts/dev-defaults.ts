@@ -14,3 +14,6 @@ export const EDGE_DEV_DEFAULTS = {
 
 /** The edge settings that are secrets (wrangler.toml `[secrets] required`): never on a command line. */
 export const EDGE_SECRET_NAMES = ['USER_TOKEN_SECRET', 'TICKET_KEYS', 'EDGE_ORIGIN_SECRET'] as const;
+
+/** Edge secrets only some deployments set (edge/optional-secrets.d.ts): passed like the others when set. */
+export const OPTIONAL_SECRET_NAMES = ['BOT_CHECK_SECRET'] as const;

@@ -35,9 +35,21 @@ export function envFileText(secrets: Record<string, string>): string {
     .concat('\n');
 }
 
-export function runWrangler(args: string[], opts: { secrets?: Record<string, string> } = {}): Promise<number> {
+export function runWrangler(
+  args: string[],
+  opts: {
+    secrets?: Record<string, string>;
+    /** The text of a wrangler.toml to run with instead of the repository's (see scripts/edge-dev.ts). */
+    config?: string;
+  } = {},
+): Promise<number> {
   const configHome = mkdtempSync(join(tmpdir(), 'wrangler-'));
   const extra: string[] = [];
+  if (opts.config !== undefined) {
+    const file = join(configHome, 'wrangler.toml');
+    writeFileSync(file, opts.config, { mode: 0o600 });
+    extra.push('--config', file);
+  }
   if (opts.secrets) {
     const file = join(configHome, 'edge-secrets.env');
     writeFileSync(file, envFileText(opts.secrets), { mode: 0o600 });

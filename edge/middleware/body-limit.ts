@@ -8,6 +8,13 @@
  *
  * hono/body-limit counts the same way but has no deadline and trusts a small Content-Length, so
  * the handler's own read could still hang; hence this one.
+ *
+ * A chunked body found too large is read on to its end (discarded, never held) before the 413 goes
+ * out, for at most `drainMs` (BODY_DRAIN_MS) — a lingering close, as nginx does: answering at once and dropping
+ * the rest resets the connection under whoever is still sending, and a client or proxy that writes
+ * the whole body before it reads the answer sees a network error instead of the 413. Under
+ * `wrangler dev` that is its proxy Worker, which reports any failed non-GET forward as "Your worker
+ * restarted mid-request" (503): workerd never restarted (issue 24).
  */
 import type { MiddlewareHandler } from 'hono';
 import { ContractError } from '../../contract/index.js';
@@ -15,13 +22,13 @@ import type { EdgeEnv } from '../context.js';
 
 export interface BodyLimitOptions {
   /** Largest body accepted for this request, in bytes, and how long it may take to arrive, in ms. */
-  limits: (env: Env, method: string, path: string) => { maxBytes: number; timeoutMs: number };
+  limits: (env: Env, method: string, path: string) => { maxBytes: number; timeoutMs: number; drainMs: number };
 }
 
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<EdgeEnv> {
   return async function bodyLimit(c, next) {
     const req = c.req.raw;
-    const { maxBytes, timeoutMs } = options.limits(c.env, req.method, c.req.path);
+    const { maxBytes, timeoutMs, drainMs } = options.limits(c.env, req.method, c.req.path);
     const declared = req.headers.get('content-length');
     if (declared !== null) {
       if (!/^\d{1,15}$/.test(declared)) throw new ContractError('bad_request', 'Content-Length is not a number');
@@ -32,7 +39,7 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<EdgeEnv>
     // the whole chunked body — is counted while it is read.
     if (declared !== null && req.headers.get('transfer-encoding') === null)
       c.set('body', declared === '0' ? '' : await readDeclared(req, maxBytes, timeoutMs));
-    else c.set('body', req.body ? await readBounded(req.body, maxBytes, timeoutMs) : '');
+    else c.set('body', req.body ? await readBounded(req.body, maxBytes, timeoutMs, drainMs) : '');
     return next();
   };
 }
@@ -76,7 +83,12 @@ function decode(bytes: ArrayBuffer | Uint8Array): string {
   }
 }
 
-async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number, timeoutMs: number): Promise<string> {
+async function readBounded(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  timeoutMs: number,
+  drainMs: number,
+): Promise<string> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -90,7 +102,12 @@ async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number, t
       if (step === 'late') throw new ContractError('bad_request', 'the request body did not arrive in time');
       if (step.done) break;
       size += step.value.byteLength;
-      if (size > maxBytes) throw tooLarge(maxBytes);
+      if (size > maxBytes) {
+        chunks.length = 0;
+        clearTimeout(timer);
+        await drain(reader, drainMs);
+        throw tooLarge(maxBytes);
+      }
       chunks.push(step.value);
     }
   } catch (err) {
@@ -107,4 +124,21 @@ async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number, t
     offset += chunk.byteLength;
   }
   return decode(all);
+}
+
+/** Reads and discards the rest of a body until it ends or `drainMs` have passed (then it is cancelled). */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, drainMs: number): Promise<void> {
+  if (drainMs === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const enough = new Promise<'enough'>((resolve) => {
+    timer = setTimeout(() => resolve('enough'), drainMs);
+  });
+  try {
+    for (;;) {
+      const rest = await Promise.race([reader.read(), enough]);
+      if (rest === 'enough' || rest.done) return;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -4,7 +4,7 @@
  * as the id), exposes it to handlers, and logs one JSON line per request with trace id, user,
  * activity and outcome — except for doomed refusals (sold out, too early, ended, paused, rate
  * limited, busy, unknown activity) and cheap attack refusals (bad ticket, no valid JWT, oversized
- * body): at a sale's peak they are 99 % of the traffic, and a flood of them must not flood the logs,
+ * body, a malformed request from a caller not yet authenticated — issue 24): at a sale's peak they are 99 % of the traffic, and a flood of them must not flood the logs,
  * so they are only counted, and one in `sample` is logged with the counts since the last such line
  * (issue 13).
  */
@@ -26,6 +26,16 @@ export const DOOMED_OUTCOMES: ReadonlySet<string> = new Set([
   // A waiting-room answer (place in line, poll): at a sale's peak as many as the refusals.
   'waiting',
 ]);
+
+/**
+ * Whether a request's outcome is counted and sampled rather than logged: a doomed outcome, or a
+ * malformed request (400) from nobody known — a bad activity id or Idempotency-Key is refused
+ * before the JWT is read, and anyone can send a flood of them. A 400 to an authenticated user is
+ * still logged: it names whose client is broken.
+ */
+export function isSampledOutcome(outcome: string, userId: string | undefined): boolean {
+  return DOOMED_OUTCOMES.has(outcome) || (outcome === 'bad_request' && userId === undefined);
+}
 
 const MAX_TRACEPARENT_LOGGED = 128;
 
@@ -54,7 +64,7 @@ export function requestLog(
     if (!c.res.headers.has('x-trace-id')) c.header('x-trace-id', traceId);
     const outcome = c.get('outcome') ?? (c.res.status < 400 ? 'ok' : String(c.res.status));
     let counts: Record<string, number> | undefined;
-    if (DOOMED_OUTCOMES.has(outcome)) {
+    if (isSampledOutcome(outcome, c.get('userId'))) {
       refusals.set(outcome, (refusals.get(outcome) ?? 0) + 1);
       if (++refusalsSeen % sample(c.env) !== 0) return;
       counts = Object.fromEntries(refusals);

@@ -23,8 +23,8 @@ function baseApp(ctx: OriginContext) {
 /** The main listener; `/healthz` and `/metrics` are on it unless METRICS_PORT gives them their own. */
 export function createApp(ctx: OriginContext) {
   const app = baseApp(ctx);
-  app.use('*', bodySizeLimit({ maxBytes: ctx.config.MAX_BODY_BYTES }));
-  app.use('*', rawBody());
+  app.use('*', bodySizeLimit({ maxBytes: ctx.config.MAX_BODY_BYTES, timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
+  app.use('*', rawBody({ timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
 
   app.route('/internal', internalRoutes(ctx));
   app.route('/admin', adminRoutes(ctx));

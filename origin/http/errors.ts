@@ -51,5 +51,7 @@ export function onError(err: Error, c: Context<OriginEnv>) {
   if (known.status >= 500)
     c.get('log')?.warn({ code: known.code, err: (err.cause as Error)?.message ?? err.message }, 'request failed');
   if (known.retryAfter !== undefined) c.header('Retry-After', String(known.retryAfter));
+  // The rest of a late body may still come (or never): the connection is not reused.
+  if (known.code === 'request_timeout') c.header('Connection', 'close');
   return c.json(errorBody(known.code, known.message, traceId), known.status);
 }

@@ -13,7 +13,7 @@ import { idParam, reservationIdParam } from './validate.js';
 
 export function lifecycleAdminRoutes(ctx: OriginContext) {
   const app = new Hono<OriginEnv>();
-  app.use('*', adminToken({ token: ctx.config.ADMIN_TOKEN }));
+  app.use('*', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
 
   app.get('/activities/:id/dead-letters', idParam(), async (c) => {
     return c.json(await listDeadLetters(ctx, c.req.valid('param').id));

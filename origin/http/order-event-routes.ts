@@ -43,8 +43,8 @@ function view(r: OrderEventRow) {
 
 export function orderEventRoutes(ctx: OrderEventRouteDeps) {
   const app = new Hono<OriginEnv>();
-  app.use('/order-events', adminToken({ token: ctx.config.ADMIN_TOKEN }));
-  app.use('/order-events/*', adminToken({ token: ctx.config.ADMIN_TOKEN }));
+  app.use('/order-events', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
+  app.use('/order-events/*', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
 
   // ?status=parked|pending (default parked) &after=<seq> &limit=1..500 (default 100); `next` pages on.
   app.get('/order-events', async (c) => {

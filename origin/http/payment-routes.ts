@@ -8,6 +8,7 @@ import {
   verifyPaymentSignature,
   type PaymentDeps,
 } from '../webhooks/payment.js';
+import { adoptCallerTrace } from './middleware.js';
 import type { OriginEnv } from './types.js';
 import { jsonBody } from './validate.js';
 
@@ -19,6 +20,8 @@ function paymentSignature(opts: { secret: string; maxAgeMs: number }): Middlewar
       timestamp: c.req.header(PAYMENT_TIMESTAMP_HEADER),
       signature: c.req.header(PAYMENT_SIGNATURE_HEADER),
     });
+    // Signed by the provider: its traceparent may now name the trace (before, only a log field).
+    adoptCallerTrace(c);
     await next();
   };
 }

@@ -19,6 +19,9 @@ const sink = new Writable({
   },
 });
 
+const ANNA = 'ops-anna-token-0123456789';
+const BO = 'ops-bo-token-0123456789ab';
+
 let t: TestOrigin;
 beforeAll(async () => {
   t = await startTestOrigin(
@@ -31,6 +34,8 @@ beforeAll(async () => {
       WARMUP_SCAN_MS: '200',
       RECONCILE_CONFIRM_RUNS: '2',
       RECONCILE_CONFIRM_DELAY_MS: '200',
+      // Operators with their own tokens: a change records the token's operator as its actor.
+      ADMIN_TOKENS: `ops-anna:${ANNA},ops-bo:${BO}`,
     },
     undefined,
     { log: pino({ level: 'info' }, sink) },
@@ -87,7 +92,7 @@ describe('tranches', () => {
 
     const release = await fetch(`${t.url}/admin/activities/${activityId}/releases`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${t.config.ADMIN_TOKEN}`, 'x-admin-actor': 'ops-anna' },
+      headers: { authorization: `Bearer ${ANNA}` },
       body: JSON.stringify({ units: 20 }),
     });
     expect(await json(release)).toEqual({ status: 200, body: { released: 20, heldBack: 0, applied: true } });
@@ -223,7 +228,7 @@ describe('live switches', () => {
     const before = await json(await t.admin('GET', `/admin/activities/${activityId}`));
     const res = await fetch(`${t.url}/admin/activities/${activityId}`, {
       method: 'PATCH',
-      headers: { authorization: `Bearer ${t.config.ADMIN_TOKEN}`, 'x-admin-actor': 'ops-bo' },
+      headers: { authorization: `Bearer ${BO}` },
       body: JSON.stringify({
         userRatePerSec: 5,
         admissionRatePerSec: 200,

@@ -47,6 +47,23 @@ describe('dev default secrets', () => {
     expect(loadConfig({ NODE_ENV: 'production', ...LONG }).ADMIN_TOKEN).toBe(LONG.ADMIN_TOKEN);
   });
 
+  it('a non-loopback HOST needs 32-character secrets in any NODE_ENV (issue 24: an 8-character ADMIN_TOKEN on 0.0.0.0)', () => {
+    for (const NODE_ENV of ['development', 'test', 'staging']) {
+      expect(() => loadConfig({ NODE_ENV, HOST: '0.0.0.0', ...LONG, ADMIN_TOKEN: 'abcdefgh' })).toThrow(
+        /ADMIN_TOKEN: must be at least 32 characters when HOST=0\.0\.0\.0 is not loopback/,
+      );
+      expect(() => loadConfig({ NODE_ENV, HOST: '10.0.0.5', ...LONG, EDGE_ORIGIN_SECRET: 'e'.repeat(31) })).toThrow(
+        /EDGE_ORIGIN_SECRET: must be at least 32 characters/,
+      );
+      expect(loadConfig({ NODE_ENV, HOST: '0.0.0.0', ...LONG }).ADMIN_TOKEN).toBe(LONG.ADMIN_TOKEN);
+    }
+    // On loopback a short token stays a dev convenience; ALLOW_DEV_SECRETS=1 is the operator's explicit opt-in.
+    expect(loadConfig({ HOST: '127.0.0.1', ADMIN_TOKEN: 'abcdefgh' }).ADMIN_TOKEN).toBe('abcdefgh');
+    expect(loadConfig({ HOST: '0.0.0.0', ALLOW_DEV_SECRETS: '1', ADMIN_TOKEN: 'abcdefgh' }).ADMIN_TOKEN).toBe(
+      'abcdefgh',
+    );
+  });
+
   it('the origin process refuses to start with a message naming the variable', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'origin/main.ts'], {
       env: { PATH: process.env.PATH, HOST: '0.0.0.0', PORT: '0' },
@@ -64,6 +81,23 @@ describe('/metrics and /healthz', () => {
     expect(() => loadConfig({ HOST: '0.0.0.0', ...secrets })).toThrow(/METRICS_TOKEN: set it \(or METRICS_PORT/);
     expect(loadConfig({ HOST: '0.0.0.0', ...secrets, METRICS_PORT: '9464' }).METRICS_HOST).toBe('127.0.0.1');
     expect(loadConfig({ HOST: '0.0.0.0', ...LONG }).METRICS_TOKEN).toBe(LONG.METRICS_TOKEN);
+  });
+
+  it('a METRICS_PORT listener on a non-loopback METRICS_HOST needs METRICS_TOKEN (issue 24)', () => {
+    const { METRICS_TOKEN: _t, ...secrets } = LONG;
+    const open = { ...secrets, METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' };
+    expect(() => loadConfig({ NODE_ENV: 'production', ...open })).toThrow(
+      /METRICS_TOKEN: required when METRICS_HOST=0\.0\.0\.0 is not loopback$/,
+    );
+    expect(() => loadConfig({ HOST: '0.0.0.0', ...open })).toThrow(
+      /METRICS_TOKEN: required when METRICS_HOST=0\.0\.0\.0/,
+    );
+    expect(() => loadConfig({ ...open })).toThrow(/METRICS_TOKEN: required when METRICS_HOST=0\.0\.0\.0/);
+    expect(loadConfig({ NODE_ENV: 'production', ...open, METRICS_TOKEN: LONG.METRICS_TOKEN }).METRICS_HOST).toBe(
+      '0.0.0.0',
+    );
+    expect(loadConfig({ NODE_ENV: 'production', ...open, METRICS_HOST: '127.0.0.1' }).METRICS_TOKEN).toBeUndefined();
+    expect(loadConfig({ ...open, ALLOW_DEV_SECRETS: '1' }).METRICS_TOKEN).toBeUndefined();
   });
 
   it('with METRICS_TOKEN, both need the bearer token', async () => {
