@@ -20,7 +20,6 @@ import { githubSlugs, markdownLinks } from './markdown.js';
  */
 const PENDING_PAGES: readonly string[] = [
   'docs/lottery.md',
-  'docs/security.md',
   'docs/durability.md',
   'docs/waiting-room.md',
   'docs/watching-a-sale.md',
