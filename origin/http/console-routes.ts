@@ -16,6 +16,7 @@ import type { OriginContext } from '../context.js';
 import { cleanupChecklist } from '../operations/cleanup-checklist.js';
 import { saleReport } from '../operations/report.js';
 import { listSales, liveView } from '../operations/sale-console.js';
+import { LoopDelay } from '../operations/sale-signals.js';
 import { projectPath } from '../paths.js';
 import { adminToken } from './middleware.js';
 import type { OriginEnv } from './types.js';
@@ -53,6 +54,7 @@ function consoleFiles(): Map<string, [string, Buffer]> {
 export function consoleRoutes(ctx: OriginContext) {
   const app = new Hono<OriginEnv>();
   const files = consoleFiles();
+  const loop = new LoopDelay();
   const serve = (name: string) => {
     const file = files.get(name);
     if (!file) throw new ContractError('not_found', 'no such console file');
@@ -67,7 +69,7 @@ export function consoleRoutes(ctx: OriginContext) {
 
   app.get('/api/sales', async (c) => c.json(await listSales(ctx)));
 
-  app.get('/api/sales/:id/live', idParam(), async (c) => c.json(await liveView(ctx, c.req.valid('param').id)));
+  app.get('/api/sales/:id/live', idParam(), async (c) => c.json(await liveView(ctx, loop, c.req.valid('param').id)));
 
   app.get('/api/sales/:id/report', idParam(), async (c) => c.json(await saleReport(ctx, c.req.valid('param').id)));
 

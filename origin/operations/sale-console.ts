@@ -10,7 +10,7 @@ import type { OriginContext } from '../context.js';
 import { rows } from '../db/rows.js';
 import { OrderStatus } from '../db/statuses.js';
 import { edgeActivity, edgeWaitingLine } from './edge-view.js';
-import { readFunnel, readSignals, waitingLineMetric } from './sale-signals.js';
+import { readFunnel, readSignals, waitingLineMetric, type LoopDelay } from './sale-signals.js';
 
 export type SaleConsoleDeps = Pick<OriginContext, 'config' | 'db' | 'failover' | 'metrics' | 'snapshot' | 'stock'>;
 
@@ -80,7 +80,7 @@ export async function listSales(ctx: SaleConsoleDeps) {
 }
 
 /** One sale, everything the console's live screen shows that the admin API does not already answer. */
-export async function liveView(ctx: SaleConsoleDeps, activityId: string) {
+export async function liveView(ctx: SaleConsoleDeps, loop: LoopDelay, activityId: string) {
   const record = await findActivity(ctx.db, activityId);
   const snapshot = record && (await ctx.snapshot(activityId));
   if (!record || !snapshot) throw new ContractError('not_found', `activity ${activityId} does not exist`);
@@ -89,7 +89,7 @@ export async function liveView(ctx: SaleConsoleDeps, activityId: string) {
   const [warm, stream, signals, funnel, edge, lineAtEdge, lineMetric] = await Promise.all([
     ctx.stock.warmState(sale),
     ctx.stock.groupInfo(sale),
-    readSignals(ctx.metrics.registry),
+    readSignals(ctx.metrics.registry, loop),
     readFunnel(ctx.metrics.registry, activityId),
     edgeActivity(ctx, activityId),
     queue ? edgeWaitingLine(ctx, activityId) : Promise.resolve(null),
