@@ -296,7 +296,7 @@ it('create a sale from the form (the API’s messages inline first), then watch 
   expect(errors).toEqual([]);
 });
 
-it('pause from the console: the public page says paused within 1 s, the console shows the edge applied it; the actor is recorded', async () => {
+it('pause from the console: the public page says paused within 1 s, the console shows the edge applied it, the actor is recorded; reopen, rates (by keyboard), threshold, eligibility, deny and allow', async () => {
   const activityId = await openSale();
   const buyer = await browser.newContext({ viewport: { width: 640, height: 600 }, locale: 'en-US' });
   contexts.push(buyer);
@@ -360,6 +360,42 @@ it('pause from the console: the public page says paused within 1 s, the console 
   expect(await text(page, '#action-result')).toMatch(/refused \(bad_request\): admissionRatePerSec: /);
   const cfg = ((await (await origin.admin('GET', `/admin/activities/${activityId}`)).json()) as any).config;
   expect([cfg.userRatePerSec, cfg.admissionRatePerSec]).toEqual([3, 5000]);
+
+  // Sold-out threshold, eligibility on and off: each confirmed, each in MySQL's config.
+  await page.fill('#sw-threshold', '1');
+  await confirmClick(page, '#sw-threshold-apply');
+  await until(page, "document.getElementById('now-threshold').textContent === 'now 1'");
+  await page.fill('#sw-claim', 'tier');
+  await page.fill('#sw-values', 'gold, silver');
+  await confirmClick(page, '#sw-eligibility-on');
+  await until(page, "document.getElementById('now-eligibility').textContent === 'now: tier ∈ {gold, silver}'");
+  const members = ((await (await origin.admin('GET', `/admin/activities/${activityId}`)).json()) as any).config;
+  expect([members.soldOutThreshold, members.eligibility]).toEqual([1, { claim: 'tier', values: ['gold', 'silver'] }]);
+  await confirmClick(page, '#sw-eligibility-off');
+  await until(page, "document.getElementById('now-eligibility').textContent === 'now: off'");
+
+  // Deny a user: the edge refuses their ticket (403 denied); allow: it issues one again.
+  const denied = '9200009';
+  const ticket = async () =>
+    (
+      await fetch(`${edge.url}/api/activities/${activityId}/tickets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await tokenFor(denied)}` },
+      })
+    ).status;
+  await page.fill('#sw-user', denied);
+  await confirmClick(page, '#sw-deny');
+  await until(
+    page,
+    `document.getElementById('action-result').textContent.startsWith('Deny user ${denied}: done by ${OPERATOR}')`,
+  );
+  expect(await waitFor(ticket, (st) => st === 403, 3_000)).toBe(403);
+  const [row] = (await origin.db.pool.query('SELECT denied, actor FROM seckill_deny_list WHERE user_id = ?', [
+    denied,
+  ])) as any;
+  expect(row[0]).toEqual({ denied: 1, actor: OPERATOR });
+  await confirmClick(page, '#sw-allow');
+  expect(await waitFor(ticket, (st) => st === 200, 3_000)).toBe(200);
   expect(errors).toEqual([]);
 });
 

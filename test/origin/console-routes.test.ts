@@ -194,6 +194,31 @@ describe('what the console reads', () => {
     expect(after.units).toEqual({ left: 4, onSale: 6 });
   });
 
+  it('live view of a sale the failover gate closed: closed, and since when', async () => {
+    // Not warmed, so the failover watch (which recovers the warmed sales it finds closed) leaves it alone.
+    const activityId = uniqueId();
+    const created = await t.admin('POST', '/admin/activities', {
+      activityId,
+      skuId: uniqueId(),
+      title: 'closed by failover',
+      stock: 1,
+      startsAt: iso(3_600_000),
+      endsAt: iso(7_200_000),
+    });
+    expect(created.status).toBe(201);
+    const live = async () => (await json(await t.admin('GET', `/admin/console/api/sales/${activityId}/live`))).body;
+    expect((await live()).failover).toEqual({ closed: false, since: null });
+    t.origin.ctx.failover.close(activityId);
+    try {
+      const closed = await live();
+      expect(closed.failover.closed).toBe(true);
+      expect(Math.abs(Date.parse(closed.failover.since) - Date.now())).toBeLessThan(5_000);
+      expect(closed.buckets).toEqual([{ bucket: 0, key: expect.stringContaining(`{${activityId}:`), units: null }]);
+    } finally {
+      t.origin.ctx.failover.open(activityId);
+    }
+  });
+
   it('cleanup checklist: nothing ticked on a live sale; after stop, payment and cleanup every item the origin can verify is', async () => {
     const { activityId } = await t.sale({ stock: 2 });
     await reserveAll(t, activityId, users(7_300_001, 1));
