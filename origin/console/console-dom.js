@@ -24,8 +24,16 @@ export function setText(el, text) {
   if (el.textContent !== value) el.textContent = value;
 }
 
-export function replaceRows(tbody, rows) {
-  tbody.replaceChildren(...rows);
+/**
+ * Makes `parent`'s children look like `items`, keeping each child whose markup did not change: a
+ * focused button in an unchanged row keeps its focus, and a live region announces only what changed.
+ */
+export function replaceRows(parent, items) {
+  const old = [...parent.children];
+  if (old.length !== items.length) return parent.replaceChildren(...items);
+  items.forEach((item, i) => {
+    if (old[i].outerHTML !== item.outerHTML) old[i].replaceWith(item);
+  });
 }
 
 /** "n/a" for a figure this origin does not export. */
