@@ -55,7 +55,13 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   ({ edge, origin } = await startTestStack({
     // The scheduled warm-up picks a new sale up within a second of its creation.
-    originEnv: { WARMUP_LEAD_SECONDS: '60', WARMUP_VERIFY_SECONDS: '0', WARMUP_SCAN_MS: '200' },
+    // A reservation settlement cannot write is dead-lettered at its first failure (the dead-letter test).
+    originEnv: {
+      WARMUP_LEAD_SECONDS: '60',
+      WARMUP_VERIFY_SECONDS: '0',
+      WARMUP_SCAN_MS: '200',
+      SETTLE_MAX_DELIVERIES: '1',
+    },
     originLog: pino({ level: 'info' }, sink),
   }));
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
@@ -479,5 +485,66 @@ it('stop the sale, read the report, and the cleanup checklist ticks item by item
   for (const key of keys) expect(await origin.redis.ttl(key)).toBeGreaterThan(0);
   expect(await origin.redis.hexists(ACTIVITY_REGISTRY_KEY, activityId)).toBe(0);
   await shot(page, '8-cleaned-up');
+  expect(errors).toEqual([]);
+});
+
+it('dead letters: Retry re-queues one into an order, Compensate gives one up; a parked order event is sent again', async () => {
+  const activityId = await openSale({ stock: 3 });
+  // Two units vanish from MySQL: two of three reservations cannot settle and become dead letters.
+  await origin.db.pool.query('UPDATE seckill_stock SET available = 1 WHERE activity_id = ?', [activityId]);
+  for (const user of ['9500001', '9500002', '9500003']) await buy(activityId, user);
+  const deadCount = async () => {
+    const [r] = (await origin.db.pool.query('SELECT COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ?', [
+      activityId,
+    ])) as any;
+    return Number(r[0].n);
+  };
+  await waitFor(deadCount, (n) => n === 2, 15_000);
+  // A parked order event of this sale (stood in: this stack sends no order events, so none can park).
+  const orderNo = (await orderNos(activityId))[0]!;
+  const eventId = `${orderNo}:order.paid`;
+  await origin.db.pool.query(
+    `INSERT INTO order_event_outbox (event_id, type, order_no, activity_id, user_id, quantity, status, attempts, last_error)
+     VALUES (?, 'order.paid', ?, ?, 9500001, 1, 2, 10, 'connect ECONNREFUSED')`,
+    [eventId, orderNo, activityId],
+  );
+
+  const { page, errors } = await openConsole();
+  await signIn(page);
+  await page.goto(`${origin.url}/admin/console/#/sale/${activityId}`);
+  await page.waitForSelector('#dead-letters tbody tr:nth-child(2)');
+  const statuses = () => page.locator('#dead-letters tbody td:nth-child(5)').allInnerTexts();
+  expect(await statuses()).toEqual(['open', 'open']);
+  await page.waitForSelector(`#parked tbody th:text("${eventId}")`);
+  await shot(page, '9-dead-letters');
+
+  // The operator restores the missing units, then retries the first: it settles into an order.
+  await origin.db.pool.query('UPDATE seckill_stock SET available = available + 2 WHERE activity_id = ?', [activityId]);
+  await confirmClick(page, '#dead-letters tbody tr:nth-child(1) button:text("Retry")');
+  await waitFor(
+    async () => (await orderNos(activityId)).length,
+    (n) => n === 2,
+    10_000,
+  );
+  await waitFor(statuses, (s) => s[0] === 'retried', 5_000);
+  // Compensate the second: given up, its units were already back in Redis.
+  await confirmClick(page, '#dead-letters tbody tr:nth-child(2) button:text("Compensate (give up)")');
+  await waitFor(statuses, (s) => s[1] === 'given_up', 5_000);
+  expect(await page.locator('#dead-letters tbody tr:nth-child(2) button:text("Retry")').isDisabled()).toBe(true);
+  await page.waitForSelector('#rec-status[data-ok="true"]');
+
+  await confirmClick(page, `#parked tbody tr:has(th:text("${eventId}")) button`);
+  await waitFor(
+    async () => {
+      const [r] = (await origin.db.pool.query('SELECT status, attempts FROM order_event_outbox WHERE event_id = ?', [
+        eventId,
+      ])) as any;
+      return r[0];
+    },
+    (r) => r.status === 0 && r.attempts === 0,
+    5_000,
+  );
+  await page.waitForSelector(`#parked tbody td:text("None.")`);
+  await origin.db.pool.query('DELETE FROM order_event_outbox WHERE event_id = ?', [eventId]);
   expect(errors).toEqual([]);
 });
