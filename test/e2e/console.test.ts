@@ -292,6 +292,10 @@ it('create a sale from the form (the API’s messages inline first), then watch 
   );
   await page.waitForSelector('#rec-status[data-ok="true"]');
   expect(await text(page, '#signals')).toContain('Queue backlog');
+  // A queue sale's waiting line is the edge's own count (its signed waiting-room figures): nobody waits.
+  const live = (await (await origin.admin('GET', `/admin/console/api/sales/${activityId}/live`)).json()) as any;
+  expect(live.waitingLine).toBe(0);
+  expect(await text(page, '#stock-figures')).toContain('Waiting line\n0');
   await page.click('a[href="#/sales"]');
   await until(
     page,
