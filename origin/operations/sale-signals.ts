@@ -56,6 +56,7 @@ async function total(
  * previous reading; several open consoles share it).
  */
 export class LoopDelay {
+  // Node's delay monitor runs on an unref'd timer: it never keeps a stopping origin alive.
   private readonly histogram = monitorEventLoopDelay({ resolution: 10 });
 
   constructor() {
@@ -70,7 +71,7 @@ export class LoopDelay {
 }
 
 /** A decided answer (reserved, sold out, duplicate, …) as the order-answer metric labels it. */
-const DECIDED = new Set(['true', 'yes', '1']);
+const DECIDED = new Set(['true', 'yes', '1', 'decided']);
 
 export interface SaleSignals {
   /** (1) Order answers: decided ones and all of them (success rate = decided / all). */
