@@ -321,6 +321,7 @@ Flash-sale stack is up. Demo activity ${demo.activityId}: ${demo.stock} units, o
   Activity (public API):      ${EDGE_URL}/api/activities/${demo.activityId}
   Metrics (origin):           ${metricsUrl}/metrics${config.METRICS_TOKEN ? '   (Authorization: Bearer $METRICS_TOKEN)' : ''}
   Admin API (origin):         curl -H 'authorization: Bearer ${adminHint}' ${ORIGIN_URL}/admin/activities/${demo.activityId}
+  Operator console (origin):  ${ORIGIN_URL}/admin/console/#/sale/${demo.activityId}   (sign in with ${adminHint})
   Logs:                       ${relative(ROOT, origin.log)}, ${relative(ROOT, edge.log)}
 
 ${secretsTable()}

@@ -1,8 +1,9 @@
-/** The origin's HTTP surface: internal (edge-signed), admin, payment webhook, health and metrics. */
+/** The origin's HTTP surface: internal (edge-signed), admin and its console, payment webhook, health and metrics. */
 import { Hono } from 'hono';
 import { errorBody } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import { adminRoutes } from './admin-routes.js';
+import { consoleRoutes } from './console-routes.js';
 import { onError } from './errors.js';
 import { internalRoutes } from './internal-routes.js';
 import { lifecycleAdminRoutes } from './lifecycle-routes.js';
@@ -27,6 +28,9 @@ export function createApp(ctx: OriginContext) {
   app.use('*', rawBody({ timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
 
   app.route('/internal', internalRoutes(ctx));
+  // Before the other /admin routes: the console's static shell answers before their token check.
+  app.get('/admin/console', (c) => c.redirect('/admin/console/', 301));
+  app.route('/admin/console/', consoleRoutes(ctx));
   app.route('/admin', adminRoutes(ctx));
   app.route('/admin', lifecycleAdminRoutes(ctx));
   app.route('/admin', orderEventRoutes(ctx));

@@ -810,6 +810,21 @@ export class StockStore {
     await this.redis.hdel(this.space.registry, sale.activityId);
   }
 
+  /**
+   * After cleanup, every key of the sale that still exists must expire (the console's checklist):
+   * each existing key with its time to live in ms (-1: no expiry). Keys that are gone are left out.
+   */
+  async keyTtls(sale: Sale): Promise<{ key: string; ttlMs: number }[]> {
+    const keys = this.allKeys(sale).flatMap((k) => Object.values(k));
+    const ttls = await Promise.all(keys.map((key) => this.redis.pttl(key)));
+    return keys.map((key, i) => ({ key, ttlMs: ttls[i]! })).filter((k) => k.ttlMs !== -2);
+  }
+
+  /** Whether the settlement registry (written by warm-up and recover) still lists the sale. */
+  async isRegistered(activityId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.space.registry, activityId)) === 1;
+  }
+
   /** Warmed sales (the registry written by warm-up and recover): what consumers and jobs look after. */
   async warmedSales(): Promise<Sale[]> {
     const registry = await this.redis.hgetall(this.space.registry);
