@@ -61,7 +61,7 @@ export function consoleRoutes(ctx: OriginContext) {
     return new Response(new Uint8Array(file[1]), { headers: { 'content-type': file[0], ...CONSOLE_SECURITY_HEADERS } });
   };
 
-  app.use('/api/*', adminToken({ token: ctx.config.ADMIN_TOKEN }));
+  app.use('/api/*', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
   app.use('/api/*', async function noStore(c, next) {
     await next();
     c.header('Cache-Control', 'no-store');
