@@ -23,7 +23,6 @@ const PENDING_PAGES: readonly string[] = [
   'docs/durability.md',
   'docs/waiting-room.md',
   'docs/watching-a-sale.md',
-  'docs/console.md',
 ];
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
