@@ -58,15 +58,15 @@ export async function setDenied(ctx: DenyListDeps, userId: string, denied: boole
     ctx.db.query('SELECT denied, revision FROM seckill_deny_list WHERE user_id = ?', [userId]),
   ))!;
   const entry = { userId, denied: Number(row.denied) === 1, revision: Number(row.revision) };
+  // In force at the origin before the answer (every decision after it obeys), then at the edge.
+  const sales = await applyDenyToSales(ctx, entry);
   ctx.log.info(
-    { userId, actor, change: { denied }, revision: entry.revision },
+    { userId, actor, change: { denied }, revision: entry.revision, sales },
     denied ? 'user denied' : 'user allowed again',
   );
   ctx.metrics.adminChanges.inc({ setting: denied ? 'deny' : 'allow' });
-  // In force at the origin before the answer (every decision after it obeys), then at the edge.
-  const sales = await applyDenyToSales(ctx, entry);
   const atEdge = await confirmPushed(ctx, [entry]);
-  return { userId, denied, atEdge, sales };
+  return { userId, denied, atEdge };
 }
 
 async function confirmPushed(ctx: DenyListDeps, rows: DenyRow[]): Promise<boolean> {

@@ -79,11 +79,17 @@ export async function loadSaleRules(
  * call (a new revision) writes it again.
  */
 export async function applyDenyToSales(ctx: SaleRulesDeps, entry: DenyRevision): Promise<number> {
-  const ids = new Set(await liveActivityIds(ctx.db, ctx.config.EDGE_LIVE_AFTER_END_SECONDS));
+  const live = await liveActivityIds(ctx.db, ctx.config.EDGE_LIVE_AFTER_END_SECONDS);
   try {
+    // Warmed sales (the registry) that MySQL no longer counts live still decide dead-letter retries.
+    const warmed = await ctx.stock.warmedSales();
+    const ours = await knownActivities(
+      ctx,
+      warmed.map((s) => s.activityId),
+    );
     const sales = new Map<string, Sale>();
-    for (const sale of await ctx.stock.warmedSales()) sales.set(sale.activityId, sale);
-    for (const id of ids) if (!sales.has(id)) sales.set(id, await ctx.catalog.resolve(id));
+    for (const sale of warmed) if (ours.has(sale.activityId)) sales.set(sale.activityId, sale);
+    for (const id of live) if (!sales.has(id)) sales.set(id, await ctx.catalog.resolve(id));
     await Promise.all([...sales.values()].map((sale) => ctx.stock.applyDeny(sale, [entry])));
     return sales.size;
   } catch (err) {
@@ -94,4 +100,16 @@ export async function applyDenyToSales(ctx: SaleRulesDeps, entry: DenyRevision):
       { retryAfter: 1, cause: err },
     );
   }
+}
+
+/**
+ * Which of these ids are activities of this database: a registry entry of another deployment
+ * sharing the Redis without a key prefix (tests do) is not ours to write into.
+ */
+async function knownActivities(ctx: Pick<SaleRulesDeps, 'db'>, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found = await rows<{ id: string }>(
+    ctx.db.query(`SELECT id FROM seckill_activity WHERE id IN (${ids.map(() => '?').join(', ')})`, ids),
+  );
+  return new Set(found.map((r) => String(r.id)));
 }
