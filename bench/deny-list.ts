@@ -163,6 +163,7 @@ export async function benchDenyList(): Promise<DenyListResult> {
     const users = Array.from({ length: Math.min(PUSH_BATCH, deniedCount - i) }, (_, j) => ({
       userId: userId(i + j),
       denied: true,
+      revision: 1,
     }));
     await signedPut('/internal/deny', JSON.stringify({ users }));
   }

@@ -1,6 +1,6 @@
 /**
  * The lottery draw at scale (DESIGN §10): 200,000 entrants for 20,000 units by default, on the
- * real Redis and MySQL the draw uses. The entrant hash is filled directly (HSET, as lua/enter-3.lua
+ * real Redis and MySQL the draw uses. The entrant hash is filled directly (HSET, as lua/enter-4.lua
  * leaves it; bench/lottery.ts measures entering itself), then:
  *  1. read: every entry by HSCAN (StockStore.entrants), as the draw reads them;
  *  2. order, three ways on the same entrants (process CPU ms, each best of --rounds):

@@ -1,6 +1,6 @@
 /**
  * Lottery benchmark (DESIGN §10, issue 12): what entering costs and what the draw costs at scale.
- *  - entries: N users through StockStore.enter (lua/enter-3.lua on the request path, `--concurrency`
+ *  - entries: N users through StockStore.enter (lua/enter-4.lua on the request path, `--concurrency`
  *    in flight), entries/s, and Redis memory for the entrant hash (used_memory delta, MEMORY USAGE);
  *  - the draw: the real runDraw (origin/lottery/draw.ts) on those entries — read (HSCAN) + order
  *    (HMAC, sort), reserve in order until the units are gone, then the entrant list into MySQL —

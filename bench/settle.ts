@@ -185,7 +185,7 @@ export async function benchSettle() {
       await Promise.all(
         Array.from({ length: Math.min(1000, N - i) }, (_, j) =>
           scripts.reserve(
-            [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing],
+            [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing, keys.denied],
             [
               String(userIds[i + j]),
               1,
@@ -194,6 +194,8 @@ export async function benchSettle() {
               '',
               Date.now(),
               0, // one bucket: no borrowing
+              '{}', // no claims: the bench's sale has no eligibility rule
+              1,
             ],
           ),
         ),

@@ -62,7 +62,11 @@ function tooSoon(ms: number): ContractError {
   });
 }
 
-/** Refusals a kept purchase ends with; anything else (origin unavailable, …) leaves its turn for the next poll. */
+/**
+ * Refusals a kept purchase ends with; anything else (origin unavailable, …) leaves its turn for the
+ * next poll. `denied` and `not_eligible` (the origin applies the rules in force at the turn, issue
+ * 24) end the turn too: kept, it would be asked again on every poll and never pass to the next.
+ */
 const FINAL_REFUSALS: ReadonlySet<string> = new Set([
   'sold_out',
   'insufficient_stock',
@@ -71,6 +75,8 @@ const FINAL_REFUSALS: ReadonlySet<string> = new Set([
   'ended',
   'too_early',
   'bad_request',
+  'denied',
+  'not_eligible',
 ]);
 
 export async function answerPlace(

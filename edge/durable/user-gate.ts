@@ -8,6 +8,11 @@
  * already calls it: a denied user costs no extra call, and the check is one Set lookup. Unlike the
  * buckets the deny list must survive eviction, so it is stored (key `deny:<userId>`) and loaded into
  * the Set when the object starts. 100k denied users over 16 shards ≈ 6k ids per shard (docs/operations.md).
+ *
+ * Each stored entry is the revision of the origin's row, signed: +r denied at revision r, −r allowed
+ * again at r (kept, so an older "denied" cannot come back either). A push older than or as old as
+ * what the shard holds is ignored: a captured push replayed later, or two pushes crossing, never
+ * undo a newer change. Entries stored before revisions were kept hold 1 (= denied at 1).
  */
 import { DurableObject } from 'cloudflare:workers';
 import { isIdle, msUntilToken, take, type Bucket } from './token-bucket.js';
@@ -25,6 +30,13 @@ export type GateAnswer =
 
 const DENY_PREFIX = 'deny:';
 
+/** A deny-list change as the origin pushes it: the row's state and revision (≥ 1). */
+export interface DenyChange {
+  userId: string;
+  denied: boolean;
+  revision: number;
+}
+
 export class UserGateDO extends DurableObject<Env> {
   private readonly buckets = new Map<string, Bucket>();
   private readonly denied = new Set<string>();
@@ -34,8 +46,8 @@ export class UserGateDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
-      for (const key of (await ctx.storage.list({ prefix: DENY_PREFIX })).keys())
-        this.denied.add(key.slice(DENY_PREFIX.length));
+      for (const [key, revision] of await ctx.storage.list<number>({ prefix: DENY_PREFIX }))
+        if (revision > 0) this.denied.add(key.slice(DENY_PREFIX.length));
     });
   }
 
@@ -54,19 +66,34 @@ export class UserGateDO extends DurableObject<Env> {
     return { ok: true, emptyForMs: msUntilToken(result.bucket) };
   }
 
-  /** Applies deny-list changes pushed by the origin (only those of this shard's users arrive here). */
-  async setDenied(entries: { userId: string; denied: boolean }[]): Promise<number> {
-    const add = entries.filter((e) => e.denied).map((e) => DENY_PREFIX + e.userId);
-    const remove = entries.filter((e) => !e.denied).map((e) => DENY_PREFIX + e.userId);
-    // storage.put / delete take at most 128 keys per call.
-    for (let i = 0; i < add.length; i += 128)
-      await this.ctx.storage.put(Object.fromEntries(add.slice(i, i + 128).map((k) => [k, 1])));
-    for (let i = 0; i < remove.length; i += 128) await this.ctx.storage.delete(remove.slice(i, i + 128));
-    for (const e of entries) {
+  /**
+   * Applies deny-list changes pushed by the origin (only those of this shard's users arrive here),
+   * each only if its revision is newer than the one stored. Storage calls hold the object's input
+   * gate, so no other push interleaves between the read and the write.
+   */
+  async setDenied(entries: DenyChange[]): Promise<{ applied: number; ignored: number }> {
+    // The newest of each user's entries in this push; then only those newer than what is stored.
+    const newest = new Map<string, DenyChange>();
+    for (const e of entries) if (e.revision > (newest.get(e.userId)?.revision ?? 0)) newest.set(e.userId, e);
+    const changes = [...newest.values()];
+    const apply: DenyChange[] = [];
+    // storage.get / put take at most 128 keys per call.
+    for (let i = 0; i < changes.length; i += 128) {
+      const part = changes.slice(i, i + 128);
+      const held = await this.ctx.storage.get<number>(part.map((e) => DENY_PREFIX + e.userId));
+      for (const e of part) if (e.revision > Math.abs(held.get(DENY_PREFIX + e.userId) ?? 0)) apply.push(e);
+    }
+    for (let i = 0; i < apply.length; i += 128)
+      await this.ctx.storage.put(
+        Object.fromEntries(
+          apply.slice(i, i + 128).map((e) => [DENY_PREFIX + e.userId, e.denied ? e.revision : -e.revision]),
+        ),
+      );
+    for (const e of apply) {
       if (e.denied) this.denied.add(e.userId);
       else this.denied.delete(e.userId);
     }
-    return this.denied.size;
+    return { applied: apply.length, ignored: entries.length - apply.length };
   }
 
   /** Number of users currently tracked (for tests and diagnostics). */

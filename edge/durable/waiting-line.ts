@@ -85,6 +85,7 @@ export class WaitingLine {
   private users: string[] = [];
   private requests: string[] = [];
   private quantities: number[] = [];
+  private claims: (Claims | undefined)[] = [];
   private enqueuedAt: number[] = [];
   private lastAnswerAt: number[] = [];
   private pollAfter: number[] = [];
@@ -151,6 +152,7 @@ export class WaitingLine {
     this.users.push(purchase.userId);
     this.requests.push(purchase.requestId);
     this.quantities.push(purchase.quantity);
+    this.claims.push(purchase.claims);
     this.enqueuedAt.push(now);
     this.lastAnswerAt.push(now);
     this.pollAfter.push(limits.pollMinMs);
@@ -239,8 +241,8 @@ export class WaitingLine {
       }
       admitted.lastAnswerAt = now;
       admitted.pollAfterMs = limits.pollMinMs;
-      const { userId: u, requestId, quantity } = admitted;
-      return { kind: 'turn', seq, purchase: { userId: u, requestId, quantity } };
+      const { userId: u, requestId, quantity, claims } = admitted;
+      return { kind: 'turn', seq, purchase: { userId: u, requestId, quantity, claims } };
     }
     const done = this.outcomes.get(seq);
     if (done) return done.userId === userId ? { kind: 'done', seq, outcome: done.outcome } : { kind: 'gone' };
@@ -319,6 +321,7 @@ export class WaitingLine {
         userId,
         requestId: this.requests[i]!,
         quantity: this.quantities[i]!,
+        claims: this.claims[i],
         lastAnswerAt: this.lastAnswerAt[i]!,
         pollAfterMs: this.pollAfter[i]!,
         tried: false,
@@ -345,6 +348,7 @@ export class WaitingLine {
       this.users[kept] = this.users[i]!;
       this.requests[kept] = this.requests[i]!;
       this.quantities[kept] = this.quantities[i]!;
+      this.claims[kept] = this.claims[i];
       this.enqueuedAt[kept] = this.enqueuedAt[i]!;
       this.lastAnswerAt[kept] = this.lastAnswerAt[i]!;
       this.pollAfter[kept] = this.pollAfter[i]!;
@@ -364,6 +368,7 @@ export class WaitingLine {
       this.users,
       this.requests,
       this.quantities,
+      this.claims,
       this.enqueuedAt,
       this.lastAnswerAt,
       this.pollAfter,

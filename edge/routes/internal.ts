@@ -4,8 +4,8 @@
  *   cache and this isolate's cache, and puts the id on the live list;
  * - `PUT /internal/activities` `{"activityIds": [...]}`: the origin's full list of live activities
  *   (replaces the stored one); ids not on it are answered 404 without an origin call;
- * - `PUT /internal/deny` `{"users": [{"userId", "denied"}]}`: deny-list changes, handed to each
- *   user's UserGateDO shard (DESIGN §10).
+ * - `PUT /internal/deny` `{"users": [{"userId", "denied", "revision"}]}`: deny-list changes, handed
+ *   to each user's UserGateDO shard (DESIGN §10), which ignores any older than the revision it holds.
  * - `GET /internal/activities/:id/waiting-room`: the waiting room's figures, all shards summed.
  * The body limit (413) runs before the signature check (app.ts).
  */
@@ -21,6 +21,7 @@ import {
 } from '../../contract/index.js';
 import { activityStub, loadActivity, rememberActivity } from '../activity-cache.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
+import type { DenyChange } from '../durable/user-gate.js';
 import { addLive, replaceLive } from '../live-activities.js';
 import { shardOf } from '../gates.js';
 import { settingsOf } from '../settings.js';
@@ -41,7 +42,13 @@ const denySchema = z
   .object({
     users: z
       .array(
-        z.object({ userId: z.string().refine(isId, 'userId must be a contract id'), denied: z.boolean() }).strict(),
+        z
+          .object({
+            userId: z.string().refine(isId, 'userId must be a contract id'),
+            denied: z.boolean(),
+            revision: z.number().int().min(1).max(4_294_967_295),
+          })
+          .strict(),
       )
       .max(MAX_DENY_ENTRIES),
   })
@@ -84,16 +91,20 @@ export const internalRoutes = new Hono<EdgeEnv>()
     const parsed = denySchema.safeParse(await signedBody(c));
     if (!parsed.success) throw new ContractError('bad_request', parsed.error.issues[0]?.message ?? 'invalid deny list');
     const shards = settingsOf(c.env).userGateShards;
-    const byShard = new Map<number, { userId: string; denied: boolean }[]>();
+    const byShard = new Map<number, DenyChange[]>();
     for (const entry of parsed.data.users) {
       const shard = shardOf(entry.userId, shards);
       byShard.set(shard, [...(byShard.get(shard) ?? []), entry]);
     }
     const ns = c.env.USER_GATE;
-    await Promise.all(
+    const answers = await Promise.all(
       [...byShard].map(([shard, entries]) => ns.get(ns.idFromName(`user-gate-${shard}`)).setDenied(entries)),
     );
-    return c.json({ applied: parsed.data.users.length });
+    // `ignored`: entries older than what the edge holds (a replay, a late push); the edge keeps the newer.
+    return c.json({
+      applied: answers.reduce((n, a) => n + a.applied, 0),
+      ignored: answers.reduce((n, a) => n + a.ignored, 0),
+    });
   })
   .put('/activities/:id', async (c) => {
     const json = await signedBody(c);

@@ -2,27 +2,32 @@
  * The deny list (DESIGN §10): `PUT` / `DELETE /admin/deny/:userId`. MySQL keeps the list; the edge
  * keeps its own copy in the UserGateDO shard of each user (the shard every ticket and purchase of
  * that user already calls), so a denied user costs no extra call and no origin call at the edge.
+ * The origin's own copy, which every decision reads, is in Redis (access/sale-rules.ts): written
+ * before the call answers, so every reservation decided after the answer obeys it.
  *
- * Each change bumps the row's `revision` and is pushed at once (`PUT /internal/deny`, signed); a
- * change the edge did not confirm (`pushed_revision < revision`) is pushed again by DenyPushJob
- * every DENY_PUSH_RETRY_MS, so a lost push never leaves a user denied or allowed by mistake.
+ * Each change bumps the row's `revision` and is pushed at once (`PUT /internal/deny`, signed) with
+ * that revision: the edge keeps the revision of each entry and ignores a push older than what it
+ * holds, so a replayed or late push never undoes a newer change (issue 24). A change the edge did
+ * not confirm (`pushed_revision < revision`) is pushed again by DenyPushJob every
+ * DENY_PUSH_RETRY_MS, so a lost push never leaves a user denied or allowed by mistake.
  */
 import type { OriginContext } from '../context.js';
 import { signedPut, type PushOptions } from '../edge-push.js';
 import { PeriodicJob } from '../jobs/periodic.js';
 import { one, rows } from '../db/rows.js';
+import { applyDenyToSales } from './sale-rules.js';
 
 /** What this module uses of the origin's context. */
-export type DenyListDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+export type DenyListDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'stock'>;
 
+/** One entry of a push: the row's state and its revision (the edge keeps the newest it was told). */
 export interface DenyEntry {
   userId: string;
   denied: boolean;
-}
-
-interface DenyRow extends DenyEntry {
   revision: number;
 }
+
+type DenyRow = DenyEntry;
 
 export type DenyPush = (entries: DenyEntry[]) => Promise<boolean>;
 
@@ -47,25 +52,26 @@ export async function setDenied(ctx: DenyListDeps, userId: string, denied: boole
        ON DUPLICATE KEY UPDATE denied = ?, actor = ?, revision = revision + 1, updated_at = NOW(3)`,
     [userId, denied ? 1 : 0, actor, denied ? 1 : 0, actor],
   );
-  const row = (await one<{ revision: number }>(
-    ctx.db.query('SELECT revision FROM seckill_deny_list WHERE user_id = ?', [userId]),
+  // The row as it stands now, state and revision together: a concurrent change of the same user may
+  // have landed in between, and then its state is the one that goes with the newest revision.
+  const row = (await one<{ denied: number; revision: number }>(
+    ctx.db.query('SELECT denied, revision FROM seckill_deny_list WHERE user_id = ?', [userId]),
   ))!;
-  ctx.log.info({ userId, actor, change: { denied } }, denied ? 'user denied' : 'user allowed again');
-  ctx.metrics.adminChanges.inc({ setting: denied ? 'deny' : 'allow' });
-  const atEdge = await confirmPushed(ctx, [{ userId, denied, revision: Number(row.revision) }]);
-  return { userId, denied, atEdge };
-}
-
-export async function isDenied(ctx: DenyListDeps, userId: string): Promise<boolean> {
-  const row = await one<{ denied: number }>(
-    ctx.db.query('SELECT denied FROM seckill_deny_list WHERE user_id = ?', [userId]),
+  const entry = { userId, denied: Number(row.denied) === 1, revision: Number(row.revision) };
+  // In force at the origin before the answer (every decision after it obeys), then at the edge.
+  const sales = await applyDenyToSales(ctx, entry);
+  ctx.log.info(
+    { userId, actor, change: { denied }, revision: entry.revision, sales },
+    denied ? 'user denied' : 'user allowed again',
   );
-  return Number(row?.denied ?? 0) === 1;
+  ctx.metrics.adminChanges.inc({ setting: denied ? 'deny' : 'allow' });
+  const atEdge = await confirmPushed(ctx, [entry]);
+  return { userId, denied, atEdge };
 }
 
 async function confirmPushed(ctx: DenyListDeps, rows: DenyRow[]): Promise<boolean> {
   if (!ctx.config.EDGE_URL || rows.length === 0) return false;
-  const ok = await pushOf(ctx)(rows.map(({ userId, denied }) => ({ userId, denied })));
+  const ok = await pushOf(ctx)(rows);
   if (!ok) return false;
   // Only the revision that was pushed counts: a newer change in between is pushed again.
   for (const r of rows)

@@ -4,6 +4,7 @@
  */
 import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
+import { eligibilityField, loadSaleRules } from '../access/sale-rules.js';
 import type { OriginContext } from '../context.js';
 import { hasSaleHistory } from './sale-history.js';
 import {
@@ -20,7 +21,7 @@ import {
 /** What this module uses of the origin's context. */
 export type ActivityOperationsDeps = Pick<
   OriginContext,
-  'catalog' | 'db' | 'log' | 'metrics' | 'publisher' | 'snapshot' | 'stock' | 'stockWatch'
+  'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'snapshot' | 'stock' | 'stockWatch'
 >;
 
 export async function createActivity(ctx: ActivityOperationsDeps, input: CreateActivity) {
@@ -56,6 +57,8 @@ export async function warmup(ctx: ActivityOperationsDeps, activityId: string): P
       'conflict',
       'this sale already sold (MySQL has orders) but Redis has no stock: run recover',
     );
+  // The deny list and the eligibility rule are in the buckets before the script makes the sale warm.
+  await loadSaleRules(ctx, sale, record.config.eligibility);
   const loaded = await ctx.stock.warmup(sale, { stock: record.available, state: record.state, maxPerUser });
   if (loaded.kind === 'has_history') {
     throw new ContractError('conflict', 'Redis has reservation history but no stock: run recover instead of warm-up');
@@ -106,6 +109,9 @@ export async function changeActivity(
   const before = await requireActivity(ctx.db, activityId);
   const { state, ...settings } = patch;
   await updateSettings(ctx.db, activityId, settings);
+  // Before the answer, in the field every decision reads: the rule binds every reservation after it.
+  if (settings.eligibility !== undefined)
+    await ctx.stock.setEligibility(saleOf(before), eligibilityField(settings.eligibility));
   if (state !== undefined) {
     await updateState(ctx.db, activityId, state);
     await ctx.stock.setState(saleOf(before), state);

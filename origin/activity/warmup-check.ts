@@ -6,6 +6,7 @@
  * The stock check is the reconciliation's Redis equation, so it also holds once selling began:
  *   stock = initial − not released − (issued − released − refilled).
  */
+import { eligibilityField } from '../access/sale-rules.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
 import type { OriginContext } from '../context.js';
 import { reconcile } from '../reconcile/reconcile.js';
@@ -56,6 +57,12 @@ export async function verifyWarmup(ctx: WarmupCheckDeps, activityId: string): Pr
     check('redis.stock_matches_mysql', expectedStock, stock),
     check('redis.state_matches_mysql', record.state, warm.config.state ?? null),
     check('redis.max_per_user_matches_mysql', record.config.maxPerUser, Number(warm.config.maxPerUser ?? NaN) || null),
+    // The rule every decision reads (access/sale-rules.ts): the one MySQL holds.
+    check(
+      'redis.eligibility_matches_mysql',
+      eligibilityField(record.config.eligibility),
+      warm.config.eligibility ?? null,
+    ),
     check('redis.consumer_group_exists', 1, warm.group ? 1 : 0),
     check('redis.settlement_registry_lists_sale', 1, warm.registered ? 1 : 0),
   ];

@@ -1,12 +1,13 @@
 /**
  * A purchase that meets a lottery (DESIGN §10): inside the window it becomes the user's one entry
- * (lua/enter-3.lua, no stock moves); between the window's close and the final winners it is turned
+ * (lua/enter-4.lua, no stock moves); between the window's close and the final winners it is turned
  * away with 503 `busy` + Retry-After; after that `null` — the caller reserves FCFS as usual.
  */
 import { ContractError } from '../../contract/errors.js';
 import { entryIdOf } from '../../contract/ids.js';
 import type { EntryResponse, ReserveRequest } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
+import { deniedError, notEligibleError } from '../reservation/reserve.js';
 
 /** What this module uses of the origin's context. */
 export type LotteryEntryDeps = Pick<OriginContext, 'catalog' | 'lottery' | 'metrics' | 'stock'>;
@@ -32,7 +33,8 @@ export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest
   if (phase === 'fcfs') return null;
   if (phase === 'drawing') throw drawing();
 
-  const result = await ctx.stock.enter({ ...sale, userId: req.userId, quantity: req.quantity });
+  // The deny list and the eligibility rule bind entries as they bind purchases (lua/enter-4.lua).
+  const result = await ctx.stock.enter({ ...sale, userId: req.userId, quantity: req.quantity, claims: req.claims });
   const body: EntryResponse = { status: 'entered', entryId: entryIdOf(req.activityId, req.userId) };
   switch (result.kind) {
     case 'entered':
@@ -52,5 +54,9 @@ export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest
       throw new ContractError('ended', 'the sale has ended');
     case 'not_warmed':
       throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
+    case 'denied':
+      throw deniedError();
+    case 'not_eligible':
+      throw notEligibleError();
   }
 }

@@ -7,11 +7,13 @@
  * retry = re-queue for settlement. Rule: allowed only while no order exists, the dead letter is not
  * given up, compensation has released the reservation (so its units are accounted for), the user
  * holds no other reservation now, and Redis still has the units compensation gave back. Then, in
- * one script (lua/requeue-4.lua), those units are taken out of stock again, the user's holder is
+ * one script (lua/requeue-5.lua), those units are taken out of stock again, the user's holder is
  * set back and the reservation is appended to the Stream; the row becomes `retried`, which
  * settle.ts does not treat as owning the reservation. If settlement fails again, the row is
  * dead-lettered again (status back to `open`). MySQL's conditional stock update stays the last
- * guard, so a retry can never sell a unit MySQL does not have.
+ * guard, so a retry can never sell a unit MySQL does not have. A user denied since is refused in
+ * the same script (the deny list in the bucket, origin/access/sale-rules.ts): 409, nothing requeued.
+ * Eligibility is not checked again here: the claims were seen only when the reservation was made.
  */
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
@@ -122,6 +124,7 @@ const REQUEUE_REFUSALS = {
   not_released: 'compensation has not released this reservation yet; try again shortly',
   holds_other: 'the user holds another reservation in this sale now; retrying would sell twice',
   sold_out: 'the units compensation gave back were sold again; nothing to retry with',
+  denied: 'the user is on the deny list now; their units stay on sale (give the dead letter up instead)',
 } as const;
 
 export async function retryDeadLetter(ctx: DeadLetterAdminDeps, reservationId: string) {

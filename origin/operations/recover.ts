@@ -13,6 +13,7 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import { requireActivity, saleOf } from '../activity/store.js';
+import { loadSaleRules } from '../access/sale-rules.js';
 import type { StrandedBorrow } from '../redis/borrow.js';
 import type { OriginContext } from '../context.js';
 import { inTransaction } from '../db/pool.js';
@@ -104,6 +105,8 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
   if (plan.kind === 'refused') throw refuse(plan.reason);
 
   const { stock, holders, released, refilled, tranches, restore } = plan;
+  // A Redis that lost the sale lost its rules too: back before the script makes it warm again.
+  await loadSaleRules(ctx, sale, record.config.eligibility);
   const rebuilt = await ctx.stock.recover(sale, {
     stock,
     state: record.state,

@@ -2,7 +2,7 @@
  * Borrowing between stock buckets (DESIGN §10): the short cross-slot protocol run when a user's home
  * bucket cannot serve. Each step is one script on one slot:
  *
- *   1. reserve-5 at home   marks the user pending (holder "~rid", borrowing[rid] = p|ts|user|q)
+ *   1. reserve-6 at home   marks the user pending (holder "~rid", borrowing[rid] = p|ts|user|q)
  *   2. take-3 at a donor   takes q units, records lent[rid] = q|home      (at most MAX_DONORS donors)
  *   3. confirm-3 at home   pending → the reservation, event appended to the home Stream
  *      or abandon-2 at home (no donor had the units) → the user is free to try again

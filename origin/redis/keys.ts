@@ -32,6 +32,11 @@ export interface ActivityKeys {
   winners: string;
   /** Hash releaseId -> units: tranches of held-back stock already added (DESIGN §10). */
   tranches: string;
+  /**
+   * Deny list (issue 24): hash userId -> signed revision of the user's row (+ denied, − allowed
+   * again). Every bucket holds its own copy, so the scripts read it in the bucket's slot.
+   */
+  denied: string;
 }
 
 export interface Keyspace {
@@ -65,6 +70,7 @@ export function keyspace(prefix = ''): Keyspace {
         draw: `${base}:draw`,
         winners: `${base}:winners`,
         tranches: `${base}:tranches`,
+        denied: `${base}:denied`,
       };
     },
   };

@@ -11,7 +11,7 @@ import { projectPath } from '../paths.js';
 
 export const LUA_DIR = projectPath('lua');
 
-/** lua/reserve-5.lua */
+/** lua/reserve-6.lua */
 export const ReserveCode = {
   OK: 1,
   EXISTS: 2,
@@ -23,6 +23,8 @@ export const ReserveCode = {
   SOLD_OUT: -4,
   LIMIT_EXCEEDED: -5,
   INSUFFICIENT_STOCK: -6,
+  DENIED: -8,
+  NOT_ELIGIBLE: -9,
 } as const;
 
 /** lua/release-3.lua */
@@ -37,7 +39,7 @@ export const RefillCode = { REFILLED: 1, ALREADY: 2, NOT_WARMED: -1 } as const;
 /** lua/recover-9.lua */
 export const RecoverCode = { RECOVERED: 1, WARM: -1, NO_STREAM: -2 } as const;
 
-/** lua/requeue-4.lua */
+/** lua/requeue-5.lua */
 export const RequeueCode = {
   REQUEUED: 1,
   ALREADY: 2,
@@ -45,6 +47,7 @@ export const RequeueCode = {
   NOT_RELEASED: -2,
   HOLDS_OTHER: -3,
   SOLD_OUT: -4,
+  DENIED: -8,
 } as const;
 
 /** lua/take-3.lua (a borrow's donor step) */
@@ -59,7 +62,7 @@ export const AbandonCode = { ABANDONED: 1, ALREADY: 2, CONFIRMED: -1, TOO_FRESH:
 /** lua/give-back-2.lua (a given-up borrow's units back to the donor) */
 export const GiveBackCode = { RETURNED: 1, NOTHING: 2, NOT_WARMED: -1 } as const;
 
-/** lua/enter-3.lua */
+/** lua/enter-4.lua */
 export const EnterCode = {
   ENTERED: 1,
   EXISTS: 2,
@@ -68,6 +71,8 @@ export const EnterCode = {
   ENDED: -3,
   LIMIT_EXCEEDED: -5,
   CLOSED: -7,
+  DENIED: -8,
+  NOT_ELIGIBLE: -9,
 } as const;
 
 export interface LuaScript {
@@ -124,6 +129,7 @@ const SCRIPT_NAMES = [
   'give-back',
   'enter',
   'primary',
+  'deny',
 ] as const;
 type ScriptName = (typeof SCRIPT_NAMES)[number];
 

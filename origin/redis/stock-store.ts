@@ -9,6 +9,7 @@
  * operator figure is summed over the buckets here.
  */
 import type { ActivitySwitch } from '../../contract/activity.js';
+import type { Claims } from '../../contract/eligibility.js';
 import { newReservationId } from '../../contract/ids.js';
 import type { Logger } from '../logger.js';
 import { borrow, returnStranded, type StrandedBorrow } from './borrow.js';
@@ -52,6 +53,17 @@ export interface ReserveInput extends Sale {
   quantity: number;
   requestId: string;
   traceId: string;
+  /** The user's JWT claims the edge verified; the script checks the sale's eligibility rule against them. */
+  claims?: Claims;
+  /** The lottery draw decides eligibility itself (it has no claims of the entrants): the script skips the rule. */
+  eligibilityDecided?: boolean;
+}
+
+/** A deny-list row as the scripts get it: who, denied or allowed again, and the row's revision (≥ 1). */
+export interface DenyRevision {
+  userId: string;
+  denied: boolean;
+  revision: number;
 }
 
 export type ReserveResult =
@@ -63,6 +75,10 @@ export type ReserveResult =
   | { kind: 'paused' }
   | { kind: 'ended' }
   | { kind: 'not_warmed' }
+  /** The user is on the deny list (the bucket's `denied` hash). */
+  | { kind: 'denied' }
+  /** The claims do not meet the sale's eligibility rule (the config hash's `eligibility`). */
+  | { kind: 'not_eligible' }
   /** The user's own borrow from another bucket is still in flight (or units moved under it): try again. */
   | { kind: 'busy' }
   /**
@@ -85,7 +101,8 @@ export type RequeueResult =
   | { kind: 'not_warmed' }
   | { kind: 'not_released' }
   | { kind: 'holds_other' }
-  | { kind: 'sold_out' };
+  | { kind: 'sold_out' }
+  | { kind: 'denied' };
 export type RecoverResult =
   { kind: 'recovered'; stock: number; holders: number } | { kind: 'warm' } | { kind: 'no_stream' };
 
@@ -96,7 +113,9 @@ export type EnterResult =
   | { kind: 'closed' }
   | { kind: 'paused' }
   | { kind: 'ended' }
-  | { kind: 'not_warmed' };
+  | { kind: 'not_warmed' }
+  | { kind: 'denied' }
+  | { kind: 'not_eligible' };
 
 /** Lottery entries: `open` until the draw closes them, `drawn` once the winners are final. */
 export type DrawPhase = 'open' | 'closed' | 'drawn';
@@ -136,6 +155,12 @@ export interface StockStoreOptions {
 }
 
 const num = (v: string | number | undefined) => Number(v ?? 0);
+/** The claims as the scripts read them (ARGV): JSON, `{}` when the user's JWT carried none. */
+const claimsArg = (claims: Claims | undefined) => (claims ? JSON.stringify(claims) : '{}');
+/** Config-hash field: the sale's eligibility rule as JSON, "" = everyone (lua/includes/access-rules.lua). */
+const ELIGIBILITY_FIELD = 'eligibility';
+/** Deny-list rows per lua/deny-1.lua call. */
+const DENY_BATCH = 500;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PENDING_MARK = '~';
 /** Config-hash field: the primary (per bucket) whose state a failover recovery proved. */
@@ -208,7 +233,7 @@ export class StockStore {
   // ── Request path: short timeout, no offline queue, behind the breaker ──────────────────────────
 
   /**
-   * The one atomic decision, on the user's home bucket (lua/reserve-5.lua). When that bucket cannot
+   * The one atomic decision, on the user's home bucket (lua/reserve-6.lua). When that bucket cannot
    * serve and the sale has other buckets, the user is marked pending there and borrow.ts takes the
    * units from at most two other buckets, then confirms at home.
    */
@@ -226,7 +251,7 @@ export class StockStore {
   private async reserveOnce(input: ReserveInput): Promise<ReserveResult | 'pending'> {
     const home = homeBucket(input.userId, input.buckets);
     const k = this.keys(input, home);
-    const keys = [k.stock, k.holders, k.events, k.config, k.borrowing];
+    const keys = [k.stock, k.holders, k.events, k.config, k.borrowing, k.denied];
     const args = [
       input.userId,
       input.quantity,
@@ -235,6 +260,8 @@ export class StockStore {
       input.traceId,
       Date.now(),
       input.buckets > 1 ? 1 : 0,
+      claimsArg(input.claims),
+      input.eligibilityDecided ? 0 : 1,
     ];
     const { reply, replicas } = await this.breaker.run(() =>
       this.opts.wait?.replicas
@@ -406,12 +433,15 @@ export class StockStore {
     }
   }
 
-  /** lua/enter-3.lua: one lottery entry per user (DESIGN §10). */
-  async enter(input: Sale & { userId: string; quantity: number }): Promise<EnterResult> {
+  /** lua/enter-4.lua: one lottery entry per user (DESIGN §10), under the deny list and the eligibility rule. */
+  async enter(input: Sale & { userId: string; quantity: number; claims?: Claims }): Promise<EnterResult> {
     // The entry lives in the user's home bucket, beside that bucket's config (one slot per script).
     const k = this.keys(input, homeBucket(input.userId, input.buckets));
     const reply = await this.breaker.run(() =>
-      this.requestScripts.enter([k.entrants, k.config, k.draw], [input.userId, input.quantity]),
+      this.requestScripts.enter(
+        [k.entrants, k.config, k.draw, k.denied],
+        [input.userId, input.quantity, claimsArg(input.claims)],
+      ),
     );
     const code = num(reply[0]);
     switch (code) {
@@ -429,6 +459,10 @@ export class StockStore {
         return { kind: 'ended' };
       case EnterCode.NOT_WARMED:
         return { kind: 'not_warmed' };
+      case EnterCode.DENIED:
+        return { kind: 'denied' };
+      case EnterCode.NOT_ELIGIBLE:
+        return { kind: 'not_eligible' };
       default:
         throw unknownCode('enter', code);
     }
@@ -559,6 +593,31 @@ export class StockStore {
       if (await this.redis.exists(k.stock)) await this.redis.hset(k.config, 'state', state);
   }
 
+  // ── Access rules the scripts read (origin/access/sale-rules.ts decides when) ────────────────────
+
+  /**
+   * The eligibility rule (JSON, "" = everyone) into every bucket's config hash, warm or not: a bucket
+   * warmed later keeps it (warm-up only seeds an absent field). `onlyIfAbsent`: warm-up's seed, so a
+   * rule an operator's PATCH wrote meanwhile is never overwritten by warm-up's older read.
+   */
+  async setEligibility(sale: Sale, rule: string, onlyIfAbsent = false): Promise<void> {
+    await Promise.all(
+      this.allKeys(sale).map((k) =>
+        onlyIfAbsent
+          ? this.redis.hsetnx(k.config, ELIGIBILITY_FIELD, rule)
+          : this.redis.hset(k.config, ELIGIBILITY_FIELD, rule),
+      ),
+    );
+  }
+
+  /** Deny-list rows into every bucket's `denied` hash (lua/deny-1.lua: newer revisions only). */
+  async applyDeny(sale: Sale, rows: DenyRevision[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += DENY_BATCH) {
+      const pairs = rows.slice(i, i + DENY_BATCH).flatMap((r) => [r.userId, r.denied ? r.revision : -r.revision]);
+      await Promise.all(this.allKeys(sale).map((k) => this.scripts.deny([k.denied], pairs)));
+    }
+  }
+
   /**
    * lua/release-3.lua on the user's home bucket: compensation. `cap` = MySQL available (-1: give
    * nothing back); with buckets the other buckets' stock counts against it.
@@ -649,11 +708,11 @@ export class StockStore {
     };
   }
 
-  /** lua/requeue-4.lua on the user's home bucket: an admin's retry of a dead-lettered reservation. */
+  /** lua/requeue-5.lua on the user's home bucket: an admin's retry of a dead-lettered reservation. */
   async requeue(sale: Sale, e: ReservationEvent): Promise<RequeueResult> {
     const k = this.keys(sale, homeBucket(e.userId, sale.buckets));
     const reply = await this.scripts.requeue(
-      [k.stock, k.holders, k.events, k.released],
+      [k.stock, k.holders, k.events, k.released, k.denied],
       [e.reservationId, e.userId, e.quantity, e.requestId, e.traceId, Date.now()],
     );
     const code = num(reply[0]);
@@ -670,6 +729,8 @@ export class StockStore {
         return { kind: 'holds_other' };
       case RequeueCode.SOLD_OUT:
         return { kind: 'sold_out' };
+      case RequeueCode.DENIED:
+        return { kind: 'denied' };
       default:
         throw unknownCode('requeue', code);
     }
@@ -739,7 +800,7 @@ export class StockStore {
 
   // ── The lottery draw (origin/lottery/draw.ts): patient client ───────────────────────────────────
 
-  /** No entry after this (lua/enter-3.lua answers CLOSED); keeps `drawn` if already there. */
+  /** No entry after this (lua/enter-4.lua answers CLOSED); keeps `drawn` if already there. */
   async closeEntries(sale: Sale): Promise<void> {
     for (const k of this.allKeys(sale)) await this.redis.set(k.draw, 'closed', 'NX');
   }
@@ -770,11 +831,22 @@ export class StockStore {
    * request path's reserve with its borrowing; the draw then sends one at a time to keep the order.
    */
   async reserveForDraw(input: ReserveInput): Promise<ReserveResult> {
-    if (input.buckets > 1) return this.reserve(input);
+    // The deny list binds the draw's reservations too; eligibility is the draw's own decision.
+    if (input.buckets > 1) return this.reserve({ ...input, eligibilityDecided: true });
     const k = this.keys(input, 0);
     const reply = await this.scripts.reserve(
-      [k.stock, k.holders, k.events, k.config, k.borrowing],
-      [input.userId, input.quantity, newReservationId(input.activityId), input.requestId, input.traceId, Date.now(), 0],
+      [k.stock, k.holders, k.events, k.config, k.borrowing, k.denied],
+      [
+        input.userId,
+        input.quantity,
+        newReservationId(input.activityId),
+        input.requestId,
+        input.traceId,
+        Date.now(),
+        0,
+        '{}',
+        0,
+      ],
     );
     const decoded = decodeReserve(reply);
     // One bucket never borrows, so the script never answers borrow or pending here.
@@ -941,7 +1013,7 @@ export class StockStore {
   }
 }
 
-/** What lua/reserve-5.lua answered; `borrow` and `pending` only come from a sale with buckets. */
+/** What lua/reserve-6.lua answered; `borrow` and `pending` only come from a sale with buckets. */
 type ReserveReply =
   | Exclude<ReserveResult, { kind: 'busy' } | { kind: 'unconfirmed' }>
   /** This bucket cannot serve: the user is marked pending here; `homeStock` is what it still has. */
@@ -973,6 +1045,10 @@ function decodeReserve(reply: Reply): ReserveReply {
       return { kind: 'ended' };
     case ReserveCode.NOT_WARMED:
       return { kind: 'not_warmed' };
+    case ReserveCode.DENIED:
+      return { kind: 'denied' };
+    case ReserveCode.NOT_ELIGIBLE:
+      return { kind: 'not_eligible' };
     default:
       throw unknownCode('reserve', code);
   }

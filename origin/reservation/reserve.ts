@@ -1,6 +1,8 @@
 /**
- * The reserve decision: the store's reserve (one EVALSHA of lua/reserve-5.lua), its outcome
- * translated to the contract.
+ * The reserve decision: the store's reserve (one EVALSHA of lua/reserve-6.lua), its outcome
+ * translated to the contract. The script also applies the deny list and the sale's eligibility
+ * rule against the claims the edge forwarded (origin/access/sale-rules.ts), so a purchase and a
+ * waiting-room turn are refused here even when the edge's copy of the rules is stale.
  * The in-process sold-out flag skips the script but never the holder lookup, so a holder's repeat
  * still gets its reservation.
  */
@@ -25,6 +27,8 @@ type Outcome =
   | 'ended'
   | 'limit_exceeded'
   | 'not_found'
+  | 'denied'
+  | 'not_eligible'
   | 'unavailable';
 
 export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
@@ -62,6 +66,7 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
         quantity: req.quantity,
         requestId: req.requestId,
         traceId,
+        claims: req.claims,
       });
   switch (result.kind) {
     case 'reserved':
@@ -84,6 +89,10 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
       throw new ContractError('ended', 'the sale has ended');
     case 'not_warmed':
       throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
+    case 'denied':
+      throw deniedError();
+    case 'not_eligible':
+      throw notEligibleError();
     case 'busy':
       // Stock buckets: this user's own borrow from another bucket is still in flight.
       throw new ContractError('busy', 'your purchase is still being decided, try again in a moment', { retryAfter: 1 });
@@ -99,3 +108,7 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
       );
   }
 }
+
+/** The refusals of the access rules, worded as the edge words its early ones (edge/gates.ts). */
+export const deniedError = () => new ContractError('denied', 'this account may not buy');
+export const notEligibleError = () => new ContractError('not_eligible', 'this sale is open to eligible members only');

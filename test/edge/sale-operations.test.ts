@@ -23,7 +23,7 @@ import {
 } from './support.js';
 
 async function pushDeny(
-  users: { userId: string; denied: boolean }[] | unknown,
+  users: { userId: string; denied: boolean; revision: number }[] | unknown,
   secret: string = TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET,
 ) {
   const path = '/internal/deny';
@@ -43,7 +43,7 @@ describe('deny list', () => {
     const activityId = await openActivity({ userRatePerSec: 100 }); // the rate limit is not what is tested
     const userId = newUserId();
     const purchaseUrl = await purchaseUrlFor(activityId, userId);
-    expect(await (await pushDeny([{ userId, denied: true }])).json()).toEqual({ applied: 1 });
+    expect(await (await pushDeny([{ userId, denied: true, revision: 1 }])).json()).toEqual({ applied: 1, ignored: 0 });
 
     const before = (await originCalls(activityId)).total;
     const t = await ticket(activityId, userId);
@@ -52,22 +52,54 @@ describe('deny list', () => {
     expect([p.status, ((await p.json()) as any).error]).toEqual([403, 'denied']);
     expect((await originCalls(activityId)).total).toBe(before);
     // Stored, not only in memory: a restarted (evicted) shard loads it again.
+    // The revision of the origin's row, signed: + denied.
     expect(await runInDurableObject(gateOf(userId), (_o, state) => state.storage.get(`deny:${userId}`))).toBe(1);
 
-    await pushDeny([{ userId, denied: false }]);
-    expect(
-      await runInDurableObject(gateOf(userId), (_o, state) => state.storage.get(`deny:${userId}`)),
-    ).toBeUndefined();
+    await pushDeny([{ userId, denied: false, revision: 2 }]);
+    // Lifted: kept as −2, so an older "denied" cannot come back.
+    expect(await runInDurableObject(gateOf(userId), (_o, state) => state.storage.get(`deny:${userId}`))).toBe(-2);
     expect((await ticket(activityId, userId)).status).toBe(200);
+  });
+
+  it('a replayed older push is ignored: revision 2 (denied), then revision 1 (allowed) → still denied', async () => {
+    const activityId = await openActivity({ userRatePerSec: 100 });
+    const userId = newUserId();
+    expect(await (await pushDeny([{ userId, denied: true, revision: 2 }])).json()).toEqual({ applied: 1, ignored: 0 });
+    // The capture of an earlier lift, replayed (validly signed, within the signature window).
+    expect(await (await pushDeny([{ userId, denied: false, revision: 1 }])).json()).toEqual({ applied: 0, ignored: 1 });
+    const t = await ticket(activityId, userId);
+    expect([t.status, ((await t.json()) as any).error]).toEqual([403, 'denied']);
+    // The same revision again changes nothing either; a newer one does.
+    expect(await (await pushDeny([{ userId, denied: false, revision: 2 }])).json()).toEqual({ applied: 0, ignored: 1 });
+    expect((await ticket(activityId, userId)).status).toBe(403);
+    expect(await (await pushDeny([{ userId, denied: false, revision: 3 }])).json()).toEqual({ applied: 1, ignored: 0 });
+    expect((await ticket(activityId, userId)).status).toBe(200);
+    // And the older "denied" cannot come back after the lift.
+    expect(await (await pushDeny([{ userId, denied: true, revision: 2 }])).json()).toEqual({ applied: 0, ignored: 1 });
+    expect((await ticket(activityId, userId)).status).toBe(200);
+  });
+
+  it('within one push the newest entry of a user wins, whatever the order', async () => {
+    const activityId = await openActivity({ userRatePerSec: 100 });
+    const userId = newUserId();
+    const res = await pushDeny([
+      { userId, denied: true, revision: 5 },
+      { userId, denied: false, revision: 4 },
+    ]);
+    expect(await res.json()).toEqual({ applied: 1, ignored: 1 });
+    expect((await ticket(activityId, userId)).status).toBe(403);
   });
 
   it('refuses unsigned or malformed pushes and changes nothing', async () => {
     const userId = newUserId();
-    expect((await pushDeny([{ userId, denied: true }], 'wrong-secret-0123456789')).status).toBe(401);
+    expect((await pushDeny([{ userId, denied: true, revision: 1 }], 'wrong-secret-0123456789')).status).toBe(401);
     for (const bad of [
-      { users: [{ userId: 'abc', denied: true }] },
-      { users: [{ userId, denied: 'yes' }] },
-      { users: Array.from({ length: 1001 }, (_, i) => ({ userId: String(i + 1), denied: true })) },
+      { users: [{ userId: 'abc', denied: true, revision: 1 }] },
+      { users: [{ userId, denied: 'yes', revision: 1 }] },
+      { users: [{ userId, denied: true }] },
+      { users: [{ userId, denied: true, revision: 0 }] },
+      { users: [{ userId, denied: true, revision: 1.5 }] },
+      { users: Array.from({ length: 1001 }, (_, i) => ({ userId: String(i + 1), denied: true, revision: 1 })) },
       { other: 1 },
     ]) {
       const res = await pushDeny(bad);

@@ -22,6 +22,16 @@ function waiting(a: LineAnswer | { kind: 'admitted' }) {
 }
 
 describe('WaitingLine', () => {
+  it('a kept purchase keeps its verified claims to its turn (the origin checks eligibility then)', () => {
+    const line = new WaitingLine();
+    expect(line.grant(10, limits, 0).granted).toBe(10);
+    const member = { ...buyer(1), claims: { tier: ['gold', 'platinum'] } };
+    expect(line.enter(member, 1, limits, 0).kind).toBe('waiting');
+    expect(line.enter(buyer(2), 1, limits, 0).kind).toBe('waiting');
+    expect(line.poll(1, member.userId, limits, 260)).toEqual({ kind: 'turn', seq: 1, purchase: member });
+    expect(line.poll(2, buyer(2).userId, limits, 260)).toMatchObject({ kind: 'turn', purchase: { claims: undefined } });
+  });
+
   it('while anyone waits, no lease gets a token, and a newcomer queues behind', () => {
     const line = lineWith(3);
     // 2.5 tokens have accrued by 250 ms: they are the first two buyers' turns, not a lease.

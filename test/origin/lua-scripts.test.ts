@@ -17,6 +17,7 @@ import {
   AbandonCode,
   GiveBackCode,
 } from '../../origin/redis/scripts.js';
+import { isEligible } from '../../contract/eligibility.js';
 import { REDIS_URL } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';
 
@@ -26,11 +27,20 @@ let keys: ActivityKeys;
 
 const warm = (stock: number, state = 'open', maxPerUser = 1) =>
   scripts.warmup([keys.stock, keys.holders, keys.events, keys.config], [stock, state, maxPerUser, CONSUMER_GROUP]);
-const reserve = (userId: string, quantity = 1, reservationId = `r-${userId}-${uniqueId()}`, borrow = 0) =>
+const reserve = (
+  userId: string,
+  quantity = 1,
+  reservationId = `r-${userId}-${uniqueId()}`,
+  borrow = 0,
+  claims = '{}',
+  checkEligibility = 1,
+) =>
   scripts.reserve(
-    [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing],
-    [userId, quantity, reservationId, 'req-1', 'a'.repeat(32), 1700000000000, borrow],
+    [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing, keys.denied],
+    [userId, quantity, reservationId, 'req-1', 'a'.repeat(32), 1700000000000, borrow, claims, checkEligibility],
   );
+/** lua/deny-1.lua: pairs of userId, signed revision (+ denied, − allowed). */
+const deny = (...pairs: (string | number)[]) => scripts.deny([keys.denied], pairs);
 const release = (reservationId: string, userId: string, quantity: number, cap: number) =>
   scripts.release([keys.stock, keys.holders, keys.released], [reservationId, userId, quantity, cap]);
 
@@ -47,17 +57,29 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
     expect(shas).toEqual({
       abandon: '9fcc049bc033941dd7bd9b6678c26b5c808e99c7',
       confirm: '355114bb010867c19164ed4d4191b2abe2ca6794',
+      deny: '43ae373dad66034f4992221f6bb64aabb60cf281',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
-      enter: '1a530d79363dc3fcf40c548b1115e43247da0630',
+      enter: 'c87a69ebe6e97be49d011a05e6188d44efe84eb7',
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
-      requeue: '951294367e051c6ad42b5b704ec99cfb33068ba5',
-      reserve: 'dd8ef87c3722bfdb6499b9ff486f57a63a41c1c8',
+      requeue: 'c266f6f0accdcb6eb20b504362f3c8a9e53662be',
+      reserve: '491a2ad2f014c361eaf6fad89643b93fed00953e',
       take: '527e431a4347c252fe28f3ce5ba3a65cb01c6808',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
+  });
+});
+
+describe('lua/deny-1.lua', () => {
+  it('writes a user only when the revision is newer than the one held, whatever the sign', async () => {
+    expect(await deny('7', 2, '8', -1)).toBe(2);
+    expect(await deny('7', -1)).toBe(0); // an older "allowed" (a late write) does not undo the deny
+    expect(await deny('7', -2)).toBe(0); // the same revision changes nothing either
+    expect(await redis.hget(keys.denied, '7')).toBe('2');
+    expect(await deny('7', -3, '8', 2)).toBe(2);
+    expect(await redis.hgetall(keys.denied)).toEqual({ '7': '-3', '8': '2' });
   });
 });
 
@@ -73,7 +95,67 @@ describe('includes', () => {
   });
 });
 
-describe('lua/reserve-5.lua', () => {
+describe('lua/reserve-6.lua', () => {
+  it('DENIED: a denied user gets no unit; a reservation held from before stands (a repeat)', async () => {
+    await warm(5);
+    await reserve('7', 1, 'res-1');
+    await deny('7', 2, '8', 1);
+    expect(await reserve('8')).toEqual([ReserveCode.DENIED]);
+    expect(await reserve('7', 1, 'res-2')).toEqual([ReserveCode.EXISTS, 'res-1']);
+    expect(await redis.get(keys.stock)).toBe('4');
+    expect(await redis.xlen(keys.events)).toBe(1);
+    await deny('8', -2); // allowed again
+    expect((await reserve('8', 1, 'res-8'))[0]).toBe(ReserveCode.OK);
+  });
+
+  it('NOT_ELIGIBLE: the rule in the config hash against the claims; "" = everyone; the draw (0) skips the rule, not the deny list', async () => {
+    await warm(5, 'open', 1);
+    await redis.hset(keys.config, 'eligibility', JSON.stringify({ claim: 'tier', values: ['gold'] }));
+    expect(await reserve('7', 1, 'r7', 0, JSON.stringify({ tier: 'silver' }))).toEqual([ReserveCode.NOT_ELIGIBLE]);
+    expect(await reserve('7', 1, 'r7', 0, '{}')).toEqual([ReserveCode.NOT_ELIGIBLE]);
+    expect(await reserve('7', 1, 'r7', 0, JSON.stringify({ tier: 'gold' }))).toEqual([ReserveCode.OK, 'r7', 4]);
+    expect(await reserve('8', 1, 'r8', 0, '{}', 0)).toEqual([ReserveCode.OK, 'r8', 3]);
+    await deny('9', 1);
+    expect(await reserve('9', 1, 'r9', 0, '{}', 0)).toEqual([ReserveCode.DENIED]);
+    await redis.hset(keys.config, 'eligibility', '');
+    expect(await reserve('10', 1, 'r10', 0, '{}')).toEqual([ReserveCode.OK, 'r10', 2]);
+  });
+
+  it('eligibility in Lua says what contract/eligibility.ts isEligible says, case by case', async () => {
+    await warm(1000, 'open', 1);
+    const rules = [
+      { claim: 'tier', values: ['gold'] },
+      { claim: 'tier', values: ['gold', 'platinum'] },
+      { claim: 'org:role', values: ['staff'] },
+    ];
+    const claimsCases: Record<string, unknown>[] = [
+      {},
+      { tier: 'gold' },
+      { tier: 'silver' },
+      { tier: ['silver', 'gold'] },
+      { tier: ['silver'] },
+      { tier: [] },
+      { tier: 'platinum' },
+      { 'org:role': 'staff' },
+      { 'org:role': ['x', 'staff'] },
+      { other: 'gold' },
+    ];
+    let n = 0;
+    for (const rule of rules) {
+      await redis.hset(keys.config, 'eligibility', JSON.stringify(rule));
+      for (const claims of claimsCases) {
+        const userId = String(++n);
+        const code = (await reserve(userId, 1, `r${n}`, 0, JSON.stringify(claims)))[0];
+        const expected = isEligible(rule, claims) ? ReserveCode.OK : ReserveCode.NOT_ELIGIBLE;
+        expect([JSON.stringify(rule), JSON.stringify(claims), code]).toEqual([
+          JSON.stringify(rule),
+          JSON.stringify(claims),
+          expected,
+        ]);
+      }
+    }
+  });
+
   it('OK: decrements stock, records the holder and appends one event with every field', async () => {
     await warm(5);
     const reply = await reserve('7', 1, 'res-1');
@@ -243,7 +325,7 @@ const recoverWith = (stock: number, holders: [string, string][] = [], released: 
   ]);
 const requeue = (reservationId: string, userId: string, quantity = 1) =>
   scripts.requeue(
-    [keys.stock, keys.holders, keys.events, keys.released],
+    [keys.stock, keys.holders, keys.events, keys.released, keys.denied],
     [reservationId, userId, quantity, 'req-9', 'b'.repeat(32), 1700000000001],
   );
 
@@ -308,7 +390,7 @@ describe('lua/recover-9.lua', () => {
   });
 });
 
-describe('lua/requeue-4.lua', () => {
+describe('lua/requeue-5.lua', () => {
   it('REQUEUED: takes the given-back units again, restores the holder, appends the event', async () => {
     await warm(5);
     await reserve('7', 1, 'res-1');
@@ -342,9 +424,23 @@ describe('lua/requeue-4.lua', () => {
     expect(await redis.get(keys.stock)).toBe('0');
     expect(await redis.xlen(keys.events)).toBe(2);
   });
+
+  it('DENIED: a user denied since the dead letter is not requeued; the units stay on sale', async () => {
+    await warm(5);
+    await reserve('7', 1, 'res-1');
+    await release('res-1', '7', 1, 5);
+    await deny('7', 2);
+    expect(await requeue('res-1', '7')).toEqual([RequeueCode.DENIED]);
+    expect(await redis.get(keys.stock)).toBe('5');
+    expect(await redis.hexists(keys.holders, '7')).toBe(0);
+    expect(await redis.hget(keys.released, 'res-1')).toBe('1');
+    expect(await redis.xlen(keys.events)).toBe(1);
+    await deny('7', -3); // allowed again: the retry goes through
+    expect(await requeue('res-1', '7')).toEqual([RequeueCode.REQUEUED, 4]);
+  });
 });
 
-describe('borrowing between buckets: reserve-5 BORROW/PENDING, take-3, confirm-3, abandon-2, give-back-2', () => {
+describe('borrowing between buckets: reserve-6 BORROW/PENDING, take-3, confirm-3, abandon-2, give-back-2', () => {
   let donor: ActivityKeys;
   beforeEach(() => {
     donor = activityKeys(uniqueId(), uniqueId());
@@ -414,9 +510,21 @@ describe('borrowing between buckets: reserve-5 BORROW/PENDING, take-3, confirm-3
   });
 });
 
-describe('lua/enter-3.lua', () => {
-  const enter = (userId: string, quantity = 1) =>
-    scripts.enter([keys.entrants, keys.config, keys.draw], [userId, quantity]);
+describe('lua/enter-4.lua', () => {
+  const enter = (userId: string, quantity = 1, claims = '{}') =>
+    scripts.enter([keys.entrants, keys.config, keys.draw, keys.denied], [userId, quantity, claims]);
+
+  it('DENIED and NOT_ELIGIBLE: no entry; an entry made before the change stands (the draw decides it)', async () => {
+    await warm(5, 'open', 2);
+    expect(await enter('7')).toEqual([EnterCode.ENTERED, 1]);
+    await deny('7', 2, '8', 1);
+    expect(await enter('8')).toEqual([EnterCode.DENIED]);
+    expect(await enter('7')).toEqual([EnterCode.EXISTS, 1]);
+    await redis.hset(keys.config, 'eligibility', JSON.stringify({ claim: 'tier', values: ['gold'] }));
+    expect(await enter('9', 1, JSON.stringify({ tier: 'silver' }))).toEqual([EnterCode.NOT_ELIGIBLE]);
+    expect(await enter('9', 1, JSON.stringify({ tier: 'gold' }))).toEqual([EnterCode.ENTERED, 2]);
+    expect(await redis.hgetall(keys.entrants)).toEqual({ '7': '1', '9': '1' });
+  });
 
   it('ENTERED: one entry per user, no stock moves; EXISTS: a second entry keeps the first quantity', async () => {
     await warm(5, 'open', 3);

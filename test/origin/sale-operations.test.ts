@@ -262,7 +262,16 @@ describe('live switches', () => {
     // The threshold at or above the units left makes the snapshot sold out; the origin still sells.
     const sold = await json(await t.admin('PATCH', `/admin/activities/${activityId}`, { soldOutThreshold: 10 }));
     expect(sold.body.soldOut).toBe(true);
-    expect((await reserveAll(t, activityId, ['5']))[0]!.status).toBe(202);
+    // (Members-only now: the origin checks the claims the edge forwards, issue 24.)
+    const member = await t.internal('POST', '/internal/reserve', {
+      activityId,
+      userId: '5',
+      quantity: 1,
+      requestId: 'r-5',
+      claims: { tier: 'gold' },
+    });
+    expect(member.status).toBe(202);
+    expect((await reserveAll(t, activityId, ['6']))[0]!.status).toBe(403);
     const lifted = await json(
       await t.admin('PATCH', `/admin/activities/${activityId}`, { soldOutThreshold: 0, eligibility: null }),
     );

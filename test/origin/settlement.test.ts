@@ -164,8 +164,8 @@ async function queuedSale(N: number, userBase: number) {
   await Promise.all(
     Array.from({ length: N }, (_, i) =>
       scripts.reserve(
-        [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing],
-        [String(userBase + i), 1, `${activityId}-${String(i).padStart(32, '0')}`, `q${i}`, '', Date.now(), 0],
+        [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing, keys.denied],
+        [String(userBase + i), 1, `${activityId}-${String(i).padStart(32, '0')}`, `q${i}`, '', Date.now(), 0, '{}', 1],
       ),
     ),
   );

@@ -9,6 +9,7 @@
     KEYS[2] holders key   sk:{A:S}:holders
     KEYS[3] events key    sk:{A:S}:events
     KEYS[4] released key  sk:{A:S}:released
+    KEYS[5] denied key    sk:{A:S}:denied    hash userId -> signed deny-list revision (+ denied)
 
     ARGV[1] reservationId
     ARGV[2] userId
@@ -24,16 +25,19 @@
     -2          NOT_RELEASED: compensation has not released this reservation — nothing changed
     -3          HOLDS_OTHER: the user holds another reservation now — nothing changed
     -4          SOLD_OUT: the units given back were sold again — nothing changed
+    -8          DENIED: the user was denied since; the units stay on sale — nothing changed
 
   Side effects (REQUEUED only): DECRBY stock, HDEL released, HSET holders, XADD events.
 ]]
 --- @include "includes/reservation-event"
+--- @include "includes/access-rules"
 
 local rcall = redis.call
 local stockKey = KEYS[1]
 local holdersKey = KEYS[2]
 local eventsKey = KEYS[3]
 local releasedKey = KEYS[4]
+local deniedKey = KEYS[5]
 
 local reservationId = ARGV[1]
 local userId = ARGV[2]
@@ -52,6 +56,9 @@ if not restocked then
 end
 if held then
   return { -3 }
+end
+if isDenied(deniedKey, userId) then
+  return { -8 }
 end
 restocked = tonumber(restocked)
 if tonumber(stock) < restocked then

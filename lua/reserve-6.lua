@@ -9,8 +9,9 @@
     KEYS[1] stock key    sk:{A:S}:stock    remaining units; its existence means "warmed"
     KEYS[2] holders key  sk:{A:S}:holders  hash userId -> reservationId (per-user limit + replay)
     KEYS[3] events key   sk:{A:S}:events   Stream of reservation events, settled by consumers
-    KEYS[4] config key   sk:{A:S}:cfg      hash: state (open|paused|stopped), maxPerUser
+    KEYS[4] config key   sk:{A:S}:cfg      hash: state (open|paused|stopped), maxPerUser, eligibility
     KEYS[5] borrowing    sk:{A:S}:borrowing hash reservationId -> state of a borrow for a user of this bucket
+    KEYS[6] denied key   sk:{A:S}:denied   hash userId -> signed deny-list revision (+ denied)
 
     ARGV[1] userId
     ARGV[2] quantity (integer >= 1)
@@ -19,6 +20,8 @@
     ARGV[5] traceId
     ARGV[6] now (ms since epoch)
     ARGV[7] 1 = other buckets exist (borrow when this one cannot serve), 0 = single bucket
+    ARGV[8] the user's JWT claims the edge verified, JSON (`{}` when none)
+    ARGV[9] 1 = check the eligibility rule against ARGV[8]; 0 = the caller decided it (the draw)
 
   Output:
      1, reservationId, remaining   OK: granted; stock decremented, holder set, event appended
@@ -31,10 +34,16 @@
      3, reservationId, remaining   BORROW: this bucket cannot serve; the user is marked pending (ARGV[7] = 1 only)
      4, reservationId              PENDING: a borrow for this user is in flight (its reservation id)
     -5                             LIMIT_EXCEEDED: quantity above the activity's maxPerUser
+    -8                             DENIED: the user is on the deny list
+    -9                             NOT_ELIGIBLE: the claims do not meet the sale's eligibility rule
+
+  The deny list and the rule are checked after a repeat (a reservation decided before them stands)
+  and before any unit moves (lua/includes/access-rules.lua).
 
   Side effects: OK: DECRBY stock, HSET holders, XADD events. BORROW: HSET holders (pending), HSET borrowing.
 ]]
 --- @include "includes/reservation-event"
+--- @include "includes/access-rules"
 
 local rcall = redis.call
 local stockKey = KEYS[1]
@@ -42,12 +51,13 @@ local holdersKey = KEYS[2]
 local eventsKey = KEYS[3]
 local configKey = KEYS[4]
 local borrowingKey = KEYS[5]
+local deniedKey = KEYS[6]
 
 local userId = ARGV[1]
 local quantity = tonumber(ARGV[2])
 
 local stock = rcall('GET', stockKey)
-local config = rcall('HMGET', configKey, 'state', 'maxPerUser')
+local config = rcall('HMGET', configKey, 'state', 'maxPerUser', 'eligibility')
 if not stock or not config[1] then
   return { -1 }
 end
@@ -65,6 +75,13 @@ if held then
     return { 4, string.sub(held, 2) }
   end
   return { 2, held }
+end
+
+if isDenied(deniedKey, userId) then
+  return { -8 }
+end
+if ARGV[9] == '1' and not isEligible(config[3], ARGV[8]) then
+  return { -9 }
 end
 
 if quantity > tonumber(config[2] or '1') then

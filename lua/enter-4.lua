@@ -4,11 +4,13 @@
 
   Input:
     KEYS[1] entrants key  sk:{A:S}:entrants  hash userId -> quantity asked for
-    KEYS[2] config key    sk:{A:S}:cfg       hash: state (open|paused|stopped), maxPerUser
+    KEYS[2] config key    sk:{A:S}:cfg       hash: state (open|paused|stopped), maxPerUser, eligibility
     KEYS[3] draw key      sk:{A:S}:draw      string: absent while entries are open, then closed|drawn
+    KEYS[4] denied key    sk:{A:S}:denied    hash userId -> signed deny-list revision (+ denied)
 
     ARGV[1] userId
     ARGV[2] quantity (integer >= 1)
+    ARGV[3] the user's JWT claims the edge verified, JSON (`{}` when none)
 
   Output:
      1, entrants   ENTERED: a new entry; the number of entrants now
@@ -18,18 +20,23 @@
     -3             ENDED: the sale was stopped for good
     -5             LIMIT_EXCEEDED: quantity above the activity's maxPerUser
     -7             CLOSED: the draw has closed the entries
+    -8             DENIED: the user is on the deny list (no new entry; an existing one stands, the draw decides it)
+    -9             NOT_ELIGIBLE: the claims do not meet the sale's eligibility rule
 
   Side effects (ENTERED only): HSET entrants.
 ]]
+--- @include "includes/access-rules"
+
 local rcall = redis.call
 local entrantsKey = KEYS[1]
 local configKey = KEYS[2]
 local drawKey = KEYS[3]
+local deniedKey = KEYS[4]
 
 local userId = ARGV[1]
 local quantity = tonumber(ARGV[2])
 
-local config = rcall('HMGET', configKey, 'state', 'maxPerUser')
+local config = rcall('HMGET', configKey, 'state', 'maxPerUser', 'eligibility')
 if not config[1] then
   return { -1 }
 end
@@ -46,6 +53,12 @@ end
 local entered = rcall('HGET', entrantsKey, userId)
 if entered then
   return { 2, tonumber(entered) }
+end
+if isDenied(deniedKey, userId) then
+  return { -8 }
+end
+if not isEligible(config[3], ARGV[3]) then
+  return { -9 }
 end
 if quantity > tonumber(config[2] or '1') then
   return { -5 }

@@ -1,0 +1,115 @@
+/**
+ * Who may decide a unit, at the origin (issue 24): the deny list and each sale's eligibility rule,
+ * applied where a unit is decided — inside the Lua scripts (lua/includes/access-rules.lua) of a
+ * purchase and a waiting-room turn (reserve-6), a lottery entry (enter-4), a dead letter's retry
+ * (requeue-5) and the draw's reservations (reserve-6). The edge's refusals stay as the early, cheap
+ * answer; these are the ones that cannot be skipped.
+ *
+ * Where the rules are read, and why there. The reserve path is benchmarked against bare HTTP, so no
+ * MySQL query per reserve. An in-process cache invalidated by pub/sub would be cheap but not
+ * consistent: after `PUT /admin/deny/:userId` answers, another origin process may not have heard
+ * yet. So each rule lives in Redis next to the units it guards — in every stock bucket, because a
+ * script touches one slot (keys.ts): the deny list in the bucket's `denied` hash (userId → signed
+ * revision), the rule in the bucket's config hash (`eligibility`). The script reads them in the same
+ * atomic step that decides, so a rule written before an operator's call answers binds every decision
+ * after it, by any process. The cost on the hot path is one HGET and one more HMGET field; the JSON
+ * of rule and claims is decoded only on a members-only sale.
+ *
+ * Who writes them, in an order that leaves no gap:
+ * - A deny-list change writes MySQL first, then every bucket of every sale that can still decide
+ *   (MySQL's live activities and the warmed registry), then answers. Each write keeps the newer
+ *   revision only (lua/deny-1.lua), so writes racing each other, or warm-up's bulk load, never undo
+ *   a newer change.
+ * - Warm-up and recover load the whole list (and seed the rule) BEFORE their script makes the sale
+ *   warm. A deny committed after that load saw the activity in MySQL (it existed before warm-up
+ *   began) and wrote it itself; one committed before is in the load.
+ * - A PATCH of eligibility writes MySQL, then every bucket's config hash (warm or not), then
+ *   answers; warm-up only seeds an absent field, so its older read never overwrites a PATCH.
+ * A Redis that lost its data is not warm; recover reloads both before selling again.
+ */
+import type { Eligibility } from '../../contract/activity.js';
+import { ContractError } from '../../contract/errors.js';
+import type { OriginContext } from '../context.js';
+import { rows } from '../db/rows.js';
+import { liveActivityIds } from '../edge-push.js';
+import type { DenyRevision, Sale } from '../redis/stock-store.js';
+
+/** What this module uses of the origin's context. */
+export type SaleRulesDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'stock'>;
+
+/** The rule as the config hash holds it: JSON, or "" for everyone. */
+export function eligibilityField(rule: Eligibility | null | undefined): string {
+  return rule ? JSON.stringify(rule) : '';
+}
+
+/** Rows of the deny list read per query when loading it into a sale. */
+const LOAD_PAGE = 10_000;
+
+/**
+ * Before a sale becomes warm (warm-up, recover): the whole deny list into its buckets, and its
+ * eligibility rule where no PATCH wrote one yet.
+ */
+export async function loadSaleRules(
+  ctx: Pick<SaleRulesDeps, 'db' | 'stock'>,
+  sale: Sale,
+  rule: Eligibility | null | undefined,
+) {
+  await ctx.stock.setEligibility(sale, eligibilityField(rule), true);
+  let after = '0'; // user ids are positive BIGINTs
+  for (;;) {
+    const page = await rows<{ user_id: string; denied: number; revision: number }>(
+      ctx.db.query(
+        `SELECT user_id, denied, revision FROM seckill_deny_list WHERE user_id > ? ORDER BY user_id LIMIT ${LOAD_PAGE}`,
+        [after],
+      ),
+    );
+    if (page.length === 0) return;
+    await ctx.stock.applyDeny(
+      sale,
+      page.map((r) => ({ userId: String(r.user_id), denied: Number(r.denied) === 1, revision: Number(r.revision) })),
+    );
+    if (page.length < LOAD_PAGE) return;
+    after = String(page[page.length - 1]!.user_id);
+  }
+}
+
+/**
+ * A deny-list change into every sale that can still decide a unit, before the admin call answers.
+ * A Redis failure answers 503: MySQL holds the change, the edge is told anyway, and repeating the
+ * call (a new revision) writes it again.
+ */
+export async function applyDenyToSales(ctx: SaleRulesDeps, entry: DenyRevision): Promise<number> {
+  const live = await liveActivityIds(ctx.db, ctx.config.EDGE_LIVE_AFTER_END_SECONDS);
+  try {
+    // Warmed sales (the registry) that MySQL no longer counts live still decide dead-letter retries.
+    const warmed = await ctx.stock.warmedSales();
+    const ours = await knownActivities(
+      ctx,
+      warmed.map((s) => s.activityId),
+    );
+    const sales = new Map<string, Sale>();
+    for (const sale of warmed) if (ours.has(sale.activityId)) sales.set(sale.activityId, sale);
+    for (const id of live) if (!sales.has(id)) sales.set(id, await ctx.catalog.resolve(id));
+    await Promise.all([...sales.values()].map((sale) => ctx.stock.applyDeny(sale, [entry])));
+    return sales.size;
+  } catch (err) {
+    if (err instanceof ContractError) throw err;
+    throw new ContractError(
+      'unavailable',
+      'the change is saved but could not be put in force at the origin (Redis); repeat the call',
+      { retryAfter: 1, cause: err },
+    );
+  }
+}
+
+/**
+ * Which of these ids are activities of this database: a registry entry of another deployment
+ * sharing the Redis without a key prefix (tests do) is not ours to write into.
+ */
+async function knownActivities(ctx: Pick<SaleRulesDeps, 'db'>, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found = await rows<{ id: string }>(
+    ctx.db.query(`SELECT id FROM seckill_activity WHERE id IN (${ids.map(() => '?').join(', ')})`, ids),
+  );
+  return new Set(found.map((r) => String(r.id)));
+}
