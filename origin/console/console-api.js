@@ -1,11 +1,9 @@
 // The console's one door to the origin: the admin token from this tab's sessionStorage as
-// `Authorization: Bearer`, the operator's name as `x-admin-actor` (the admin API records it with each
-// change). Every answer is JSON; an error answer is thrown as ApiError with the contract's code.
+// `Authorization: Bearer`. Who the operator is comes from the origin (the token's name, which the
+// admin API records as the actor of every change), never from what is typed here. Every answer is
+// JSON; an error answer is thrown as ApiError with the contract's code.
 
 const TOKEN_KEY = 'consoleToken';
-const OPERATOR_KEY = 'consoleOperator';
-/** What the admin API accepts as an actor (origin/http/admin-routes.ts). */
-export const ACTOR = /^[A-Za-z0-9_.@:+-]{1,64}$/;
 /** Every call gives up after this long: a stuck call must not freeze the 1 s refresh. */
 const CALL_TIMEOUT_MS = 10_000;
 
@@ -18,19 +16,47 @@ export class ApiError extends Error {
   }
 }
 
+/** The operator the origin named for this tab's token (whoAmI), kept in memory: asked again after a
+ * reload. `asking` is the whoami call in flight, shared by every caller that needs the name meanwhile. */
+let operator = '';
+let asking = null;
+
 export const session = {
   token: () => sessionStorage.getItem(TOKEN_KEY) || '',
-  operator: () => sessionStorage.getItem(OPERATOR_KEY) || '',
-  signIn(token, operator) {
+  operator: () => operator,
+  signIn(token) {
     sessionStorage.setItem(TOKEN_KEY, token);
-    if (operator) sessionStorage.setItem(OPERATOR_KEY, operator);
-    else sessionStorage.removeItem(OPERATOR_KEY);
+    operator = '';
+    asking = null;
   },
   signOut() {
     sessionStorage.removeItem(TOKEN_KEY);
-    sessionStorage.removeItem(OPERATOR_KEY);
+    operator = '';
+    asking = null;
   },
 };
+
+/**
+ * Asks the origin whose token this is (`GET /admin/console/api/whoami` → `{operator}`) and keeps the
+ * name. A refused token signs out like any 401 (api below); the ApiError is rethrown.
+ */
+export function whoAmI() {
+  if (operator) return Promise.resolve(operator);
+  if (asking) return asking;
+  const call = api('GET', '/admin/console/api/whoami').then(
+    (answer) => {
+      // Only if the tab still has the token this answer is about.
+      if (asking === call) [operator, asking] = [String(answer.operator), null];
+      return answer.operator;
+    },
+    (err) => {
+      if (asking === call) asking = null;
+      throw err;
+    },
+  );
+  asking = call;
+  return call;
+}
 
 /** Called when the origin refuses the token (401): the page goes back to the login prompt. */
 let onUnauthenticated = () => {};
@@ -45,8 +71,6 @@ export async function api(method, path, body) {
     throw new ApiError(401, { error: 'unauthenticated', message: 'not signed in' });
   }
   const headers = { authorization: `Bearer ${token}` };
-  const operator = session.operator();
-  if (operator && ACTOR.test(operator)) headers['x-admin-actor'] = operator;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(path, {
     method,

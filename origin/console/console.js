@@ -1,8 +1,9 @@
 // The operator console's entry: the login prompt (the admin token, kept in this tab's
-// sessionStorage, sent as Authorization: Bearer), then the sales list (#/sales) or one sale
-// (#/sale/<id>). No framework, no inline script (the page's CSP forbids it). Nothing is fetched
-// before a token is given; a refused token brings the prompt back.
-import { ACTOR, session, whenUnauthenticated } from './console-api.js';
+// sessionStorage, sent as Authorization: Bearer), then the origin says whose token it is (the
+// operator every change is recorded as), then the sales list (#/sales) or one sale (#/sale/<id>).
+// No framework, no inline script (the page's CSP forbids it). Nothing is fetched before a token is
+// given; a refused token brings the prompt back.
+import { ApiError, session, whenUnauthenticated, whoAmI } from './console-api.js';
 import { $, setText } from './console-dom.js';
 import { hideSale, showSale } from './console-sale.js';
 import { hideSales, showSales } from './console-sales.js';
@@ -18,11 +19,20 @@ function showLogin(message = '') {
   $('login-token').focus();
 }
 
-function route() {
+async function route() {
   if (!session.token()) return showLogin();
+  try {
+    await whoAmI();
+  } catch (err) {
+    // A refused token has already brought the prompt back with the origin's message (api()).
+    if (err instanceof ApiError && err.status === 401) return;
+    session.signOut();
+    return showLogin(`The origin could not say whose token this is: ${err.message}`);
+  }
+  if (!session.token()) return; // signed out while asking
   $('login').hidden = true;
   $('who').hidden = false;
-  setText($('who-name'), session.operator() ? ` as ${session.operator()}` : '');
+  setText($('who-name'), session.operator());
   const sale = /^#\/sale\/(.+)$/.exec(location.hash);
   if (sale && ID.test(sale[1])) {
     hideSales();
@@ -37,11 +47,8 @@ function route() {
 $('login-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const token = $('login-token').value.trim();
-  const operator = $('login-operator').value.trim();
   if (token.length < 8) return setText($('login-error'), 'The admin token has at least 8 characters.');
-  if (operator && !ACTOR.test(operator))
-    return setText($('login-error'), 'Your name: 1-64 characters of letters, digits and _ . @ : + -');
-  session.signIn(token, operator);
+  session.signIn(token);
   $('login-token').value = '';
   route();
 });

@@ -2,9 +2,10 @@
  * The operator console (docs/console.md) on the origin's admin side, never through the public edge:
  * - `GET /admin/console/` and its files (origin/console/): the static shell, loaded without the token,
  *   under a strict CSP (no inline script, nothing from elsewhere);
- * - `/admin/console/api/*` (`Authorization: Bearer $ADMIN_TOKEN`): the reads the admin API has no
- *   route for — the sales list, one sale's live view, the cleanup checklist, the end-of-sale report —
- *   and the create form's check. Every action the console offers calls the admin API itself.
+ * - `/admin/console/api/*` (`Authorization: Bearer` an admin operator's token, as the admin API): who
+ *   the token's operator is, the reads the admin API has no route for — the sales list, one sale's
+ *   live view, the cleanup checklist, the end-of-sale report — and the create form's check. Every
+ *   action the console offers calls the admin API itself.
  * Registered before the other /admin routes (http/app.ts), so the shell is answered before their
  * token check.
  */
@@ -66,6 +67,10 @@ export function consoleRoutes(ctx: OriginContext) {
     await next();
     c.header('Cache-Control', 'no-store');
   });
+
+  // Who the console is signed in as: the name the admin API records as the actor of every change
+  // made with this token (adminToken), so the console shows it instead of asking for one.
+  app.get('/api/whoami', (c) => c.json({ operator: c.get('operator') }));
 
   app.get('/api/sales', async (c) => c.json(await listSales(ctx)));
 

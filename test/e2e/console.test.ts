@@ -34,7 +34,9 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
+/** The operator signed in by default: one of ADMIN_TOKENS (32 characters, the floor off loopback). */
 const OPERATOR = 'alice.ops';
+const OPERATOR_TOKEN = 'alice-ops-token-0123456789abcdef';
 
 let origin: TestOrigin;
 let edge: RunningEdge;
@@ -61,6 +63,8 @@ beforeAll(async () => {
       WARMUP_VERIFY_SECONDS: '0',
       WARMUP_SCAN_MS: '200',
       SETTLE_MAX_DELIVERIES: '1',
+      // The shared ADMIN_TOKEN (TEST_SECRETS, `admin`) stays beside it: the setup calls use it.
+      ADMIN_TOKENS: `${OPERATOR}:${OPERATOR_TOKEN}`,
     },
     originLog: pino({ level: 'info' }, sink),
   }));
@@ -103,11 +107,11 @@ async function openConsole(opts: { width?: number; height?: number } = {}) {
   return { page, errors };
 }
 
-async function signIn(page: Page, token = TEST_SECRETS.ADMIN_TOKEN) {
+/** Types the token and presses Enter: the token is all the prompt asks for. */
+async function signIn(page: Page, token = OPERATOR_TOKEN) {
   await page.waitForSelector('#login:not([hidden])');
   await page.fill('#login-token', token);
-  await page.fill('#login-operator', OPERATOR);
-  await page.press('#login-operator', 'Enter');
+  await page.press('#login-token', 'Enter');
 }
 
 /** Clicks `selector`, then Confirm in the dialog. */
@@ -322,7 +326,15 @@ it('pause from the console: the public page says paused within 1 s, the console 
   await until(salePage, "!document.getElementById('buy').disabled");
 
   const { page, errors } = await openConsole();
+  const claimedActors: string[] = [];
+  page.on('request', (r) => {
+    const claimed = r.headers()['x-admin-actor'];
+    if (claimed !== undefined) claimedActors.push(claimed);
+  });
   await signIn(page);
+  // The origin named the token's operator; the page shows that name, nothing typed.
+  await page.waitForSelector('#who:not([hidden])');
+  expect(await text(page, '#who')).toBe(`Signed in as ${OPERATOR} · Sign out`);
   await page.goto(`${origin.url}/admin/console/#/sale/${activityId}`);
   await page.waitForSelector('#edge-applied[data-applied="true"]');
   const before = Number(await page.getAttribute('#edge-applied', 'data-version'));
@@ -354,7 +366,7 @@ it('pause from the console: the public page says paused within 1 s, the console 
   await salePage.waitForSelector('#status[data-kind="paused"]');
   expect(await salePage.locator('#status').innerText()).toBe('The sale is paused; it may resume shortly.');
   await shot(page, '5-paused');
-  // Recorded with the operator as actor.
+  // Recorded with the token's operator as actor; the console claims no actor of its own.
   const change = logLines.find((l) => l.msg === 'activity changed' && l.activityId === activityId);
   expect(change).toMatchObject({ actor: OPERATOR, changes: { state: { from: 'open', to: 'paused' } } });
   console.log(`pause → public answer paused after ${pausedAfterMs} ms`);
@@ -413,6 +425,35 @@ it('pause from the console: the public page says paused within 1 s, the console 
   expect(row[0]).toEqual({ denied: 1, actor: OPERATOR });
   await confirmClick(page, '#sw-allow');
   expect(await waitFor(ticket, (st) => st === 200, 3_000)).toBe(200);
+  expect(claimedActors).toEqual([]);
+  expect(logLines.filter((l) => l.claimedActor !== undefined)).toEqual([]);
+  expect(errors).toEqual([]);
+});
+
+it('signed in with the shared ADMIN_TOKEN the console shows and records `admin`, also after a reload', async () => {
+  const activityId = await openSale();
+  const { page, errors } = await openConsole();
+  await signIn(page, TEST_SECRETS.ADMIN_TOKEN);
+  await page.waitForSelector('#who:not([hidden])');
+  expect(await text(page, '#who-name')).toBe('admin');
+  await page.goto(`${origin.url}/admin/console/#/sale/${activityId}`);
+  await page.waitForSelector('#sale-public-state[data-public="open"]');
+  // A reload forgets the name (it is kept in memory only) and asks the origin again.
+  await page.reload();
+  await page.waitForSelector('#sale-public-state[data-public="open"]');
+  expect(await text(page, '#who-name')).toBe('admin');
+
+  const denied = '9250001';
+  await page.fill('#sw-user', denied);
+  await confirmClick(page, '#sw-deny');
+  await until(
+    page,
+    `document.getElementById('action-result').textContent.startsWith('Deny user ${denied}: done by admin at')`,
+  );
+  const [row] = (await origin.db.pool.query('SELECT denied, actor FROM seckill_deny_list WHERE user_id = ?', [
+    denied,
+  ])) as any;
+  expect(row[0]).toEqual({ denied: 1, actor: 'admin' });
   expect(errors).toEqual([]);
 });
 

@@ -1,7 +1,8 @@
 /**
  * The operator console's routes on a real origin (MariaDB, Redis): the static shell without the
  * token and under its CSP, every data route refusing without the token, the create form's check by
- * the API's own schema, and the sales list, live view and cleanup checklist against real state.
+ * the API's own schema, who the token's operator is (the name every change records), and the sales
+ * list, live view and cleanup checklist against real state.
  * The browser side is test/e2e/console.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,9 +10,12 @@ import { count, pay, reserveAll, users } from '../helpers/lifecycle.js';
 import { uniqueId } from '../helpers/ids.js';
 import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
 
+/** An operator of ADMIN_TOKENS (32 characters: the floor off loopback). */
+const ALICE = { name: 'alice.ops', token: 'alice-ops-token-0123456789abcdef' };
+
 let t: TestOrigin;
 beforeAll(async () => {
-  t = await startTestOrigin();
+  t = await startTestOrigin({ ADMIN_TOKENS: `${ALICE.name}:${ALICE.token}` });
 });
 afterAll(async () => {
   await t?.stop();
@@ -72,6 +76,7 @@ describe('data needs the admin token', () => {
   it('every console data route answers 401 unauthenticated without it or with a wrong one, and serves no data', async () => {
     const { activityId } = await t.sale({ stock: 2 });
     const paths = [
+      '/admin/console/api/whoami',
       '/admin/console/api/sales',
       `/admin/console/api/sales/${activityId}/live`,
       `/admin/console/api/sales/${activityId}/report`,
@@ -98,6 +103,31 @@ describe('data needs the admin token', () => {
         await get(`/admin/console/api/sales/${uniqueId()}/${suffix}`, TEST_SECRETS.ADMIN_TOKEN),
       );
       expect(unknown).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    }
+  });
+});
+
+describe('who the console is signed in as', () => {
+  it("whoami names the token's operator: an ADMIN_TOKENS operator by name, the shared ADMIN_TOKEN as admin", async () => {
+    const asAlice = await get('/admin/console/api/whoami', ALICE.token);
+    expect(await json(asAlice)).toEqual({ status: 200, body: { operator: ALICE.name } });
+    expect(asAlice.headers.get('cache-control')).toBe('no-store');
+    expect(await json(await get('/admin/console/api/whoami', TEST_SECRETS.ADMIN_TOKEN))).toEqual({
+      status: 200,
+      body: { operator: 'admin' },
+    });
+    // A claimed name changes nothing: the answer is the token's.
+    const claimed = await fetch(`${t.url}/admin/console/api/whoami`, {
+      headers: { authorization: `Bearer ${ALICE.token}`, 'x-admin-actor': 'ceo@corp' },
+    });
+    expect(await json(claimed)).toEqual({ status: 200, body: { operator: ALICE.name } });
+  });
+
+  it('whoami without a token, or with a wrong or altered one, is 401 unauthenticated and names nobody', async () => {
+    for (const token of [undefined, '', 'wrong-token-0123', `${ALICE.token}x`, ALICE.token.slice(0, -1), ALICE.name]) {
+      const { status, body } = await json(await get('/admin/console/api/whoami', token));
+      expect([token, status, body.error]).toEqual([token, 401, 'unauthenticated']);
+      expect(body.operator).toBeUndefined();
     }
   });
 });
