@@ -194,12 +194,14 @@ async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEve
   const { activityId, skuId } = target;
   const sale = saleLiterals(target);
   const expireAt = new Date(Date.now() + target.paymentTimeoutSeconds * 1000);
+  // Once per order (a SHA-256 each): the order rows and the order events both carry it.
+  const orderNos = winners.map((e) => orderNoFor(e.reservationId));
   try {
     const row = `(?, ?, ?, ${sale.activity}, ${sale.sku}, ?, ?, ${OrderStatus.PENDING}, ?, ?)`;
     await tx.execute(
       `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${winners.map(() => row).join(', ')}`,
-      winners.flatMap((e) => [
-        orderNoFor(e.reservationId),
+      winners.flatMap((e, i) => [
+        orderNos[i]!,
         e.reservationId,
         storedRequestId(target, e),
         e.userId,
@@ -232,8 +234,8 @@ async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEve
     await recordCreatedEvents(
       tx,
       activityId,
-      winners.map((e) => ({
-        orderNo: orderNoFor(e.reservationId),
+      winners.map((e, i) => ({
+        orderNo: orderNos[i]!,
         activityId,
         userId: e.userId,
         quantity: e.quantity,
