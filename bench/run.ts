@@ -8,8 +8,9 @@
  *   npm run bench -- --json results.json           also write the figures as JSON (shape below)
  *   npm run bench -- reserve -- --seconds 5        options after `--` go to each chosen benchmark
  *
- * JSON: {"reserve": {ratio, p99Ms, rps, bareRps}, "settle": {ordersPerSec, perMessagePerSec,
- * bareUpdatePerSec}, "edgeDoomed": {worstRatio, originCalls, scenarios: [...]}, "cluster": ...,
+ * JSON: {"reserve": {ratio, p99Ms, rps, bareRps}, "settle": {ordersPerSec, eventsOnPerSec,
+ * eventsCostPct, perMessagePerSec, bareUpdatePerSec, consumerCpuMsPerKOrders,
+ * consumerCpuMsPerKOrdersEventsOn, serverCpuMsPerKOrders, serverCpuMsPerKOrdersEventsOn}, "edgeDoomed": {worstRatio, originCalls, scenarios: [...]}, "cluster": ...,
  * "denyList": {bytesPerId, lookupNs, pushSeconds, runs: [...]},
  * "redisWait": {ratio, rpsWait0, rpsWait1, p99MsWait0, p99MsWait1, non2xxWait1, waitTimeoutMs},
  * "draw" (only when named): {entrants, units, ratio, fullSortCpuMs, selectionCpuMs, bareHashCpuMs,
@@ -58,8 +59,15 @@ const BENCHES: Record<string, Bench> = {
     // bench/settle.ts owns these names; older versions return perSecond and baseline.perSecond only.
     summarize: (r) => ({
       ordersPerSec: num(r.ordersPerSec ?? r.perSecond),
+      // Order events on (ORDER_EVENTS_URL set, the worker delivering alongside), and what that costs.
+      eventsOnPerSec: num(r.eventsOnPerSec ?? r.ordersPerSecWithEvents),
+      eventsCostPct: num(r.eventsCostPct),
       perMessagePerSec: num(r.perMessagePerSec ?? r.perMessage?.perSecond),
       bareUpdatePerSec: num(r.bareUpdatePerSec ?? r.baseline?.perSecond),
+      consumerCpuMsPerKOrders: num(r.consumerCpuMsPerKOrders),
+      consumerCpuMsPerKOrdersEventsOn: num(r.consumerCpuMsPerKOrdersEventsOn ?? r.consumerCpuMsPerKOrdersWithEvents),
+      serverCpuMsPerKOrders: num(r.serverCpuMsPerKOrders),
+      serverCpuMsPerKOrdersEventsOn: num(r.serverCpuMsPerKOrdersEventsOn),
     }),
   },
   'edge-doomed': {
