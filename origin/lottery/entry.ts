@@ -32,7 +32,7 @@ export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest
   if (phase === 'fcfs') return null;
   if (phase === 'drawing') throw drawing();
 
-  const result = await ctx.stock.enter({ ...sale, userId: req.userId, quantity: req.quantity });
+  const result = await ctx.stock.enter({ ...sale, userId: req.userId, quantity: req.quantity, claims: req.claims });
   const body: EntryResponse = { status: 'entered', entryId: entryIdOf(req.activityId, req.userId) };
   switch (result.kind) {
     case 'entered':

@@ -50,7 +50,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
-      enter: '1a530d79363dc3fcf40c548b1115e43247da0630',
+      enter: '25ef0194d13a7461b1c33e31f2e702e6e2c206d3',
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: '951294367e051c6ad42b5b704ec99cfb33068ba5',
@@ -414,18 +414,24 @@ describe('borrowing between buckets: reserve-5 BORROW/PENDING, take-3, confirm-3
   });
 });
 
-describe('lua/enter-3.lua', () => {
-  const enter = (userId: string, quantity = 1) =>
-    scripts.enter([keys.entrants, keys.config, keys.draw], [userId, quantity]);
+describe('lua/enter-5.lua', () => {
+  const enter = (userId: string, quantity = 1, claims = '') =>
+    scripts.enter(
+      [keys.entrants, keys.config, keys.draw, keys.entryList, keys.entrantClaims],
+      [userId, quantity, claims],
+    );
 
-  it('ENTERED: one entry per user, no stock moves; EXISTS: a second entry keeps the first quantity', async () => {
+  it('ENTERED: one entry per user in entry order, its claims kept, no stock moves; EXISTS: the first entry stands', async () => {
     await warm(5, 'open', 3);
-    expect(await enter('7', 2)).toEqual([EnterCode.ENTERED, 1]);
+    expect(await enter('7', 2, '{"tier":"gold"}')).toEqual([EnterCode.ENTERED, 1]);
     expect(await enter('8', 1)).toEqual([EnterCode.ENTERED, 2]);
-    expect(await enter('7', 3)).toEqual([EnterCode.EXISTS, 2]);
+    expect(await enter('7', 3, '{"tier":"silver"}')).toEqual([EnterCode.EXISTS, 2]);
     expect(await redis.hgetall(keys.entrants)).toEqual({ '7': '2', '8': '1' });
+    expect(await redis.lrange(keys.entryList, 0, -1)).toEqual(['7:2', '8:1']);
+    expect(await redis.hgetall(keys.entrantClaims)).toEqual({ '7': '{"tier":"gold"}' });
     expect(await redis.get(keys.stock)).toBe('5');
     expect(await redis.xlen(keys.events)).toBe(0);
+    await redis.del(keys.entrants, keys.entryList, keys.entrantClaims);
   });
 
   it('NOT_WARMED, PAUSED, ENDED, LIMIT_EXCEEDED, CLOSED: nothing entered', async () => {
@@ -438,7 +444,7 @@ describe('lua/enter-3.lua', () => {
     expect(await enter('7', 3)).toEqual([EnterCode.LIMIT_EXCEEDED]);
     await redis.set(keys.draw, 'closed');
     expect(await enter('7', 1)).toEqual([EnterCode.CLOSED]);
-    expect(await redis.exists(keys.entrants)).toBe(0);
+    expect(await redis.exists(keys.entrants, keys.entryList, keys.entrantClaims)).toBe(0);
     await redis.del(keys.stock, keys.config, keys.events, keys.draw);
   });
 });

@@ -1,14 +1,17 @@
 --[[
   Enter: a purchase inside a lottery window (DESIGN §10) becomes one entry per user. No stock moves;
-  the draw reserves for the winners later, in the order the seed decides.
+  the draw reserves for the winners later, in the order the seed and the closed list decide.
 
   Input:
-    KEYS[1] entrants key  sk:{A:S}:entrants  hash userId -> quantity asked for
-    KEYS[2] config key    sk:{A:S}:cfg       hash: state (open|paused|stopped), maxPerUser
-    KEYS[3] draw key      sk:{A:S}:draw      string: absent while entries are open, then closed|drawn
+    KEYS[1] entrants key   sk:{A:S}:entrants        hash userId -> quantity asked for
+    KEYS[2] config key     sk:{A:S}:cfg             hash: state (open|paused|stopped), maxPerUser
+    KEYS[3] draw key       sk:{A:S}:draw            string: absent while entries are open, then closed|drawn
+    KEYS[4] entry list     sk:{A:S}:entry-list      list of "userId:quantity" in entry order
+    KEYS[5] claims key     sk:{A:S}:entrant-claims  hash userId -> JSON of the forwarded JWT claims
 
     ARGV[1] userId
     ARGV[2] quantity (integer >= 1)
+    ARGV[3] claims JSON ('' = none forwarded)
 
   Output:
      1, entrants   ENTERED: a new entry; the number of entrants now
@@ -19,15 +22,19 @@
     -5             LIMIT_EXCEEDED: quantity above the activity's maxPerUser
     -7             CLOSED: the draw has closed the entries
 
-  Side effects (ENTERED only): HSET entrants.
+  Side effects (ENTERED only): HSET entrants, RPUSH entry list (the order the draw's digest fixes),
+  HSET claims when given (the draw checks eligibility under the rule in force at the close).
 ]]
 local rcall = redis.call
 local entrantsKey = KEYS[1]
 local configKey = KEYS[2]
 local drawKey = KEYS[3]
+local entryListKey = KEYS[4]
+local claimsKey = KEYS[5]
 
 local userId = ARGV[1]
 local quantity = tonumber(ARGV[2])
+local claims = ARGV[3]
 
 local config = rcall('HMGET', configKey, 'state', 'maxPerUser')
 if not config[1] then
@@ -52,4 +59,8 @@ if quantity > tonumber(config[2] or '1') then
 end
 
 rcall('HSET', entrantsKey, userId, quantity)
+rcall('RPUSH', entryListKey, userId .. ':' .. quantity)
+if claims ~= '' then
+  rcall('HSET', claimsKey, userId, claims)
+end
 return { 1, rcall('HLEN', entrantsKey) }
