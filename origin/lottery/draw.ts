@@ -239,18 +239,14 @@ async function drawWinners(
             batch.map((c) => c.userId),
           )
         : null;
-      const newlyExcluded: string[] = [];
-      const toReserve = batch.filter((c) => {
-        if (known.has(c.userId)) return true;
-        const out =
-          excludedBefore.has(c.userId) ||
-          denied.has(c.userId) ||
-          (rule !== null && !isEligible(rule, claims?.get(c.userId)));
-        if (!out) return true;
-        excluded.add(c.userId);
-        if (!excludedBefore.has(c.userId)) newlyExcluded.push(c.userId);
-        return false;
-      });
+      const isExcluded = batch.map(
+        (c) =>
+          !known.has(c.userId) &&
+          (excludedBefore.has(c.userId) ||
+            denied.has(c.userId) ||
+            (rule !== null && !isEligible(rule, claims?.get(c.userId)))),
+      );
+      const toReserve = batch.filter((_, j) => !isExcluded[j]);
       const [, results] = await Promise.all([
         recorded,
         Promise.all(
@@ -265,9 +261,19 @@ async function drawWinners(
           ),
         ),
       ]);
+      // In draw order: an exclusion counts only while units are left (after that everyone loses anyway,
+      // so the list's `excluded` flags do not depend on the batch size).
       const won = new Map<string, string>();
-      results.forEach((r, j) => {
-        const c = toReserve[j]!;
+      const newlyExcluded: string[] = [];
+      let next = 0;
+      batch.forEach((c, j) => {
+        if (isExcluded[j]) {
+          if (gone) return;
+          excluded.add(c.userId);
+          if (!excludedBefore.has(c.userId)) newlyExcluded.push(c.userId);
+          return;
+        }
+        const r = results[next++]!;
         if (r.kind === 'reserved' || r.kind === 'repeat') {
           won.set(c.userId, r.reservationId);
           unitsWon += c.quantity;
