@@ -143,6 +143,17 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
   const someWinner = [...winners][0]!;
   const v = await verifyDraw(stack.edge.url, activityId, someWinner);
   expect(v.checks.filter((c) => !c.ok)).toEqual([]);
+  // Scheme 2: the digest published at the close and every ticket were checked too.
+  expect(v.checks.map((c) => c.name)).toEqual([
+    'commitment',
+    'entrants',
+    'digest',
+    'tickets',
+    'order',
+    'winners',
+    'summary',
+  ]);
+  expect(after.drawEntrantsDigest).toMatch(/^[0-9a-f]{64}$/);
   expect(v.user).toMatchObject({ userId: someWinner, won: true });
   expect(v.user!.place).toBeGreaterThanOrEqual(1);
   expect(v.user!.place).toBeLessThanOrEqual(5);
