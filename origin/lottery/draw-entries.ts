@@ -4,7 +4,7 @@
  * fixes), with several pages requested ahead — across buckets too — so Redis serves the next pages
  * while this process hashes the current one. Memory: at most `inFlight` pages at once.
  */
-import type { Entry, Sale, StockStore } from '../redis/stock-store.js';
+import type { Sale, StockStore } from '../redis/stock-store.js';
 
 export interface ReadSettings {
   /** Entries per LRANGE (DRAW_READ_PAGE). */
@@ -16,15 +16,15 @@ export interface ReadSettings {
 type EntryReader = Pick<StockStore, 'entryCounts' | 'entryPage'>;
 
 /**
- * Calls `onPage` for every page in entry order, with the 0-based place of its first entry in the
- * whole list. Returns the number of entries. `onPage` may be async (its promise is awaited before
+ * Calls `onPage` for every page ("userId:quantity" lines, parseEntry) in entry order, with the
+ * 0-based place of its first entry in the whole list. Returns the number of entries. `onPage` may be async (its promise is awaited before
  * the next page is handed over; reads ahead go on meanwhile).
  */
 export async function forEachEntryPage(
   stock: EntryReader,
   sale: Sale,
   read: ReadSettings,
-  onPage: (entries: Entry[], first: number) => void | Promise<void>,
+  onPage: (lines: string[], first: number) => void | Promise<void>,
 ): Promise<number> {
   const counts = await stock.entryCounts(sale);
   const pages: { bucket: number; start: number; first: number }[] = [];
@@ -40,7 +40,7 @@ export async function forEachEntryPage(
     answer.catch(() => {});
     return answer;
   };
-  const ahead: Promise<Entry[]>[] = [];
+  const ahead: Promise<string[]>[] = [];
   for (let i = 0; i < Math.min(read.inFlight, pages.length); i++) ahead.push(fetch(i));
   for (let i = 0; i < pages.length; i++) {
     const entries = await ahead.shift()!;

@@ -85,7 +85,7 @@ export function hexOf(words: Int32Array, at = 0): string {
 }
 
 /** Writes the hex spelling of 8 words as 64 ASCII bytes at `out[off]`. */
-function hexInto(words: Int32Array, at: number, out: Uint8Array, off: number): void {
+export function hexInto(words: Int32Array, at: number, out: Uint8Array, off: number): void {
   for (let i = 0; i < 8; i++) {
     const v = words[at + i]!;
     for (let s = 28, j = off + 8 * i; s >= 0; s -= 4, j++) out[j] = HEX_CODES[(v >>> s) & 15]!;
@@ -135,6 +135,13 @@ export class DrawHmac {
     if (n + 2 * BLOCK > this.scratch.length) this.scratch = Buffer.alloc(n + 2 * BLOCK);
     this.scratch.write(message, 0, 'utf8');
     this.finish(n, out, at);
+  }
+
+  /** HMAC of the first `bytes` bytes of an ASCII string (a prefix, with no copy of it made). */
+  ofAsciiPrefix(text: string, bytes: number, out: Int32Array, at = 0): void {
+    if (bytes + 2 * BLOCK > this.scratch.length) this.scratch = Buffer.alloc(bytes + 2 * BLOCK);
+    this.scratch.write(text, 0, bytes, 'latin1');
+    this.finish(bytes, out, at);
   }
 
   /** HMAC of the 64-character hex spelling of `words[from, from + 8)` into `out[at, at + 8)`. */

@@ -51,6 +51,15 @@ export class DrawSelection {
     return this.size;
   }
 
+  /** Whether `offer` would keep this entrant now (a cheap test before building its record). */
+  wouldKeep(ticket: Int32Array, ti: number, entrant: Int32Array, ei: number): boolean {
+    if (this.size < this.capacity) return true;
+    if (this.capacity === 0) return false;
+    const slot = this.heap[0]!;
+    const c = compareWords(ticket, ti, this.tickets, slot * 8);
+    return c < 0 || (c === 0 && compareWords(entrant, ei, this.entrants, slot * 8) < 0);
+  }
+
   /** Offers one entrant (`ticket[ti..]`, `entrant[ei..]` as words); kept if among the smallest so far. */
   offer(
     ticket: Int32Array,

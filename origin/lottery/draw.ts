@@ -20,10 +20,10 @@ import { isEligible } from '../../contract/eligibility.js';
 import { deniedUserIds } from '../access/deny-list.js';
 import { requireActivity, saleOf } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
-import type { Sale } from '../redis/stock-store.js';
+import { parseEntry, type Sale } from '../redis/stock-store.js';
 import { forEachEntryPage, type ReadSettings } from './draw-entries.js';
-import { DrawHmac, hexOf } from './draw-hmac.js';
-import { commitmentOf, entryLine, seedOf } from './draw-rule.js';
+import { DrawHmac, hexInto, hexOf } from './draw-hmac.js';
+import { commitmentOf, seedOf } from './draw-rule.js';
 import { compareWords, DrawSelection, type Candidate } from './draw-selection.js';
 import { createHash } from 'node:crypto';
 import {
@@ -50,6 +50,8 @@ export interface DrawSettings extends ReadSettings {
   publishBatch: number;
   /** DRAW_SECRET: the key every scheme-2 seed is derived from. */
   drawSecret: string;
+  /** Called once the winners are final (state drawn), before the list is published (bench/draw.ts times it). */
+  onWinnersFinal?: () => void;
 }
 
 /** Candidates kept per pass beyond the units: room for exclusions and too-large asks before another pass. */
@@ -116,6 +118,7 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
     };
     if (await finishDraw(ctx.db, activityId, summary))
       ctx.log.info({ activityId, ...summary, seed: undefined, walkMs: drawnAt.getTime() - started }, 'lottery drawn');
+    s.onWinnersFinal?.();
     record = (await findDraw(ctx.db, activityId))!;
   }
 
@@ -149,18 +152,30 @@ function seedFor(record: DrawRecord, drawSecret: string): string {
   return seed;
 }
 
-/** Pass 1: SHA-256 of "<entrant>:<quantity>\n" over the closed list in entry order. */
+/**
+ * Pass 1: SHA-256 of "<entrant>:<quantity>\n" over the closed list in entry order. The lines are
+ * written into one reused buffer per page (no string per entrant: at a million entrants the garbage
+ * collector, not the hashing, was the cost).
+ */
 async function digestClosedList(ctx: DrawDeps, sale: Sale, seed: string, read: ReadSettings): Promise<string> {
   const hmac = new DrawHmac(seed);
   const words = new Int32Array(8);
   const digest = createHash('sha256');
-  await forEachEntryPage(ctx.stock, sale, read, (entries) => {
-    let text = '';
-    for (const e of entries) {
-      hmac.ofString(e.userId, words);
-      text += entryLine(hexOf(words), e.quantity);
+  let text = Buffer.alloc(0);
+  await forEachEntryPage(ctx.stock, sale, read, (lines) => {
+    // 64 hex + ':' + quantity (at most 3 digits) + '\n' per line.
+    if (text.length < lines.length * 69) text = Buffer.alloc(lines.length * 69);
+    let at = 0;
+    for (const line of lines) {
+      const colon = line.lastIndexOf(':');
+      hmac.ofAsciiPrefix(line, colon, words);
+      hexInto(words, 0, text, at);
+      at += 64;
+      // ":<quantity>" as entered (ASCII), then the newline.
+      for (let k = colon; k < line.length; k++) text[at++] = line.charCodeAt(k);
+      text[at++] = 10;
     }
-    digest.update(text, 'latin1');
+    digest.update(text.subarray(0, at));
   });
   return digest.digest('hex');
 }
@@ -180,13 +195,18 @@ async function selectCandidates(
   const selection = new DrawSelection(capacity);
   const entrant = new Int32Array(8);
   const ticket = new Int32Array(8);
-  const entrants = await forEachEntryPage(ctx.stock, sale, read, (entries, first) => {
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i]!;
-      hmac.ofString(e.userId, entrant);
+  const entrants = await forEachEntryPage(ctx.stock, sale, read, (lines, first) => {
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!;
+      const colon = line.lastIndexOf(':');
+      hmac.ofAsciiPrefix(line, colon, entrant);
       ticketHmac.ofHex(entrant, 0, ticket);
       if (after && compareWords(ticket, 0, after, 0) <= 0) continue;
-      selection.offer(ticket, 0, entrant, 0, e.userId, e.quantity, first + i + 1);
+      // Only an entrant that makes the cut costs a parse (most do not).
+      if (selection.wouldKeep(ticket, 0, entrant, 0)) {
+        const e = parseEntry(line);
+        selection.offer(ticket, 0, entrant, 0, e.userId, e.quantity, first + i + 1);
+      }
     }
   });
   return { candidates: selection.sorted(), entrants };
@@ -347,9 +367,9 @@ async function publishEntrants(
     await insertEntrants(ctx.db, sale.activityId, batch);
     await renew();
   };
-  await forEachEntryPage(ctx.stock, sale, s, async (entries, first) => {
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i]!;
+  await forEachEntryPage(ctx.stock, sale, s, async (lines, first) => {
+    for (let i = 0; i < lines.length; i++) {
+      const e = parseEntry(lines[i]!);
       hmac.ofString(e.userId, entrant);
       ticketHmac.ofHex(entrant, 0, ticket);
       rows.push({

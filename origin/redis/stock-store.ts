@@ -99,10 +99,16 @@ export type EnterResult =
   | { kind: 'ended' }
   | { kind: 'not_warmed' };
 
-/** One lottery entry as the entry list keeps it. */
+/** One lottery entry. */
 export interface Entry {
   userId: string;
   quantity: number;
+}
+
+/** An entry-list line ("userId:quantity", lua/enter-5.lua) read back. */
+export function parseEntry(line: string): Entry {
+  const at = line.lastIndexOf(':');
+  return { userId: line.slice(0, at), quantity: Number(line.slice(at + 1)) };
 }
 
 /** Lottery entries: `open` until the draw closes them, `drawn` once the winners are final. */
@@ -769,15 +775,12 @@ export class StockStore {
   }
 
   /**
-   * Entries [start, start + count) of one bucket's list, in entry order. Pages are addressed by
-   * index, so a reader may ask for several at once (the draw reads a bucket's pages in parallel).
+   * Entries [start, start + count) of one bucket's list, in entry order, as stored: "userId:quantity"
+   * (parseEntry reads one). Lines, not objects: the draw reads a million of them and hashes most
+   * without keeping any. Pages are addressed by index, so a reader may ask for several at once.
    */
-  async entryPage(sale: Sale, bucket: number, start: number, count: number): Promise<Entry[]> {
-    const flat = await this.redis.lrange(this.keys(sale, bucket).entryList, start, start + count - 1);
-    return flat.map((line) => {
-      const at = line.lastIndexOf(':');
-      return { userId: line.slice(0, at), quantity: Number(line.slice(at + 1)) };
-    });
+  async entryPage(sale: Sale, bucket: number, start: number, count: number): Promise<string[]> {
+    return this.redis.lrange(this.keys(sale, bucket).entryList, start, start + count - 1);
   }
 
   /** The claims each user entered with (absent: none forwarded). */
