@@ -11,6 +11,7 @@ import { activityKeys } from '../../origin/redis/keys.js';
 import { commitmentOf, drawOrder, expectedOutcomes, orderByTickets } from '../../origin/lottery/draw-rule.js';
 import { DEV_SECRETS } from '../../origin/config.js';
 import { seedOf } from '../../origin/lottery/draw-rule.js';
+import { runDraw } from '../../origin/lottery/draw.js';
 import { REDIS_URL, scalar } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';
 import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
@@ -291,6 +292,35 @@ describe('the deny list and eligibility at the draw (issue 24.1)', () => {
     );
     expect(list.map((e) => e.won)).toEqual(expectedOutcomes(list, 5));
     await t.admin('DELETE', `/admin/deny/${denied}`);
+  });
+});
+
+describe('DRAW_SECRET', () => {
+  it('a draw whose seed from DRAW_SECRET does not match the published commitment refuses to run (secret changed)', async () => {
+    // A second origin sharing the database with another DRAW_SECRET, and no draw job of its own.
+    const other = await startTestOrigin({ DRAW_SECRET: 'another-draw-secret-0123456789', ORIGIN_ROLE: 'http' });
+    try {
+      const sale = await lotterySale(t, { stock: 2, windowMs: 60_000 });
+      const settings = {
+        owner: 'test',
+        leaseMs: 5_000,
+        reserveBatch: 10,
+        publishBatch: 10,
+        pageSize: 100,
+        inFlight: 2,
+        drawSecret: other.config.DRAW_SECRET,
+      };
+      await expect(runDraw(t.origin.ctx, sale.activityId, settings)).rejects.toThrow(/DRAW_SECRET changed/);
+      // Nothing moved: still pending, no digest, no seed, entries still open.
+      const [[row]] = (await t.db.pool.query(
+        'SELECT state, seed, entrants_digest FROM seckill_draw WHERE activity_id = ?',
+        [sale.activityId],
+      )) as any;
+      expect(row).toEqual({ state: 'pending', seed: null, entrants_digest: null });
+      expect(await t.redis.exists(activityKeys(sale.activityId, sale.skuId).draw)).toBe(0);
+    } finally {
+      await other.stop();
+    }
   });
 });
 
