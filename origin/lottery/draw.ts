@@ -356,7 +356,8 @@ async function publishEntrants(
   const winners = known?.winners ?? (await ctx.stock.winners(sale));
   const excluded = known?.excluded ?? (await ctx.stock.excludedEntrants(sale));
   const hmac = new DrawHmac(seed);
-  const ticketHmac = new DrawHmac(seed, record.entrantsDigest!);
+  // A scheme-1 draw that an older version drew but did not publish: its tickets are the entrant ids.
+  const ticketHmac = record.entrantsDigest ? new DrawHmac(seed, record.entrantsDigest) : null;
   const entrant = new Int32Array(8);
   const ticket = new Int32Array(8);
   let rows: EntrantRow[] = [];
@@ -371,15 +372,19 @@ async function publishEntrants(
     for (let i = 0; i < lines.length; i++) {
       const e = parseEntry(lines[i]!);
       hmac.ofString(e.userId, entrant);
-      ticketHmac.ofHex(entrant, 0, ticket);
-      rows.push({
-        entrant: hexOf(entrant),
-        entry: first + i + 1,
-        ticket: hexOf(ticket),
-        quantity: e.quantity,
-        won: winners.has(e.userId),
-        excluded: excluded.has(e.userId),
-      });
+      if (!ticketHmac) {
+        rows.push({ ticket: hexOf(entrant), quantity: e.quantity, won: winners.has(e.userId) });
+      } else {
+        ticketHmac.ofHex(entrant, 0, ticket);
+        rows.push({
+          entrant: hexOf(entrant),
+          entry: first + i + 1,
+          ticket: hexOf(ticket),
+          quantity: e.quantity,
+          won: winners.has(e.userId),
+          excluded: excluded.has(e.userId),
+        });
+      }
       if (rows.length >= s.publishBatch) await flush();
     }
   });
