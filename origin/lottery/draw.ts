@@ -294,6 +294,14 @@ async function drawWinners(
           return;
         }
         const r = results[next++]!;
+        // Denied after the list above was read: the bucket's deny hash (lua/reserve-6.lua) refused the
+        // reservation. Passed over like the rest, so the published `excluded` flags account for it.
+        if (r.kind === 'denied' || r.kind === 'not_eligible') {
+          if (gone) return;
+          excluded.add(c.userId);
+          if (!excludedBefore.has(c.userId)) newlyExcluded.push(c.userId);
+          return;
+        }
         if (r.kind === 'reserved' || r.kind === 'repeat') {
           won.set(c.userId, r.reservationId);
           unitsWon += c.quantity;

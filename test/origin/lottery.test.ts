@@ -293,6 +293,37 @@ describe('the deny list and eligibility at the draw (issue 24.1)', () => {
     expect(list.map((e) => e.won)).toEqual(expectedOutcomes(list, 5));
     await t.admin('DELETE', `/admin/deny/${denied}`);
   });
+
+  it('a winner the reserve script refuses as denied (denied in Redis after the draw read the list) is passed over and flagged, the unit goes to the next', async () => {
+    const sale = await lotterySale(t, { stock: 2, windowMs: 4_000 });
+    const users = Array.from({ length: 6 }, (_, i) => String(7_900_000 + i));
+    for (const u of users) expect((await purchase(t, sale.activityId, u)).status).toBe(202);
+    const keys = activityKeys(sale.activityId, sale.skuId);
+    const closedList = (await t.redis.lrange(keys.entryList, 0, -1)).map((line) => ({
+      userId: line.split(':')[0]!,
+      quantity: 1,
+    }));
+    const nonce = String(
+      (
+        (await t.db.pool.query('SELECT seed_nonce FROM seckill_draw WHERE activity_id = ?', [sale.activityId])) as any
+      )[0][0].seed_nonce,
+    );
+    const { ordered } = drawOrder(seedOf(DEV_SECRETS.DRAW_SECRET, sale.activityId, nonce), closedList);
+    // The bucket's deny hash only (lua/deny-1.lua's format), no MySQL row: the draw's one read of the
+    // deny list misses this user, as it would a deny that lands while the draw runs.
+    const top = ordered[0]!.userId;
+    await t.redis.hset(keys.denied, top, 1);
+
+    await sleepUntil(sale.closesAt);
+    const after = await published(t, sale.activityId);
+    const winners = [ordered[1]!.userId, ordered[2]!.userId];
+    expect(after.draw).toMatchObject({ entrants: 6, winners: 2, unitsWon: 2, excluded: 1 });
+    expect(Object.keys(await t.redis.hgetall(keys.holders)).sort()).toEqual([...winners].sort());
+    expect(await t.redis.smembers(keys.drawExcluded)).toEqual([top]);
+    const list = await entrantList(t, sale.activityId);
+    expect(list.filter((e: any) => e.excluded).map((e: any) => e.entry)).toEqual([ordered[0]!.entry]);
+    expect(list.map((e) => e.won)).toEqual(expectedOutcomes(list, 2));
+  });
 });
 
 describe('DRAW_SECRET', () => {
