@@ -19,7 +19,6 @@ import { githubSlugs, markdownLinks } from './markdown.js';
  * leave this list (the lead empties it after merging them all).
  */
 const PENDING_PAGES: readonly string[] = [
-  'docs/lottery.md',
   'docs/durability.md',
   'docs/waiting-room.md',
   'docs/watching-a-sale.md',
