@@ -38,6 +38,11 @@ export const DEFAULT_WAITING_POLL_MIN_MS = 1_000;
 /** Waiting room: polls per second one admission shard's line aims to stay under (WAITING_POLLS_PER_SEC). */
 export const DEFAULT_WAITING_POLLS_PER_SEC = 500;
 
+/** Lottery entrant list: the largest page a client may ask for (DRAW_ENTRANTS_PAGE_MAX); larger → 400. */
+export const DEFAULT_DRAW_ENTRANTS_PAGE_MAX = 1_000;
+/** Lottery entrant list: pages per second one client (cf-connecting-ip) may fetch past the edge's cache (DRAW_ENTRANTS_PER_SEC). */
+export const DEFAULT_DRAW_ENTRANTS_PER_SEC = 5;
+
 /** The bot-check verifier must answer within this long (BOT_CHECK_TIMEOUT_MS), else 503 (fail closed). */
 export const DEFAULT_BOT_CHECK_TIMEOUT_MS = 2_000;
 
@@ -66,6 +71,8 @@ export interface EdgeSettings {
   botCheck?: { url: string; secret: string; timeoutMs: number };
   waitingPollMinMs: number;
   waitingPollBudgetPerSec: number;
+  drawEntrantsPageMax: number;
+  drawEntrantsPerSec: number;
 }
 
 const cache = new WeakMap<object, EdgeSettings>();
@@ -140,6 +147,14 @@ export function parseSettings(env: Env): EdgeSettings {
       10,
       10_000,
     ),
+    drawEntrantsPageMax: int(
+      'DRAW_ENTRANTS_PAGE_MAX',
+      env.DRAW_ENTRANTS_PAGE_MAX,
+      DEFAULT_DRAW_ENTRANTS_PAGE_MAX,
+      1,
+      10_000,
+    ),
+    drawEntrantsPerSec: int('DRAW_ENTRANTS_PER_SEC', env.DRAW_ENTRANTS_PER_SEC, DEFAULT_DRAW_ENTRANTS_PER_SEC, 1, 100),
     botCheck: parseBotCheck(env),
   };
 }

@@ -9,6 +9,7 @@ export const DEV_SECRETS = {
   ADMIN_TOKEN: 'dev-admin-token',
   EDGE_ORIGIN_SECRET: 'dev-edge-origin-secret',
   PAYMENT_WEBHOOK_SECRET: 'dev-payment-webhook-secret',
+  DRAW_SECRET: 'dev-draw-secret-not-for-sales',
 } as const;
 
 /** Every secret setting: wherever real secrets are required (production, or a non-loopback HOST
@@ -19,6 +20,7 @@ const SECRET_NAMES = [
   'PAYMENT_WEBHOOK_SECRET',
   'METRICS_TOKEN',
   'ORDER_EVENTS_SECRET',
+  'DRAW_SECRET',
 ] as const;
 /** 32 characters: a random hex token of this length holds 128 bits, beyond any online guessing; an
  * 8-character one falls to a determined script. The same floor for every secret, so one rule. */
@@ -121,6 +123,12 @@ const envSchema = z.object({
   ADMIN_TOKENS: z.string().optional(),
   EDGE_ORIGIN_SECRET: z.string().min(16).default(DEV_SECRETS.EDGE_ORIGIN_SECRET),
   PAYMENT_WEBHOOK_SECRET: z.string().min(16).default(DEV_SECRETS.PAYMENT_WEBHOOK_SECRET),
+  /**
+   * Key of every lottery's seed (issue 24.3): seed = HMAC(DRAW_SECRET, activity id and a random nonce
+   * kept in MySQL). Only its commitment is stored until the reveal, so MySQL alone cannot tell a draw's
+   * outcome. Changing it strands the seeds of lotteries not yet drawn (their draws refuse to run).
+   */
+  DRAW_SECRET: z.string().min(16).default(DEV_SECRETS.DRAW_SECRET),
   /** Where admin changes and sold-out transitions are pushed (DESIGN §9); unset = no edge. */
   EDGE_URL: z.url().optional(),
   /** What this process runs: HTTP API, settlement consumers, or both. */
@@ -225,11 +233,15 @@ const envSchema = z.object({
   /** The draw's lease on its MySQL record: a draw whose origin died is resumed after this long. */
   DRAW_LEASE_MS: int(10_000, 500),
   /** Reservations the draw sends to Redis together (run in order; the outcome is that of one by one). */
-  DRAW_RESERVE_BATCH: int(100, 1),
+  DRAW_RESERVE_BATCH: int(500, 1),
+  /** Entries per Redis read (LRANGE) when the draw passes over the closed entrant list. */
+  DRAW_READ_PAGE: int(10_000, 100),
+  /** Pages of the entrant list the draw asks Redis for ahead of the one it is hashing. */
+  DRAW_READ_IN_FLIGHT: int(4, 1),
   /** Rows per INSERT when the entrant list is published to MySQL. */
   DRAW_PUBLISH_BATCH: int(1_000, 1),
-  /** Most entrants one page of the public entrant list may hold. */
-  DRAW_ENTRANTS_PAGE_MAX: int(10_000, 1),
+  /** Most entrants one page of the public entrant list may hold (the edge bounds it too). */
+  DRAW_ENTRANTS_PAGE_MAX: int(1_000, 1),
   /** Graceful stop: in-flight work gets this long before the process exits anyway. */
   SHUTDOWN_GRACE_MS: int(10_000, 0),
   /** A repeat purchase looks up its reservation's current status (MySQL) for at most this long, else answers `queued`. */

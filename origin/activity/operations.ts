@@ -6,6 +6,7 @@ import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import { eligibilityField, loadSaleRules } from '../access/sale-rules.js';
 import type { OriginContext } from '../context.js';
+import { newDraw } from '../lottery/draw-store.js';
 import { hasSaleHistory } from './sale-history.js';
 import {
   insertActivity,
@@ -24,8 +25,13 @@ export type ActivityOperationsDeps = Pick<
   'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'snapshot' | 'stock' | 'stockWatch'
 >;
 
-export async function createActivity(ctx: ActivityOperationsDeps, input: CreateActivity) {
-  await insertActivity(ctx.db, input);
+export async function createActivity(
+  ctx: ActivityOperationsDeps & Pick<OriginContext, 'config'>,
+  input: CreateActivity,
+) {
+  // A lottery's seed is derived from DRAW_SECRET: only its nonce and commitment go into MySQL.
+  const draw = input.admission === 'lottery' ? newDraw(ctx.config.DRAW_SECRET, input.activityId) : undefined;
+  await insertActivity(ctx.db, input, draw);
   ctx.catalog.remember({ activityId: input.activityId, skuId: input.skuId, buckets: input.stockBuckets });
   ctx.log.info({ activityId: input.activityId, stock: input.stock }, 'activity created');
   ctx.metrics.heldBackUnits.set({ activity: input.activityId }, input.stock - (input.initialRelease ?? input.stock));

@@ -55,7 +55,10 @@ export interface ReserveInput extends Sale {
   traceId: string;
   /** The user's JWT claims the edge verified; the script checks the sale's eligibility rule against them. */
   claims?: Claims;
-  /** The lottery draw decides eligibility itself (it has no claims of the entrants): the script skips the rule. */
+  /**
+   * The lottery draw decides eligibility itself (the claims stored with each entry, under the rule in
+   * force at the close): the script skips the rule.
+   */
   eligibilityDecided?: boolean;
 }
 
@@ -116,6 +119,18 @@ export type EnterResult =
   | { kind: 'not_warmed' }
   | { kind: 'denied' }
   | { kind: 'not_eligible' };
+
+/** One lottery entry. */
+export interface Entry {
+  userId: string;
+  quantity: number;
+}
+
+/** An entry-list line ("userId:quantity", lua/enter-6.lua) read back. */
+export function parseEntry(line: string): Entry {
+  const at = line.lastIndexOf(':');
+  return { userId: line.slice(0, at), quantity: Number(line.slice(at + 1)) };
+}
 
 /** Lottery entries: `open` until the draw closes them, `drawn` once the winners are final. */
 export type DrawPhase = 'open' | 'closed' | 'drawn';
@@ -433,13 +448,17 @@ export class StockStore {
     }
   }
 
-  /** lua/enter-4.lua: one lottery entry per user (DESIGN §10), under the deny list and the eligibility rule. */
+  /**
+   * lua/enter-6.lua: one lottery entry per user (DESIGN §10), under the deny list and the eligibility
+   * rule, kept with the claims the edge verified (the draw checks eligibility again under the rule in
+   * force at the close).
+   */
   async enter(input: Sale & { userId: string; quantity: number; claims?: Claims }): Promise<EnterResult> {
     // The entry lives in the user's home bucket, beside that bucket's config (one slot per script).
     const k = this.keys(input, homeBucket(input.userId, input.buckets));
     const reply = await this.breaker.run(() =>
       this.requestScripts.enter(
-        [k.entrants, k.config, k.draw, k.denied],
+        [k.entrants, k.config, k.draw, k.denied, k.entryList, k.entrantClaims],
         [input.userId, input.quantity, claimsArg(input.claims)],
       ),
     );
@@ -800,7 +819,7 @@ export class StockStore {
 
   // ── The lottery draw (origin/lottery/draw.ts): patient client ───────────────────────────────────
 
-  /** No entry after this (lua/enter-4.lua answers CLOSED); keeps `drawn` if already there. */
+  /** No entry after this (lua/enter-6.lua answers CLOSED); keeps `drawn` if already there. */
   async closeEntries(sale: Sale): Promise<void> {
     for (const k of this.allKeys(sale)) await this.redis.set(k.draw, 'closed', 'NX');
   }
@@ -810,18 +829,37 @@ export class StockStore {
     for (const k of this.allKeys(sale).reverse()) await this.redis.set(k.draw, 'drawn');
   }
 
-  /** Every entry: userId → quantity (HSCAN, so a million entrants do not block Redis in one reply). */
-  async entrants(sale: Sale): Promise<Map<string, number>> {
-    const all = new Map<string, number>();
-    for (const k of this.allKeys(sale)) {
-      let cursor = '0';
-      do {
-        const [next, flat] = await this.redis.hscan(k.entrants, cursor, 'COUNT', 10_000);
-        for (let i = 0; i < flat.length; i += 2) all.set(flat[i]!, Number(flat[i + 1]));
-        cursor = next;
-      } while (cursor !== '0');
+  /** Entries per bucket (the closed list's length in each), bucket 0 first. */
+  async entryCounts(sale: Sale): Promise<number[]> {
+    return Promise.all(this.allKeys(sale).map((k) => this.redis.llen(k.entryList)));
+  }
+
+  /**
+   * Entries [start, start + count) of one bucket's list, in entry order, as stored: "userId:quantity"
+   * (parseEntry reads one). Lines, not objects: the draw reads a million of them and hashes most
+   * without keeping any. Pages are addressed by index, so a reader may ask for several at once.
+   */
+  async entryPage(sale: Sale, bucket: number, start: number, count: number): Promise<string[]> {
+    return this.redis.lrange(this.keys(sale, bucket).entryList, start, start + count - 1);
+  }
+
+  /** The claims each user entered with (absent: none forwarded). */
+  async entrantClaims(sale: Sale, userIds: string[]): Promise<Map<string, Claims>> {
+    const byBucket = new Map<number, string[]>();
+    for (const u of userIds) {
+      const b = homeBucket(u, sale.buckets);
+      let list = byBucket.get(b);
+      if (!list) byBucket.set(b, (list = []));
+      list.push(u);
     }
-    return all;
+    const found = new Map<string, Claims>();
+    await Promise.all(
+      [...byBucket].map(async ([b, users]) => {
+        const values = await this.redis.hmget(this.keys(sale, b).entrantClaims, ...users);
+        values.forEach((v, i) => v !== null && found.set(users[i]!, JSON.parse(v) as Claims));
+      }),
+    );
+    return found;
   }
 
   /**
@@ -864,6 +902,25 @@ export class StockStore {
       fields.push(userId, reservationId);
     }
     for (const [b, fields] of byBucket) await this.redis.hset(this.keys(sale, b).winners, ...fields);
+  }
+
+  /** Entrants the draw passed over (denied / not eligible), each in their home bucket's set. */
+  async recordExcluded(sale: Sale, userIds: string[]): Promise<void> {
+    const byBucket = new Map<number, string[]>();
+    for (const u of userIds) {
+      const b = homeBucket(u, sale.buckets);
+      let list = byBucket.get(b);
+      if (!list) byBucket.set(b, (list = []));
+      list.push(u);
+    }
+    for (const [b, users] of byBucket) await this.redis.sadd(this.keys(sale, b).drawExcluded, ...users);
+  }
+
+  /** Every entrant the draw has passed over so far. */
+  async excludedEntrants(sale: Sale): Promise<Set<string>> {
+    const all = new Set<string>();
+    for (const k of this.allKeys(sale)) for (const u of await this.redis.smembers(k.drawExcluded)) all.add(u);
+    return all;
   }
 
   /** userId → reservationId of every winner recorded so far. */
