@@ -24,6 +24,7 @@ import {
 import { SaleEventReader } from './event-reader.js';
 import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './keys.js';
 import { Cluster } from 'ioredis';
+import { readNodeStats, type RedisNodeStats } from './node-stats.js';
 import type { ReservationEvent } from './reservation-event.js';
 import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
 import {
@@ -448,6 +449,11 @@ export class StockStore {
       Promise.all([this.requestRedis.hget(k.entrants, userId), this.requestRedis.hget(k.winners, userId)]),
     );
     return { quantity: quantity === null ? null : Number(quantity), reservationId };
+  }
+
+  /** Clients and slow-log growth of every node in use, on the ops connection (never the request path's). */
+  nodeStats(): Promise<RedisNodeStats[]> {
+    return readNodeStats(this.redis);
   }
 
   /** Health: one PING on the request client (no breaker: health must see Redis itself). */
