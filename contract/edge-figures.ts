@@ -14,7 +14,7 @@ export const edgeFiguresSchema = z.object({
   admitted: count,
   /** Refused answers by contract code (sold_out, rate_limited, bad_ticket, …). */
   refusals: z.record(z.string(), count),
-  /** Origin calls by result: `ok` (any answer from the origin) or `failed` (timeout, network). */
+  /** Origin calls by `<call>/<result>`: call reserve | status | activity | other; result answered | timeout | unreachable. */
   originCalls: z.record(z.string(), count),
   /** Buyers waiting in each live activity's waiting line. */
   waitingLine: z.record(z.string(), count),

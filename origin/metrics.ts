@@ -58,9 +58,11 @@ export function createMetrics() {
     edgeRefusals: counter('seckill_edge_refusals_total', 'Answers the edge refused, by reason (contract code)', [
       'reason',
     ]),
-    edgeOriginCalls: counter('seckill_edge_origin_calls_total', 'Calls the edge made to the origin, by result', [
-      'result',
-    ]),
+    edgeOriginCalls: counter(
+      'seckill_edge_origin_calls_total',
+      'Calls the edge made to the origin, by call (reserve, status, activity) and result (answered, timeout, unreachable)',
+      ['call', 'result'],
+    ),
     edgeWaitingLine: gauge('seckill_edge_waiting_line_length', 'Buyers waiting in the waiting line, per activity', [
       'activity',
     ]),

@@ -30,7 +30,10 @@ export function edgeFiguresSink(metrics: Metrics) {
     tickets.set(f.tickets);
     admitted.set(f.admitted);
     for (const [reason, n] of Object.entries(f.refusals)) refusals.set(n, { reason });
-    for (const [result, n] of Object.entries(f.originCalls)) originCalls.set(n, { result });
+    for (const [key, n] of Object.entries(f.originCalls)) {
+      const [call = 'other', result = 'answered'] = key.split('/');
+      originCalls.set(n, { call, result });
+    }
     // A level: activities no longer live leave the gauge.
     metrics.edgeWaitingLine.reset();
     for (const [activity, n] of Object.entries(f.waitingLine)) metrics.edgeWaitingLine.set({ activity }, n);
