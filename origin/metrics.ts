@@ -42,6 +42,15 @@ export function createMetrics() {
       'state',
     ]),
     dbPoolLimit: gauge('seckill_db_pool_limit', "This process's MySQL pool size (MYSQL_POOL_SIZE)"),
+    saleState: gauge(
+      'seckill_sale_state',
+      "1 for a warmed sale's public phase now (upcoming, open, sold_out, paused, ended), 0 for the others",
+      ['activity', 'state'],
+    ),
+    stockLeft: gauge('seckill_stock_left', 'Units left in Redis per sale and stock bucket, read at scrape', [
+      'activity',
+      'bucket',
+    ]),
     deadLettersOpen: gauge(
       'seckill_dead_letters_open',
       'Dead letters waiting for an operator (status open), per activity, read from MySQL at scrape',

@@ -553,6 +553,12 @@ export class StockStore {
   }
 
   /** Units left in Redis over all buckets, or null when no bucket is warm. */
+  /** Units left in each bucket (null where the bucket holds no stock key: not warmed, or lost). */
+  async bucketStocks(sale: Sale): Promise<(number | null)[]> {
+    const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
+    return values.map((v) => (v === null ? null : Number(v)));
+  }
+
   async stock(sale: Sale): Promise<number | null> {
     const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
     if (values.every((v) => v === null)) return null;

@@ -5,6 +5,7 @@
  * in seckill_metrics_read_failures_total, so a scrape never hangs on a struggling Redis or MySQL),
  * and one round of reads is reused for METRICS_CACHE_MS, so several scrapers cost one round.
  */
+import { publicState, type PublicState } from '../../contract/activity.js';
 import type { OriginContext } from '../context.js';
 import { poolState, readServerStatus } from '../db/server-status.js';
 import { collectOrderEventGauges } from '../http/order-event-routes.js';
@@ -13,7 +14,38 @@ import { collectStreamGauges } from '../settlement/stream-stats.js';
 import { edgeFiguresSink, fetchEdgeFigures } from './edge-figures.js';
 import { CounterMirror } from './mirror.js';
 
-export type ScrapeReadDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics' | 'stock'>;
+export type ScrapeReadDeps = Pick<
+  OriginContext,
+  'config' | 'db' | 'log' | 'metrics' | 'stock' | 'snapshot' | 'failover'
+>;
+
+const PUBLIC_STATES: PublicState[] = ['upcoming', 'open', 'sold_out', 'paused', 'ended'];
+
+/** Per warmed sale: its phase, units left per bucket, and whether a failover holds it closed here. */
+async function collectSaleGauges(ctx: ScrapeReadDeps): Promise<void> {
+  const sales = await ctx.stock.warmedSales();
+  const read = await Promise.all(
+    sales.map(async (sale) => ({
+      sale,
+      snapshot: await ctx.snapshot(sale.activityId),
+      stocks: await ctx.stock.bucketStocks(sale),
+    })),
+  );
+  const now = Date.now();
+  ctx.metrics.saleState.reset();
+  ctx.metrics.stockLeft.reset();
+  for (const { sale, snapshot, stocks } of read) {
+    const activity = sale.activityId;
+    if (snapshot) {
+      const phase = publicState(snapshot, now);
+      for (const state of PUBLIC_STATES) ctx.metrics.saleState.set({ activity, state }, state === phase ? 1 : 0);
+    }
+    stocks.forEach((units, bucket) => {
+      if (units !== null) ctx.metrics.stockLeft.set({ activity, bucket: String(bucket) }, units);
+    });
+    ctx.metrics.failoverClosed.set({ activity }, ctx.failover.isClosed(activity) ? 1 : 0);
+  }
+}
 
 export class ScrapeReads {
   private round: Promise<void> | null = null;
@@ -53,6 +85,7 @@ export class ScrapeReads {
           for (const [activity, n] of open) m.deadLettersOpen.set({ activity }, n);
         },
       ],
+      ['sales', () => collectSaleGauges(ctx)],
       ['streams', () => collectStreamGauges(ctx)],
       ['order_events', () => collectOrderEventGauges(ctx)],
     ];

@@ -146,6 +146,21 @@ describe('scrape-time reads', () => {
     ).toBeGreaterThanOrEqual(1);
   });
 
+  it('each warmed sale: its phase, units left per bucket, and failover closed 0', async () => {
+    const { activityId } = await t.sale({ stock: 9, stockBuckets: 3 });
+    expect((await reserve(activityId, '701')).status).toBe(202);
+    const m = await scrape();
+    const left = [0, 1, 2].map((b) => m.get(`seckill_stock_left{activity="${activityId}",bucket="${b}"}`)!);
+    expect(left.reduce((a, b) => a + b, 0)).toBe(8);
+    expect(m.get(`seckill_sale_state{activity="${activityId}",state="open"}`)).toBe(1);
+    expect(m.get(`seckill_sale_state{activity="${activityId}",state="sold_out"}`)).toBe(0);
+    expect(m.get(`seckill_failover_closed{activity="${activityId}"}`)).toBe(0);
+    expect((await t.admin('PATCH', `/admin/activities/${activityId}`, { state: 'paused' })).status).toBe(200);
+    const paused = await scrape();
+    expect(paused.get(`seckill_sale_state{activity="${activityId}",state="paused"}`)).toBe(1);
+    expect(paused.get(`seckill_sale_state{activity="${activityId}",state="open"}`)).toBe(0);
+  });
+
   it('open dead letters per sale, gone from the gauge once handled', async () => {
     const insert = (reservationId: string, status: string) =>
       t.db.pool.query(
