@@ -80,8 +80,10 @@ export class ScrapeReads {
       [
         'dead_letters',
         async () => {
-          const open = await openDeadLetterCounts(ctx.db);
+          const [open, sales] = await Promise.all([openDeadLetterCounts(ctx.db), ctx.stock.warmedSales()]);
           m.deadLettersOpen.reset();
+          // Every warmed sale shows, 0 included, so a screen tells "none" from "not read".
+          for (const sale of sales) m.deadLettersOpen.set({ activity: sale.activityId }, 0);
           for (const [activity, n] of open) m.deadLettersOpen.set({ activity }, n);
         },
       ],
