@@ -4,15 +4,15 @@
  * (free port, temporary TSDB) started with a config derived from ops/prometheus/prometheus.yml.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../../bench/lib/stack.js';
+import { PROMETHEUS_DIR, prometheusConfig } from '../../scripts/prometheus-config.js';
 
 export const run = promisify(execFile);
-export const PROMETHEUS_DIR = fileURLToPath(new URL('../../ops/prometheus/', import.meta.url));
+export { PROMETHEUS_DIR };
 export const PROMETHEUS_PATH = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';
 export const PROMTOOL_PATH = process.env.PROMTOOL_PATH ?? '/usr/bin/promtool';
 
@@ -31,17 +31,9 @@ export interface RunningPrometheus {
   stop(): Promise<void>;
 }
 
-/**
- * The repo's config with the test's target and intervals (the rules are the repo's files, windows
- * and `for:` unchanged). `rulesDir` holds the rule files the config names.
- */
-export function testPrometheusConfig(opts: { target: string; intervalSeconds: number; rulesDir?: string }): string {
-  const dir = opts.rulesDir ?? PROMETHEUS_DIR;
-  return readFileSync(join(PROMETHEUS_DIR, 'prometheus.yml'), 'utf8')
-    .replace(/scrape_interval: \d+s/, `scrape_interval: ${opts.intervalSeconds}s`)
-    .replace(/evaluation_interval: \d+s/, `evaluation_interval: ${opts.intervalSeconds}s`)
-    .replace(/^(\s+- )(\S+\.yml)$/gm, (_, lead: string, file: string) => `${lead}${join(dir, file)}`)
-    .replace(/- 127\.0\.0\.1:3000/, `- ${opts.target}`);
+/** The repo's config with the test's target and intervals (scripts/prometheus-config.ts). */
+export function testPrometheusConfig(opts: { target: string; intervalSeconds: number }): string {
+  return prometheusConfig(opts);
 }
 
 export async function startPrometheus(config: string): Promise<RunningPrometheus> {
