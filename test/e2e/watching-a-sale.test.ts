@@ -48,7 +48,7 @@ let activityId: string;
 let load: { stop(): Promise<void>; answers: Map<number, number> };
 let settlement: Settlement | null = null;
 /** What each fault did, for the report at the end. */
-const timeline: Record<string, Record<string, number | string[]>> = {};
+const timeline: Record<string, Record<string, number | string | string[]>> = {};
 
 /** Signed purchases straight to the origin, LOAD_PER_SECOND of them, each by a new buyer. */
 function startLoad(originUrl: string, activityId: string) {
@@ -192,6 +192,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // What the Redis slow log caught during the faults (RedisSlowlogRising fired beside them here).
+  const slow = (await redis?.slowlog('GET', 20).catch(() => [])) as [number, number, number, string[]][];
+  timeline.slowlog = { entries: slow.length, commands: slow.map(([, , us, args]) => `${args[0]} ${us}us`) };
   await load?.stop();
   await settlement?.stop();
   await prometheus?.stop();
