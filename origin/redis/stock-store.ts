@@ -24,7 +24,7 @@ import {
 import { SaleEventReader } from './event-reader.js';
 import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './keys.js';
 import { Cluster } from 'ioredis';
-import { readNodeStats, type RedisNodeStats } from './node-stats.js';
+import { NodeStatsReader, type RedisNodeStats } from './node-stats.js';
 import type { ReservationEvent } from './reservation-event.js';
 import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
 import {
@@ -150,6 +150,7 @@ export class StockStore {
   private readonly ledger: SaleLedgerReader;
   private readonly readers = new Set<SaleEventReader>();
   private subscriber: RedisClient | null = null;
+  private nodeStatsReader: NodeStatsReader | null = null;
   private readonly space: Keyspace;
 
   private constructor(
@@ -453,7 +454,8 @@ export class StockStore {
 
   /** Clients and slow-log growth of every node in use, on the ops connection (never the request path's). */
   nodeStats(): Promise<RedisNodeStats[]> {
-    return readNodeStats(this.redis);
+    this.nodeStatsReader ??= new NodeStatsReader(this.redis, this.opts.opsTimeoutMs);
+    return this.nodeStatsReader.read();
   }
 
   /** Health: one PING on the request client (no breaker: health must see Redis itself). */
@@ -929,6 +931,7 @@ export class StockStore {
   }
 
   async close(): Promise<void> {
+    this.nodeStatsReader?.close();
     await Promise.allSettled([
       this.requestRedis.quit(),
       this.redis.quit(),
