@@ -213,7 +213,8 @@ it('consumers stopped: BacklogGrowing goes pending, fires after 30 s, resolves o
   // Healthy first: Prometheus scrapes the origin and the backlog stays flat.
   await waitFor(
     () => prometheus.api('query?query=seckill:order_success_ratio:rate30s'),
-    (d: any) => d.result.length === 1 && Number(d.result[0].value[1]) === 1,
+    // Well above the alert line (80 % of the baseline); a stray slow answer on a busy box may dent it.
+    (d: any) => d.result.length === 1 && Number(d.result[0].value[1]) >= 0.95,
     60_000,
     500,
   );
