@@ -72,6 +72,14 @@ const envSchema = z.object({
   /** Serve /metrics and /healthz on their own listener (METRICS_HOST:METRICS_PORT) instead of HOST:PORT. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   METRICS_HOST: z.string().default('127.0.0.1'),
+  /** What /metrics reads at scrape time (Redis INFO and SLOWLOG per node, MySQL status, the edge's
+   * figures) gives up after this long; the last values stay and the failure is counted. */
+  METRICS_READ_TIMEOUT_MS: int(500, 10),
+  /** Those scrape-time reads are reused for this long, so several scrapers cost one read. */
+  METRICS_CACHE_MS: int(1_000, 0),
+  /** A reserve answer slower than this counts as `timeout` in seckill_order_answers_total: the edge
+   * gave up on it at its ORIGIN_TIMEOUT_MS (800 ms by default), so the buyer never saw it. */
+  RESERVE_ANSWER_DEADLINE_MS: int(800, 1),
   /** Request bodies above this many bytes are refused with 413 before any signature or token check. */
   MAX_BODY_BYTES: int(16 * 1024, 1),
   /** A request whose headers have not all arrived this long after its first byte is answered 408 and its

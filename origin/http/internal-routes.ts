@@ -10,11 +10,14 @@ import { entryStatus } from '../lottery/entry-status.js';
 import { reserve } from '../reservation/reserve.js';
 import { reservationOfUser, reservationStatus } from '../reservation/status.js';
 import { edgeSignature, inFlightLimit } from './middleware.js';
+import { countOrderAnswers } from './order-answers.js';
 import type { OriginEnv } from './types.js';
 import { idParam, jsonBody, requireId } from './validate.js';
 
 export function internalRoutes(ctx: OriginContext) {
   const app = new Hono<OriginEnv>();
+  // First, so an answer refused by the signature check counts too.
+  app.use('/reserve', countOrderAnswers({ metrics: ctx.metrics, deadlineMs: ctx.config.RESERVE_ANSWER_DEADLINE_MS }));
   app.use('*', edgeSignature({ secret: ctx.config.EDGE_ORIGIN_SECRET }));
 
   app.use(
@@ -32,6 +35,7 @@ export function internalRoutes(ctx: OriginContext) {
     const entry = await lotteryPurchase(ctx, req);
     if (entry) {
       c.get('log').info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');
+      c.set('answer', entry.status === 202 ? 'entered' : 'entered_again');
       return c.json(entry.body, entry.status);
     }
     const result = await reserve(ctx, req, traceId);
@@ -41,6 +45,7 @@ export function internalRoutes(ctx: OriginContext) {
       { activityId: req.activityId, userId: req.userId, reservationId: result.reservationId, created: result.created },
       'reserve',
     );
+    c.set('answer', result.created ? 'reserved' : 'repeat');
     if (result.created) return c.json({ status: 'queued' as const, reservationId: result.reservationId }, 202);
     // A repeat answers where the reservation stands now (ordered, paid, …), not a stale "queued".
     // The lookup is best effort and bounded: the reserve path stays fast while settlement keeps MySQL

@@ -25,6 +25,7 @@ import {
 import { SaleEventReader } from './event-reader.js';
 import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './keys.js';
 import { Cluster } from 'ioredis';
+import { NodeStatsReader, type RedisNodeStats } from './node-stats.js';
 import type { ReservationEvent } from './reservation-event.js';
 import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
 import {
@@ -189,6 +190,7 @@ export class StockStore {
   private readonly ledger: SaleLedgerReader;
   private readonly readers = new Set<SaleEventReader>();
   private subscriber: RedisClient | null = null;
+  private nodeStatsReader: NodeStatsReader | null = null;
   private readonly space: Keyspace;
 
   private constructor(
@@ -503,6 +505,12 @@ export class StockStore {
     return { quantity: quantity === null ? null : Number(quantity), reservationId };
   }
 
+  /** Clients and slow-log growth of every node in use, on the ops connection (never the request path's). */
+  nodeStats(): Promise<RedisNodeStats[]> {
+    this.nodeStatsReader ??= new NodeStatsReader(this.redis, this.opts.opsTimeoutMs);
+    return this.nodeStatsReader.read();
+  }
+
   /** Health: one PING on the request client (no breaker: health must see Redis itself). */
   async ping(): Promise<void> {
     await this.requestRedis.ping();
@@ -600,6 +608,12 @@ export class StockStore {
   }
 
   /** Units left in Redis over all buckets, or null when no bucket is warm. */
+  /** Units left in each bucket (null where the bucket holds no stock key: not warmed, or lost). */
+  async bucketStocks(sale: Sale): Promise<(number | null)[]> {
+    const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
+    return values.map((v) => (v === null ? null : Number(v)));
+  }
+
   async stock(sale: Sale): Promise<number | null> {
     const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
     if (values.every((v) => v === null)) return null;
@@ -1061,6 +1075,7 @@ export class StockStore {
   }
 
   async close(): Promise<void> {
+    this.nodeStatsReader?.close();
     await Promise.allSettled([
       this.requestRedis.quit(),
       this.redis.quit(),

@@ -36,6 +36,7 @@ export interface TestOrigin {
     maxPerUser?: number;
     paymentTimeoutSeconds?: number;
     stockBuckets?: number;
+    overflow?: 'reject' | 'queue';
   }): Promise<{ activityId: string; skuId: string }>;
   stop(): Promise<void>;
 }
@@ -137,6 +138,7 @@ export async function startTestOrigin(
         maxPerUser: opts.maxPerUser ?? 1,
         paymentTimeoutSeconds: opts.paymentTimeoutSeconds ?? 900,
         ...(opts.stockBuckets ? { stockBuckets: opts.stockBuckets } : {}),
+        ...(opts.overflow ? { overflow: opts.overflow } : {}),
       });
       if (created.status !== 201) throw new Error(`create activity: ${created.status} ${await created.text()}`);
       const warmed = await admin('POST', `/admin/activities/${activityId}/warmup`);
