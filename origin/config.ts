@@ -164,6 +164,12 @@ const envSchema = z.object({
   RECONCILE_CONFIRM_RUNS: int(3, 1),
   /** ... this far apart, and alarms only if the same check failed every time (live figures move). */
   RECONCILE_CONFIRM_DELAY_MS: int(2_000, 0),
+  /**
+   * Reconciliation reads Redis, then MySQL (one consistent snapshot), then Redis's fingerprint again:
+   * a Redis-side check that fails while Redis moved during the MySQL read is read again, at most this
+   * many readings in all; if Redis never held still, the run is "unstable, skipped", not an alarm.
+   */
+  RECONCILE_READ_ATTEMPTS: int(5, 1),
   /** After cleanup, a sale's Redis keys live this long (seconds) before Redis expires them. */
   CLEANUP_RETENTION_SECONDS: int(86_400, 1),
   /** How often lottery activities are checked for a closed window whose draw is due (DESIGN §10). */

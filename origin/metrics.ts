@@ -120,6 +120,12 @@ export function createMetrics() {
       labelNames: ['activity'],
       registers: [registry],
     }),
+    reconciliationRuns: new client.Counter({
+      name: 'seckill_reconciliation_runs_total',
+      help: 'Periodic reconciliation runs per activity, by result: ok, mismatch (alarmed), unstable (Redis moved during every reading; skipped, no alarm)',
+      labelNames: ['activity', 'result'],
+      registers: [registry],
+    }),
     adminChanges: new client.Counter({
       name: 'seckill_admin_changes_total',
       help: 'Live changes by operators (switches, thresholds, eligibility, releases, deny list), by setting',

@@ -25,7 +25,13 @@ import { SaleEventReader } from './event-reader.js';
 import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './keys.js';
 import { Cluster } from 'ioredis';
 import type { ReservationEvent } from './reservation-event.js';
-import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
+import {
+  SaleLedgerReader,
+  unitsInTransit,
+  type BucketSnapshot,
+  type LedgerSnapshot,
+  type StreamReservation,
+} from './sale-ledger.js';
 import {
   EnterCode,
   RecoverCode,
@@ -835,7 +841,7 @@ export class StockStore {
   async ledgerSnapshot(sale: Sale): Promise<LedgerSnapshot | null> {
     const parts = await Promise.all(this.allKeys(sale).map((k) => this.ledger.snapshot(k)));
     if (parts.some((p) => p === null)) return null;
-    const all = parts as LedgerSnapshot[];
+    const all = parts as BucketSnapshot[];
     return {
       stock: all.reduce((s, p) => s + p.stock, 0),
       bounds: all.flatMap((p) => p.bounds),
@@ -848,8 +854,16 @@ export class StockStore {
         for (const [id, units] of p.tranches) sum.set(id, (sum.get(id) ?? 0) + units);
         return sum;
       }, new Map<string, number>()),
-      inTransit: sale.buckets > 1 ? await this.ledger.inTransit(this.allKeys(sale)) : [],
+      // Each bucket's lent and borrowing come from its own MULTI; buckets are read one after the
+      // other (on a cluster, on different servers), which the re-read of the fingerprints brackets.
+      inTransit: sale.buckets > 1 ? unitsInTransit(all) : [],
+      fingerprints: all.flatMap((p) => p.fingerprints),
     };
+  }
+
+  /** Per bucket, the fingerprint of what its snapshot reads (SaleLedgerReader.fingerprint), read now. */
+  async ledgerFingerprints(sale: Sale): Promise<string[]> {
+    return Promise.all(this.allKeys(sale).map((k) => this.ledger.fingerprint(k)));
   }
 
   /** Every bucket's `tranches` hash, shares of one release summed: what Redis added of each release. */
