@@ -201,6 +201,12 @@ const envSchema = z.object({
   REDIS_WAIT_REPLICAS: int(0, 0),
   /** How long `WAIT` waits for the replicas; unconfirmed by then → 503 `unavailable`. */
   REDIS_WAIT_TIMEOUT_MS: int(50, 1),
+  /**
+   * A replica counts as in sync with its primary when INFO replication shows it `state=online` with
+   * `lag` (seconds since its last acknowledgement; replicas acknowledge every second) at most this.
+   * Warm-up and the failover watch count them per bucket against REDIS_WAIT_REPLICAS.
+   */
+  REDIS_REPLICA_MAX_LAG_SECONDS: int(2, 0),
   /** How often the failover watch asks which Redis primary serves each warmed sale. */
   FAILOVER_POLL_MS: int(500, 20),
   /** How long a recovery waits for the sale's MySQL recovery lock while another process recovers it. */

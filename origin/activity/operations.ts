@@ -5,6 +5,8 @@
 import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
+import type { Sale } from '../redis/stock-store.js';
+import { describeLayout, readReplicaLayout, type ReplicaLayout } from './replica-layout.js';
 import { hasSaleHistory } from './sale-history.js';
 import {
   insertActivity,
@@ -20,8 +22,43 @@ import {
 /** What this module uses of the origin's context. */
 export type ActivityOperationsDeps = Pick<
   OriginContext,
-  'catalog' | 'db' | 'log' | 'metrics' | 'publisher' | 'snapshot' | 'stock' | 'stockWatch'
+  'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'snapshot' | 'stock' | 'stockWatch'
 >;
+
+/**
+ * The operator's override of the replica rule (activity/replica-layout.ts) on a warm-up or an open:
+ * `?acceptReplicaRisk=true`. Recorded on the sale with who gave it (`x-admin-actor`), so the
+ * scheduled verification and later opens do not ask again.
+ */
+export interface ReplicaOverride {
+  acceptReplicaRisk: boolean;
+  actor: string;
+}
+
+const NO_OVERRIDE: ReplicaOverride = { acceptReplicaRisk: false, actor: 'system' };
+
+/**
+ * The replica rule at opening: the layout, with the override recorded when one is given and needed.
+ * `allowed`: the sale may open (nothing stalls on one failover, or an operator accepted it).
+ */
+async function replicaRuleAtOpening(ctx: ActivityOperationsDeps, sale: Sale, override: ReplicaOverride) {
+  const layout = await readReplicaLayout(ctx, sale);
+  if (layout.stallsOnOneFailover.length === 0 || layout.acceptedBy !== null) return { layout, allowed: true };
+  if (!override.acceptReplicaRisk) return { layout, allowed: false };
+  await ctx.stock.acceptReplicaRisk(sale, override.actor);
+  ctx.log.warn(
+    { activityId: sale.activityId, actor: override.actor, buckets: layout.stallsOnOneFailover },
+    `replica risk accepted by the operator: ${describeLayout(layout)}`,
+  );
+  return { layout: { ...layout, acceptedBy: override.actor }, allowed: true };
+}
+
+/** What a warm-up answer says of the replica rule. */
+const replicaSummary = (layout: ReplicaLayout, allowed: boolean) => ({
+  ...layout,
+  opens: allowed,
+  verdict: describeLayout(layout),
+});
 
 export async function createActivity(ctx: ActivityOperationsDeps, input: CreateActivity) {
   await insertActivity(ctx.db, input);
@@ -39,10 +76,20 @@ export interface WarmupResult {
   state: ActivitySwitch;
   /** false when the activity was already warm: nothing was reset. */
   loaded: boolean;
+  /** The replica rule: the layout read, whether the sale may open, and the sentence saying why. */
+  replicas: ReturnType<typeof replicaSummary>;
 }
 
-/** Loads stock and switches into Redis from MySQL. Never resets a sale in progress. */
-export async function warmup(ctx: ActivityOperationsDeps, activityId: string): Promise<WarmupResult> {
+/**
+ * Loads stock and switches into Redis from MySQL. Never resets a sale in progress. With
+ * REDIS_WAIT_REPLICAS > 0 and a layout where one failover would stall a bucket, an open sale is
+ * paused (it does not open) unless `override` accepts the risk; the answer's `replicas` says which.
+ */
+export async function warmup(
+  ctx: ActivityOperationsDeps,
+  activityId: string,
+  override: ReplicaOverride = NO_OVERRIDE,
+): Promise<WarmupResult> {
   const record = await requireActivity(ctx.db, activityId);
   const { skuId, maxPerUser } = record.config;
   const sale = saleOf(record);
@@ -60,12 +107,23 @@ export async function warmup(ctx: ActivityOperationsDeps, activityId: string): P
   if (loaded.kind === 'has_history') {
     throw new ContractError('conflict', 'Redis has reservation history but no stock: run recover instead of warm-up');
   }
+  const { layout, allowed } = await replicaRuleAtOpening(ctx, sale, override);
+  let state = record.state;
+  if (!allowed && state === 'open') {
+    ctx.log.error(
+      { alert: 'replica_layout_unsafe', activityId, buckets: layout.stallsOnOneFailover },
+      `warm-up paused the sale: ${describeLayout(layout)}; open it with ?acceptReplicaRisk=true to accept the risk`,
+    );
+    await changeActivity(ctx, activityId, { state: 'paused' }, 'replica-check');
+    state = 'paused';
+  }
   const result = {
     activityId,
     stock: loaded.stock,
     holders: loaded.holders,
-    state: record.state,
+    state,
     loaded: loaded.kind === 'loaded',
+    replicas: replicaSummary(layout, allowed),
   };
   ctx.log.info(result, 'activity warmed');
   // Scheduled warm-up (WarmupJob) skips a sale an operator already warmed; a verified one stays verified.
@@ -101,8 +159,18 @@ export async function changeActivity(
   activityId: string,
   patch: ActivityPatch,
   actor: string,
+  override: Pick<ReplicaOverride, 'acceptReplicaRisk'> = NO_OVERRIDE,
 ) {
   const before = await requireActivity(ctx.db, activityId);
+  // Opening is where the replica rule applies (warm-up pauses a sale it would stall).
+  if (patch.state === 'open' && before.state !== 'open') {
+    const { layout, allowed } = await replicaRuleAtOpening(ctx, saleOf(before), { ...override, actor });
+    if (!allowed)
+      throw new ContractError(
+        'conflict',
+        `not opened: ${describeLayout(layout)}. Add replicas, or open it anyway with ?acceptReplicaRisk=true`,
+      );
+  }
   const { state, ...settings } = patch;
   await updateSettings(ctx.db, activityId, settings);
   if (state !== undefined) {

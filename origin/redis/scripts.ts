@@ -124,6 +124,7 @@ const SCRIPT_NAMES = [
   'give-back',
   'enter',
   'primary',
+  'replication',
 ] as const;
 type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -123,6 +123,30 @@ export interface RecoverInput {
   restore?: Omit<ReservationEvent, 'streamId'>[];
 }
 
+/** A bucket's primary and its replicas as INFO replication lists them. */
+export interface PrimaryReplication {
+  runId: string;
+  /** `host:port` of the primary. */
+  node: string;
+  replicas: { state: string; lag: number }[];
+}
+
+/** `slaveN:ip=…,port=…,state=online,offset=…,lag=…` lines of INFO replication. */
+export function replicasOf(info: string): PrimaryReplication['replicas'] {
+  const out: PrimaryReplication['replicas'] = [];
+  for (const line of info.split(/\r?\n/)) {
+    if (!/^slave\d+:/.test(line)) continue;
+    const fields = Object.fromEntries(
+      line
+        .slice(line.indexOf(':') + 1)
+        .split(',')
+        .map((kv) => kv.split('=') as [string, string]),
+    );
+    out.push({ state: fields.state ?? '', lag: Number(fields.lag ?? Infinity) });
+  }
+  return out;
+}
+
 export interface StockStoreOptions {
   redis: RedisTarget;
   /** Request path command timeout (REDIS_COMMAND_TIMEOUT_MS). */
@@ -146,6 +170,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PENDING_MARK = '~';
 /** Config-hash field: the primary (per bucket) whose state a failover recovery proved. */
 const PROVEN_FIELD = 'provenPrimary';
+/** Config-hash field (bucket 0): who let the sale open although one failover would stall a bucket. */
+const REPLICA_RISK_FIELD = 'replicaRiskAcceptedBy';
 /** Config-hash field written only so that a following `WAIT` covers every earlier write on that primary. */
 const WAIT_MARK_FIELD = 'waitMark';
 type Reply = (string | number)[];
@@ -489,6 +515,48 @@ export class StockStore {
       }),
     );
     return result;
+  }
+
+  /**
+   * Per bucket, the primary serving its slot now as lua/replication-1.lua reports it (routed like the
+   * reserve script): its run id, `host:port` (the host as the client knows that port), and each
+   * replica's `state` and `lag` from INFO replication. null = the primary cannot be asked right now.
+   * Asked on the fail-fast request connection, outside the breaker (the watch must see Redis itself).
+   */
+  async replication(sale: Sale): Promise<(PrimaryReplication | null)[]> {
+    return Promise.all(
+      this.allKeys(sale).map((k) =>
+        this.requestScripts
+          .replication([k.stock], [])
+          .then((reply) => {
+            const [runId, port, info] = (reply as unknown as string[]).map(String);
+            return { runId: runId!, node: `${this.hostOfPort(Number(port))}:${port}`, replicas: replicasOf(info!) };
+          })
+          .catch(() => null),
+      ),
+    );
+  }
+
+  /** The host the client reaches a node on, by its port (on one machine every node has its own port). */
+  private hostOfPort(port: number): string {
+    const nodes = this.requestRedis instanceof Cluster ? this.requestRedis.nodes('master') : [this.requestRedis];
+    const match = nodes.find((n) => Number(n.options.port) === port);
+    return String(match?.options.host ?? nodes[0]?.options.host ?? '127.0.0.1');
+  }
+
+  /** Units left in each bucket (null where a bucket is not warm). */
+  async bucketStocks(sale: Sale): Promise<(number | null)[]> {
+    const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
+    return values.map((v) => (v === null ? null : Number(v)));
+  }
+
+  /** The operator who let this sale open on a layout one failover would stall (REPLICA_RISK_FIELD), or null. */
+  async replicaRiskAcceptedBy(sale: Sale): Promise<string | null> {
+    return this.redis.hget(this.keys(sale, 0).config, REPLICA_RISK_FIELD);
+  }
+
+  async acceptReplicaRisk(sale: Sale, actor: string): Promise<void> {
+    await this.redis.hset(this.keys(sale, 0).config, REPLICA_RISK_FIELD, actor);
   }
 
   /** The primaries a finished failover recovery proved the sale on (per bucket; null where none). */
