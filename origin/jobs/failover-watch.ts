@@ -63,6 +63,8 @@ interface Watched {
   alerted: boolean;
   /** The last replica verdict logged (buckets stalled now / one failover away), so each change logs once. */
   replicaVerdict: string;
+  /** Buckets whose primary could not be asked at the last round, as logged (each change logs once). */
+  unknown: string;
 }
 
 const same = (a: (string | null)[], b: (string | null)[]) => a.length === b.length && a.every((v, i) => v === b[i]);
@@ -113,6 +115,7 @@ export class FailoverWatch extends PeriodicJob {
           primaries: Array(sale.buckets).fill(null),
           alerted: false,
           replicaVerdict: '',
+          unknown: '',
         });
     const primaries = await this.ctx.stock.primaries([...this.watched.values()].map((w) => w.sale));
     for (const [activityId, w] of this.watched) {
@@ -138,6 +141,14 @@ export class FailoverWatch extends PeriodicJob {
   }
 
   private async check(activityId: string, w: Watched, now: (string | null)[]): Promise<void> {
+    // Said, not silent: a bucket whose primary cannot be asked is one the watch cannot vouch for.
+    const unknown = now.flatMap((p, b) => (p === null ? [b] : [])).join(',');
+    if (unknown !== w.unknown) {
+      w.unknown = unknown;
+      if (unknown)
+        this.log.warn({ activityId, buckets: unknown }, 'failover: cannot tell which primary serves these buckets');
+      else this.log.warn({ activityId }, 'failover: every bucket has a primary answering again');
+    }
     const changed = now.some((p, b) => p !== null && w.primaries[b] !== null && p !== w.primaries[b]);
     now.forEach((p, b) => {
       if (p !== null) w.primaries[b] = p;
@@ -157,7 +168,11 @@ export class FailoverWatch extends PeriodicJob {
     const stranded = layout.shortNow.reduce((sum, b) => sum + layout.buckets[b]!.units, 0);
     // Units nobody can buy leave the units left (and may make the sale show paused): tell the edge.
     if (this.ctx.shortBuckets.set(activityId, stranded)) await this.pushEdge(activityId);
-    const verdict = `${layout.shortNow.join(',')}/${layout.stallsOnOneFailover.join(',')}`;
+    // Which buckets, on which primary, with how many replicas (not their units, which move with every sale).
+    const verdict = JSON.stringify([
+      layout.stallsOnOneFailover.map((b) => [b, layout.buckets[b]!.node, layout.buckets[b]!.inSync]),
+      layout.shortNow,
+    ]);
     if (verdict === w.replicaVerdict) return;
     const first = w.replicaVerdict === '';
     w.replicaVerdict = verdict;

@@ -182,6 +182,13 @@ export class StockStore {
   private readonly readers = new Set<SaleEventReader>();
   private subscriber: RedisClient | null = null;
   private readonly space: Keyspace;
+  /**
+   * The failover watch's own connection (primaries, replication), opened on first use. Not the
+   * request connection: a `WAIT` blocks its connection for up to REDIS_WAIT_TIMEOUT_MS, so on a
+   * primary with too few replicas every reservation's WAIT queues ahead of the watch's question
+   * until it times out — the watch then read "cannot tell" for the very bucket that failed over.
+   */
+  private watch: { redis: RedisClient; scripts: ScriptCommands } | null = null;
 
   private constructor(
     private readonly opts: StockStoreOptions,
@@ -493,12 +500,12 @@ export class StockStore {
    * Per sale and bucket, the identity of the Redis primary serving its slot now: the `run_id` of the
    * server that runs a script on the bucket's key (lua/primary-1.lua), routed exactly like the
    * reserve script. A restart or a promoted replica changes it. null = cannot tell right now (the
-   * primary unreachable, the cluster still electing). Asked on the fail-fast request connection.
+   * primary unreachable, the cluster still electing). Asked on the watch's own fail-fast connection.
    */
   async primaries(sales: Sale[]): Promise<Map<string, (string | null)[]>> {
     const result = new Map<string, (string | null)[]>();
     const ask = (key: string) =>
-      this.requestScripts
+      this.watchScripts()
         .primary([key], [])
         .then((id) => (id ? String(id) : null))
         .catch(() => null);
@@ -521,12 +528,12 @@ export class StockStore {
    * Per bucket, the primary serving its slot now as lua/replication-1.lua reports it (routed like the
    * reserve script): its run id, `host:port` (the host as the client knows that port), and each
    * replica's `state` and `lag` from INFO replication. null = the primary cannot be asked right now.
-   * Asked on the fail-fast request connection, outside the breaker (the watch must see Redis itself).
+   * Asked on the watch's own fail-fast connection, outside the breaker (the watch must see Redis itself).
    */
   async replication(sale: Sale): Promise<(PrimaryReplication | null)[]> {
     return Promise.all(
       this.allKeys(sale).map((k) =>
-        this.requestScripts
+        this.watchScripts()
           .replication([k.stock], [])
           .then((reply) => {
             const [runId, port, info] = (reply as unknown as string[]).map(String);
@@ -535,6 +542,19 @@ export class StockStore {
           .catch(() => null),
       ),
     );
+  }
+
+  private watchScripts(): ScriptCommands {
+    if (!this.watch) {
+      const redis = createRedis(this.opts.redis, {
+        commandTimeoutMs: this.opts.requestTimeoutMs,
+        queueWhileOffline: false,
+        name: 'origin-failover-watch',
+      });
+      redis.on('error', (err) => this.opts.log.debug({ err: err.message }, 'redis watch error'));
+      this.watch = { redis, scripts: defineScripts(redis, this.lua) };
+    }
+    return this.watch.scripts;
   }
 
   /** The host the client reaches a node on, by its port (on one machine every node has its own port). */
@@ -1003,6 +1023,7 @@ export class StockStore {
       this.requestRedis.quit(),
       this.redis.quit(),
       this.subscriber?.quit(),
+      this.watch?.redis.quit(),
       ...[...this.readers].map((r) => r.close()),
     ]);
   }
