@@ -505,8 +505,7 @@ export class StockStore {
   async primaries(sales: Sale[]): Promise<Map<string, (string | null)[]>> {
     const result = new Map<string, (string | null)[]>();
     const ask = (key: string) =>
-      this.watchScripts()
-        .primary([key], [])
+      this.watchAnswer(this.watchScripts().primary([key], []))
         .then((id) => (id ? String(id) : null))
         .catch(() => null);
     if (!(this.requestRedis instanceof Cluster)) {
@@ -533,8 +532,7 @@ export class StockStore {
   async replication(sale: Sale): Promise<(PrimaryReplication | null)[]> {
     return Promise.all(
       this.allKeys(sale).map((k) =>
-        this.watchScripts()
-          .replication([k.stock], [])
+        this.watchAnswer(this.watchScripts().replication([k.stock], []))
           .then((reply) => {
             const [runId, port, info] = (reply as unknown as string[]).map(String);
             return { runId: runId!, node: `${this.hostOfPort(Number(port))}:${port}`, replicas: replicasOf(info!) };
@@ -555,6 +553,19 @@ export class StockStore {
       this.watch = { redis, scripts: defineScripts(redis, this.lua) };
     }
     return this.watch.scripts;
+  }
+
+  /**
+   * A watch question answers within REDIS_COMMAND_TIMEOUT_MS or counts as unanswered: the command
+   * timeout starts only once a command is written to a node, and a cluster client may hold one
+   * before that (a slot refresh, redirections) — the watch's round must never wait on it.
+   */
+  private watchAnswer<T>(question: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer in time')), this.opts.requestTimeoutMs);
+    });
+    return Promise.race([question, deadline]).finally(() => clearTimeout(timer));
   }
 
   /** The host the client reaches a node on, by its port (on one machine every node has its own port). */
@@ -581,7 +592,10 @@ export class StockStore {
 
   /** The primaries a finished failover recovery proved the sale on (per bucket; null where none). */
   async provenPrimaries(sale: Sale): Promise<(string | null)[]> {
-    return Promise.all(this.allKeys(sale).map((k) => this.requestRedis.hget(k.config, PROVEN_FIELD)));
+    // On the watch's connection: the request connection may be queued behind WAITs (watchScripts).
+    this.watchScripts();
+    const redis = this.watch!.redis;
+    return Promise.all(this.allKeys(sale).map((k) => this.watchAnswer(redis.hget(k.config, PROVEN_FIELD))));
   }
 
   async markProven(sale: Sale, primaries: string[]): Promise<void> {
