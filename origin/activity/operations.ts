@@ -115,7 +115,13 @@ export async function warmup(
       `warm-up paused the sale: ${describeLayout(layout)}; open it with ?acceptReplicaRisk=true to accept the risk`,
     );
     await changeActivity(ctx, activityId, { state: 'paused' }, 'replica-check');
+    await ctx.stock.markReplicaPause(sale);
     state = 'paused';
+  } else if (override.acceptReplicaRisk && state === 'paused' && (await ctx.stock.takeReplicaPause(sale))) {
+    // Paused by an earlier warm-up for this very reason (the scheduled one may run first): the
+    // operator's override opens it. A pause an operator made stays.
+    await changeActivity(ctx, activityId, { state: 'open' }, override.actor);
+    state = 'open';
   }
   const result = {
     activityId,

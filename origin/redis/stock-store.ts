@@ -172,6 +172,8 @@ const PENDING_MARK = '~';
 const PROVEN_FIELD = 'provenPrimary';
 /** Config-hash field (bucket 0): who let the sale open although one failover would stall a bucket. */
 const REPLICA_RISK_FIELD = 'replicaRiskAcceptedBy';
+/** Config-hash field (bucket 0): set when warm-up paused the sale for the replica rule (not an operator's pause). */
+const REPLICA_PAUSE_FIELD = 'replicaPaused';
 /** Config-hash field written only so that a following `WAIT` covers every earlier write on that primary. */
 const WAIT_MARK_FIELD = 'waitMark';
 type Reply = (string | number)[];
@@ -588,6 +590,16 @@ export class StockStore {
 
   async acceptReplicaRisk(sale: Sale, actor: string): Promise<void> {
     await this.redis.hset(this.keys(sale, 0).config, REPLICA_RISK_FIELD, actor);
+  }
+
+  /** Warm-up paused the sale for the replica rule (REPLICA_PAUSE_FIELD): an override may reopen it. */
+  async markReplicaPause(sale: Sale): Promise<void> {
+    await this.redis.hset(this.keys(sale, 0).config, REPLICA_PAUSE_FIELD, Date.now());
+  }
+
+  /** True (and the mark cleared) when warm-up had paused the sale for the replica rule. */
+  async takeReplicaPause(sale: Sale): Promise<boolean> {
+    return (await this.redis.hdel(this.keys(sale, 0).config, REPLICA_PAUSE_FIELD)) === 1;
   }
 
   /** The primaries a finished failover recovery proved the sale on (per bucket; null where none). */

@@ -103,6 +103,18 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
       );
   }, 120_000);
 
+  it('a warm-up with the override opens a sale an earlier warm-up paused for this rule (the scheduled one may run first)', async () => {
+    const { activityId } = await t.sale({ stock: 6, stockBuckets: BUCKETS });
+    expect(await (await t.admin('GET', `/admin/activities/${activityId}`)).json()).toMatchObject({ state: 'paused' });
+    const warmed = await t.admin('POST', `/admin/activities/${activityId}/warmup?acceptReplicaRisk=true`);
+    expect(warmed.status).toBe(200);
+    expect(await warmed.json()).toMatchObject({
+      state: 'open',
+      publicState: 'open',
+      replicas: { opens: true, acceptedBy: 'admin' },
+    });
+  });
+
   it('a master SIGKILLed a moment into a storm and not restarted: the failover is logged, the bucket short of replicas alerted with its units, the units left exclude it', async () => {
     const STOCK = 3000;
     const { activityId, skuId } = await t.sale({ stock: STOCK, stockBuckets: BUCKETS, acceptReplicaRisk: true });
