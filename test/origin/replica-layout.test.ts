@@ -34,9 +34,12 @@ beforeAll(async () => {
   );
 }, 180_000);
 afterAll(async () => {
-  await t?.stop();
-  await cluster?.stop();
-});
+  try {
+    await t?.stop();
+  } finally {
+    await cluster?.stop(); // even when the origin's stop failed: no redis-server left behind
+  }
+}, 120_000);
 
 const gauge = (name: string, labels: Record<string, string> = {}) => counterValue(t, name, labels);
 const patchState = (activityId: string, query = '') =>
