@@ -76,8 +76,8 @@ export interface WarmupResult {
   state: ActivitySwitch;
   /** false when the activity was already warm: nothing was reset. */
   loaded: boolean;
-  /** The replica rule: the layout read, whether the sale may open, and the sentence saying why. */
-  replicas: ReturnType<typeof replicaSummary>;
+  /** With REDIS_WAIT_REPLICAS > 0, the replica rule: the layout read, whether the sale may open, and why. */
+  replicas?: ReturnType<typeof replicaSummary>;
 }
 
 /**
@@ -129,7 +129,8 @@ export async function warmup(
     holders: loaded.holders,
     state,
     loaded: loaded.kind === 'loaded',
-    replicas: replicaSummary(layout, allowed),
+    // Only where reservations wait for replicas: otherwise the rule does not apply (the old body).
+    ...(layout.waitReplicas > 0 && { replicas: replicaSummary(layout, allowed) }),
   };
   ctx.log.info(result, 'activity warmed');
   // Scheduled warm-up (WarmupJob) skips a sale an operator already warmed; a verified one stays verified.
