@@ -117,7 +117,14 @@ export async function warmup(
     await changeActivity(ctx, activityId, { state: 'paused' }, 'replica-check');
     await ctx.stock.markReplicaPause(sale);
     state = 'paused';
-  } else if (override.acceptReplicaRisk && state === 'paused' && (await ctx.stock.takeReplicaPause(sale))) {
+    // An operator's override recorded meanwhile (the admin warm-up racing the scheduled one): it
+    // either sees the mark above and reopens, or recorded before this read and this reopens.
+    const acceptedBy = await ctx.stock.replicaRiskAcceptedBy(sale);
+    if (acceptedBy !== null && (await ctx.stock.takeReplicaPause(sale))) {
+      await changeActivity(ctx, activityId, { state: 'open' }, acceptedBy);
+      state = 'open';
+    }
+  } else if (override.acceptReplicaRisk && (await ctx.stock.takeReplicaPause(sale))) {
     // Paused by an earlier warm-up for this very reason (the scheduled one may run first): the
     // operator's override opens it. A pause an operator made stays.
     await changeActivity(ctx, activityId, { state: 'open' }, override.actor);
@@ -169,6 +176,9 @@ export async function changeActivity(
   override: Pick<ReplicaOverride, 'acceptReplicaRisk'> = NO_OVERRIDE,
 ) {
   const before = await requireActivity(ctx.db, activityId);
+  // An operator's own pause: a later override warm-up must not reopen it as if it were the rule's.
+  if (patch.state === 'paused' && actor !== 'replica-check' && ctx.config.REDIS_WAIT_REPLICAS > 0)
+    await ctx.stock.takeReplicaPause(saleOf(before)).catch(() => false); // a pause never waits on this
   // Opening is where the replica rule applies (warm-up pauses a sale it would stall).
   if (patch.state === 'open' && before.state !== 'open') {
     const { layout, allowed } = await replicaRuleAtOpening(ctx, saleOf(before), { ...override, actor });
