@@ -234,6 +234,12 @@ const envSchema = z.object({
   RECONCILE_CONFIRM_RUNS: int(3, 1),
   /** ... this far apart, and alarms only if the same check failed every time (live figures move). */
   RECONCILE_CONFIRM_DELAY_MS: int(2_000, 0),
+  /**
+   * Reconciliation reads Redis, then MySQL (one consistent snapshot), then Redis's fingerprint again:
+   * a Redis-side check that fails while Redis moved during the MySQL read is read again, at most this
+   * many readings in all; if Redis never held still, the run is "unstable, skipped", not an alarm.
+   */
+  RECONCILE_READ_ATTEMPTS: int(5, 1),
   /** After cleanup, a sale's Redis keys live this long (seconds) before Redis expires them. */
   CLEANUP_RETENTION_SECONDS: int(86_400, 1),
   /** How often lottery activities are checked for a closed window whose draw is due (DESIGN §10). */
@@ -269,6 +275,12 @@ const envSchema = z.object({
   REDIS_WAIT_REPLICAS: int(0, 0),
   /** How long `WAIT` waits for the replicas; unconfirmed by then → 503 `unavailable`. */
   REDIS_WAIT_TIMEOUT_MS: int(50, 1),
+  /**
+   * A replica counts as in sync with its primary when INFO replication shows it `state=online` with
+   * `lag` (seconds since its last acknowledgement; replicas acknowledge every second) at most this.
+   * Warm-up and the failover watch count them per bucket against REDIS_WAIT_REPLICAS.
+   */
+  REDIS_REPLICA_MAX_LAG_SECONDS: int(2, 0),
   /** How often the failover watch asks which Redis primary serves each warmed sale. */
   FAILOVER_POLL_MS: int(500, 20),
   /** How long a recovery waits for the sale's MySQL recovery lock while another process recovers it. */

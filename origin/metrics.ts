@@ -184,6 +184,29 @@ export function createMetrics() {
       labelNames: ['activity'],
       registers: [registry],
     }),
+    redisReplicasInSync: new client.Gauge({
+      name: 'seckill_redis_replicas_in_sync',
+      help: 'Replicas in sync (online, lag <= REDIS_REPLICA_MAX_LAG_SECONDS) with each Redis primary serving a warmed sale',
+      labelNames: ['node'],
+      registers: [registry],
+    }),
+    redisWaitReplicas: new client.Gauge({
+      name: 'seckill_redis_wait_replicas',
+      help: 'REDIS_WAIT_REPLICAS: replicas that must hold a reservation before it is promised',
+      registers: [registry],
+    }),
+    bucketShortOfReplicasUnits: new client.Gauge({
+      name: 'seckill_bucket_short_of_replicas_units',
+      help: 'Units held in a stock bucket whose primary has fewer replicas in sync than REDIS_WAIT_REPLICAS (cannot be sold; 0 otherwise)',
+      labelNames: ['activity', 'bucket'],
+      registers: [registry],
+    }),
+    reconciliationRuns: new client.Counter({
+      name: 'seckill_reconciliation_runs_total',
+      help: 'Periodic reconciliation runs per activity, by result: ok, mismatch (alarmed), unstable (Redis moved during every reading; skipped, no alarm)',
+      labelNames: ['activity', 'result'],
+      registers: [registry],
+    }),
     adminChanges: new client.Counter({
       name: 'seckill_admin_changes_total',
       help: 'Live changes by operators (switches, thresholds, eligibility, releases, deny list), by setting',

@@ -130,6 +130,7 @@ const SCRIPT_NAMES = [
   'enter',
   'primary',
   'deny',
+  'replication',
 ] as const;
 type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -27,7 +27,13 @@ import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './ke
 import { Cluster } from 'ioredis';
 import { NodeStatsReader, type RedisNodeStats } from './node-stats.js';
 import type { ReservationEvent } from './reservation-event.js';
-import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
+import {
+  SaleLedgerReader,
+  unitsInTransit,
+  type BucketSnapshot,
+  type LedgerSnapshot,
+  type StreamReservation,
+} from './sale-ledger.js';
 import {
   EnterCode,
   RecoverCode,
@@ -152,6 +158,30 @@ export interface RecoverInput {
   restore?: Omit<ReservationEvent, 'streamId'>[];
 }
 
+/** A bucket's primary and its replicas as INFO replication lists them. */
+export interface PrimaryReplication {
+  runId: string;
+  /** `host:port` of the primary. */
+  node: string;
+  replicas: { state: string; lag: number }[];
+}
+
+/** `slaveN:ip=…,port=…,state=online,offset=…,lag=…` lines of INFO replication. */
+export function replicasOf(info: string): PrimaryReplication['replicas'] {
+  const out: PrimaryReplication['replicas'] = [];
+  for (const line of info.split(/\r?\n/)) {
+    if (!/^slave\d+:/.test(line)) continue;
+    const fields = Object.fromEntries(
+      line
+        .slice(line.indexOf(':') + 1)
+        .split(',')
+        .map((kv) => kv.split('=') as [string, string]),
+    );
+    out.push({ state: fields.state ?? '', lag: Number(fields.lag ?? Infinity) });
+  }
+  return out;
+}
+
 export interface StockStoreOptions {
   redis: RedisTarget;
   /** Request path command timeout (REDIS_COMMAND_TIMEOUT_MS). */
@@ -181,6 +211,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PENDING_MARK = '~';
 /** Config-hash field: the primary (per bucket) whose state a failover recovery proved. */
 const PROVEN_FIELD = 'provenPrimary';
+/** Config-hash field (bucket 0): who let the sale open although one failover would stall a bucket. */
+const REPLICA_RISK_FIELD = 'replicaRiskAcceptedBy';
+/** Config-hash field (bucket 0): set when warm-up paused the sale for the replica rule (not an operator's pause). */
+const REPLICA_PAUSE_FIELD = 'replicaPaused';
 /** Config-hash field written only so that a following `WAIT` covers every earlier write on that primary. */
 const WAIT_MARK_FIELD = 'waitMark';
 type Reply = (string | number)[];
@@ -192,6 +226,13 @@ export class StockStore {
   private subscriber: RedisClient | null = null;
   private nodeStatsReader: NodeStatsReader | null = null;
   private readonly space: Keyspace;
+  /**
+   * The failover watch's own connection (primaries, replication), opened on first use. Not the
+   * request connection: a `WAIT` blocks its connection for up to REDIS_WAIT_TIMEOUT_MS, so on a
+   * primary with too few replicas every reservation's WAIT queues ahead of the watch's question
+   * until it times out — the watch then read "cannot tell" for the very bucket that failed over.
+   */
+  private watch: { redis: RedisClient; scripts: ScriptCommands } | null = null;
 
   private constructor(
     private readonly opts: StockStoreOptions,
@@ -522,13 +563,12 @@ export class StockStore {
    * Per sale and bucket, the identity of the Redis primary serving its slot now: the `run_id` of the
    * server that runs a script on the bucket's key (lua/primary-1.lua), routed exactly like the
    * reserve script. A restart or a promoted replica changes it. null = cannot tell right now (the
-   * primary unreachable, the cluster still electing). Asked on the fail-fast request connection.
+   * primary unreachable, the cluster still electing). Asked on the watch's own fail-fast connection.
    */
   async primaries(sales: Sale[]): Promise<Map<string, (string | null)[]>> {
     const result = new Map<string, (string | null)[]>();
     const ask = (key: string) =>
-      this.requestScripts
-        .primary([key], [])
+      this.watchAnswer(this.watchScripts().primary([key], []))
         .then((id) => (id ? String(id) : null))
         .catch(() => null);
     if (!(this.requestRedis instanceof Cluster)) {
@@ -546,9 +586,89 @@ export class StockStore {
     return result;
   }
 
+  /**
+   * Per bucket, the primary serving its slot now as lua/replication-1.lua reports it (routed like the
+   * reserve script): its run id, `host:port` (the host as the client knows that port), and each
+   * replica's `state` and `lag` from INFO replication. null = the primary cannot be asked right now.
+   * Asked on the watch's own fail-fast connection, outside the breaker (the watch must see Redis itself).
+   */
+  async replication(sale: Sale): Promise<(PrimaryReplication | null)[]> {
+    return Promise.all(
+      this.allKeys(sale).map((k) =>
+        this.watchAnswer(this.watchScripts().replication([k.stock], []))
+          .then((reply) => {
+            const [runId, port, info] = (reply as unknown as string[]).map(String);
+            return { runId: runId!, node: `${this.hostOfPort(Number(port))}:${port}`, replicas: replicasOf(info!) };
+          })
+          .catch(() => null),
+      ),
+    );
+  }
+
+  private watchScripts(): ScriptCommands {
+    if (!this.watch) {
+      const redis = createRedis(this.opts.redis, {
+        commandTimeoutMs: this.opts.requestTimeoutMs,
+        queueWhileOffline: false,
+        name: 'origin-failover-watch',
+      });
+      redis.on('error', (err) => this.opts.log.debug({ err: err.message }, 'redis watch error'));
+      this.watch = { redis, scripts: defineScripts(redis, this.lua) };
+    }
+    return this.watch.scripts;
+  }
+
+  /**
+   * A watch question answers within REDIS_COMMAND_TIMEOUT_MS or counts as unanswered: the command
+   * timeout starts only once a command is written to a node, and a cluster client may hold one
+   * before that (a slot refresh, redirections) — the watch's round must never wait on it.
+   */
+  private watchAnswer<T>(question: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer in time')), this.opts.requestTimeoutMs);
+    });
+    return Promise.race([question, deadline]).finally(() => clearTimeout(timer));
+  }
+
+  /** The host the client reaches a node on, by its port (on one machine every node has its own port). */
+  private hostOfPort(port: number): string {
+    const nodes = this.requestRedis instanceof Cluster ? this.requestRedis.nodes('master') : [this.requestRedis];
+    const match = nodes.find((n) => Number(n.options.port) === port);
+    return String(match?.options.host ?? nodes[0]?.options.host ?? '127.0.0.1');
+  }
+
+  /** Units left in each bucket (null where the bucket holds no stock key: not warmed, or lost). */
+  async bucketStocks(sale: Sale): Promise<(number | null)[]> {
+    const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
+    return values.map((v) => (v === null ? null : Number(v)));
+  }
+
+  /** The operator who let this sale open on a layout one failover would stall (REPLICA_RISK_FIELD), or null. */
+  async replicaRiskAcceptedBy(sale: Sale): Promise<string | null> {
+    return this.redis.hget(this.keys(sale, 0).config, REPLICA_RISK_FIELD);
+  }
+
+  async acceptReplicaRisk(sale: Sale, actor: string): Promise<void> {
+    await this.redis.hset(this.keys(sale, 0).config, REPLICA_RISK_FIELD, actor);
+  }
+
+  /** Warm-up paused the sale for the replica rule (REPLICA_PAUSE_FIELD): an override may reopen it. */
+  async markReplicaPause(sale: Sale): Promise<void> {
+    await this.redis.hset(this.keys(sale, 0).config, REPLICA_PAUSE_FIELD, Date.now());
+  }
+
+  /** True (and the mark cleared) when warm-up had paused the sale for the replica rule. */
+  async takeReplicaPause(sale: Sale): Promise<boolean> {
+    return (await this.redis.hdel(this.keys(sale, 0).config, REPLICA_PAUSE_FIELD)) === 1;
+  }
+
   /** The primaries a finished failover recovery proved the sale on (per bucket; null where none). */
   async provenPrimaries(sale: Sale): Promise<(string | null)[]> {
-    return Promise.all(this.allKeys(sale).map((k) => this.requestRedis.hget(k.config, PROVEN_FIELD)));
+    // On the watch's connection: the request connection may be queued behind WAITs (watchScripts).
+    this.watchScripts();
+    const redis = this.watch!.redis;
+    return Promise.all(this.allKeys(sale).map((k) => this.watchAnswer(redis.hget(k.config, PROVEN_FIELD))));
   }
 
   async markProven(sale: Sale, primaries: string[]): Promise<void> {
@@ -608,12 +728,6 @@ export class StockStore {
   }
 
   /** Units left in Redis over all buckets, or null when no bucket is warm. */
-  /** Units left in each bucket (null where the bucket holds no stock key: not warmed, or lost). */
-  async bucketStocks(sale: Sale): Promise<(number | null)[]> {
-    const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
-    return values.map((v) => (v === null ? null : Number(v)));
-  }
-
   async stock(sale: Sale): Promise<number | null> {
     const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
     if (values.every((v) => v === null)) return null;
@@ -993,7 +1107,7 @@ export class StockStore {
   async ledgerSnapshot(sale: Sale): Promise<LedgerSnapshot | null> {
     const parts = await Promise.all(this.allKeys(sale).map((k) => this.ledger.snapshot(k)));
     if (parts.some((p) => p === null)) return null;
-    const all = parts as LedgerSnapshot[];
+    const all = parts as BucketSnapshot[];
     return {
       stock: all.reduce((s, p) => s + p.stock, 0),
       bounds: all.flatMap((p) => p.bounds),
@@ -1006,8 +1120,16 @@ export class StockStore {
         for (const [id, units] of p.tranches) sum.set(id, (sum.get(id) ?? 0) + units);
         return sum;
       }, new Map<string, number>()),
-      inTransit: sale.buckets > 1 ? await this.ledger.inTransit(this.allKeys(sale)) : [],
+      // Each bucket's lent and borrowing come from its own MULTI; buckets are read one after the
+      // other (on a cluster, on different servers), which the re-read of the fingerprints brackets.
+      inTransit: sale.buckets > 1 ? unitsInTransit(all) : [],
+      fingerprints: all.flatMap((p) => p.fingerprints),
     };
+  }
+
+  /** Per bucket, the fingerprint of what its snapshot reads (SaleLedgerReader.fingerprint), read now. */
+  async ledgerFingerprints(sale: Sale): Promise<string[]> {
+    return Promise.all(this.allKeys(sale).map((k) => this.ledger.fingerprint(k)));
   }
 
   /** Every bucket's `tranches` hash, shares of one release summed: what Redis added of each release. */
@@ -1080,6 +1202,7 @@ export class StockStore {
       this.requestRedis.quit(),
       this.redis.quit(),
       this.subscriber?.quit(),
+      this.watch?.redis.quit(),
       ...[...this.readers].map((r) => r.close()),
     ]);
   }

@@ -37,6 +37,8 @@ export interface TestOrigin {
     paymentTimeoutSeconds?: number;
     stockBuckets?: number;
     overflow?: 'reject' | 'queue';
+    /** Warm up with `?acceptReplicaRisk=true`: a layout one Redis failover would stall, accepted on purpose. */
+    acceptReplicaRisk?: boolean;
   }): Promise<{ activityId: string; skuId: string }>;
   stop(): Promise<void>;
 }
@@ -141,7 +143,8 @@ export async function startTestOrigin(
         ...(opts.overflow ? { overflow: opts.overflow } : {}),
       });
       if (created.status !== 201) throw new Error(`create activity: ${created.status} ${await created.text()}`);
-      const warmed = await admin('POST', `/admin/activities/${activityId}/warmup`);
+      const override = opts.acceptReplicaRisk ? '?acceptReplicaRisk=true' : '';
+      const warmed = await admin('POST', `/admin/activities/${activityId}/warmup${override}`);
       if (warmed.status !== 200) throw new Error(`warmup: ${warmed.status} ${await warmed.text()}`);
       activities.push({ activityId, skuId });
       return { activityId, skuId };

@@ -60,6 +60,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       deny: '43ae373dad66034f4992221f6bb64aabb60cf281',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
+      replication: 'f502fba7d5d8378dbff0b52a67821621f41d133f',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
       enter: '7f536c79b12648708ad4f49bbaafe30600266740',
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
