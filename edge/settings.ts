@@ -33,6 +33,16 @@ export const DEFAULT_WAITING_POLL_MIN_MS = 1_000;
 /** Waiting room: polls per second one admission shard's line aims to stay under (WAITING_POLLS_PER_SEC). */
 export const DEFAULT_WAITING_POLLS_PER_SEC = 500;
 
+/** Waiting room: changed entries of a shard's line are written at most this often (WAITING_LINE_FLUSH_MS). */
+export const DEFAULT_WAITING_LINE_FLUSH_MS = 200;
+/**
+ * Waiting room: when a new place is written (WAITING_JOIN_WRITE): "sync" before the buyer's answer
+ * (no acknowledged place is lost in a crash), or "batched" with the next flush (cheaper; a crash loses
+ * the places of the last WAITING_LINE_FLUSH_MS).
+ */
+export const DEFAULT_WAITING_JOIN_WRITE = 'sync';
+const JOIN_WRITES = ['sync', 'batched'] as const;
+
 /** The bot-check verifier must answer within this long (BOT_CHECK_TIMEOUT_MS), else 503 (fail closed). */
 export const DEFAULT_BOT_CHECK_TIMEOUT_MS = 2_000;
 
@@ -60,6 +70,8 @@ export interface EdgeSettings {
   botCheck?: { url: string; secret: string; timeoutMs: number };
   waitingPollMinMs: number;
   waitingPollBudgetPerSec: number;
+  waitingFlushMs: number;
+  waitingJoinWrite: (typeof JOIN_WRITES)[number];
 }
 
 const cache = new WeakMap<object, EdgeSettings>();
@@ -133,8 +145,17 @@ export function parseSettings(env: Env): EdgeSettings {
       10,
       10_000,
     ),
+    waitingFlushMs: int('WAITING_LINE_FLUSH_MS', env.WAITING_LINE_FLUSH_MS, DEFAULT_WAITING_LINE_FLUSH_MS, 10, 5_000),
+    waitingJoinWrite: oneOf('WAITING_JOIN_WRITE', env.WAITING_JOIN_WRITE, DEFAULT_WAITING_JOIN_WRITE, JOIN_WRITES),
     botCheck: parseBotCheck(env),
   };
+}
+
+function oneOf<T extends string>(name: string, raw: string | undefined, fallback: T, allowed: readonly T[]): T {
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new Error(`edge setting ${name} must be one of ${allowed.join(', ')}`);
+  return raw as T;
 }
 
 function parseBotCheck(env: Env): EdgeSettings['botCheck'] {

@@ -6,10 +6,18 @@
  * (edge/durable/waiting-line.ts): `enter` takes a place in line, `poll` answers it, `finish` records a
  * kept purchase's outcome, and while anyone waits no lease gets a token.
  *
- * The line lives in this object's memory only (about 200 bytes per waiting entry, README): if the
- * object is restarted, polls of the lost entries answer 404 and the buyers click again.
+ * The line is served from memory (parallel arrays, edge/durable/waiting-line.ts) and kept in this
+ * object's SQLite storage (edge/durable/line-store.ts), so a restart or an eviction keeps every place
+ * and its order. Writes are batched: changed entries are written at most every
+ * WAITING_LINE_FLUSH_MS, so a poll costs no write of its own; a join is written before its answer
+ * (WAITING_JOIN_WRITE = "sync", the default) or with the next batch ("batched": a crash can then lose
+ * the joins of the last interval, whose buyers' polls answer 404 "the line was reset"). What else a
+ * crash can lose — the pacing of the polls since the last batch, and the counters — costs nobody a
+ * place: after a load every entry's poll deadline restarts (WaitingLine.restore).
  */
 import { DurableObject } from 'cloudflare:workers';
+import { settingsOf } from '../settings.js';
+import { LineStore } from './line-store.js';
 import {
   WaitingLine,
   type KeptPurchase,
@@ -32,11 +40,43 @@ export type EntryAnswer = (LineAnswer & { epoch: string }) | { kind: 'admitted';
 const FIGURES_LOG_EVERY_MS = 5_000;
 
 export class AdmissionDO extends DurableObject<Env> {
-  private readonly line = new WaitingLine();
-  private readonly epoch = Date.now().toString(36);
+  private line: WaitingLine;
+  private epoch = Date.now().toString(36);
+  private readonly store: LineStore | null;
+  private readonly flushMs: number;
+  private readonly joinsAtOnce: boolean;
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private calls = 0;
   private lastFiguresLog = 0;
   private loggedIdle = true;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const settings = settingsOf(env);
+    this.flushMs = settings.waitingFlushMs;
+    this.joinsAtOnce = this.joinWrite(settings.waitingJoinWrite) === 'sync';
+    this.store = this.openStore();
+    this.line = new WaitingLine({ trackChanges: this.store !== null });
+    const store = this.store;
+    if (store) {
+      void ctx.blockConcurrencyWhile(async () => {
+        const saved = store.load();
+        if (!saved) return;
+        this.epoch = saved.epoch;
+        this.line = WaitingLine.restore(saved.entries, saved.meta, Date.now(), { trackChanges: true });
+      });
+    }
+  }
+
+  /** Where the line is kept; null keeps it in memory only (the benchmark's baseline, bench/waiting-line.ts). */
+  protected openStore(): LineStore | null {
+    return new LineStore(this.ctx.storage);
+  }
+
+  /** When joins are written (WAITING_JOIN_WRITE); the benchmark measures both modes in one run. */
+  protected joinWrite(configured: 'sync' | 'batched'): 'sync' | 'batched' {
+    return configured;
+  }
 
   /** Calls and tokens granted since this object started (diagnostics and tests). */
   async stats(): Promise<{ calls: number; granted: number }> {
@@ -53,6 +93,9 @@ export class AdmissionDO extends DurableObject<Env> {
   async enter(purchase: KeptPurchase, want: number, limits: LineLimits): Promise<EntryAnswer> {
     this.calls++;
     const answer = this.line.enter(purchase, want, limits, Date.now());
+    // A new place: written before this answer leaves (the output gate holds it until stored).
+    if (this.joinsAtOnce && this.line.hasChanges) this.flush();
+    else this.saveLater();
     this.logFigures();
     return { ...answer, epoch: this.epoch };
   }
@@ -65,21 +108,47 @@ export class AdmissionDO extends DurableObject<Env> {
     this.calls++;
     const now = Date.now();
     if (closeWith) this.line.close(closeWith, limits, now);
-    const answer: LineAnswer = epoch === this.epoch ? this.line.poll(seq, userId, limits, now) : { kind: 'gone' };
+    const answer: LineAnswer =
+      epoch === this.epoch ? this.line.poll(seq, userId, limits, now) : { kind: 'gone', reason: { why: 'reset' } };
+    this.saveLater();
     this.logFigures();
     return { ...answer, epoch: this.epoch };
   }
 
   async finish(epoch: string, seq: number, userId: string, outcome: LineOutcome): Promise<void> {
     if (epoch === this.epoch) this.line.finish(seq, userId, outcome, Date.now());
+    this.saveLater();
   }
 
   async retryLater(epoch: string, seq: number, userId: string, limits: LineLimits): Promise<void> {
     if (epoch === this.epoch) this.line.retryLater(seq, userId, limits, Date.now());
+    this.saveLater();
   }
 
   async figures(): Promise<LineFigures> {
     return this.line.figuresAt(Date.now());
+  }
+
+  /** The changed entries go out with the next batch, at most WAITING_LINE_FLUSH_MS from now. */
+  private saveLater(): void {
+    if (!this.store || this.flushTimer !== undefined || !this.line.hasChanges) return;
+    this.flushTimer = setTimeout(() => this.flush(), this.flushMs);
+  }
+
+  /** Writes every entry changed since the last batch, and the line's row, in one transaction. */
+  private flush(): void {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (!this.store) return;
+    const seqs = this.line.takeChanges();
+    if (seqs.length === 0) return;
+    const now = Date.now();
+    this.store.save(
+      this.epoch,
+      this.line.meta(),
+      seqs.map((seq) => [seq, this.line.entryRow(seq)]),
+      now,
+    );
   }
 
   /** The line's figures in the log (how the edge exposes its figures): while a line exists, every few seconds. */
