@@ -57,14 +57,12 @@ export class AdmissionDO extends DurableObject<Env> {
     this.joinsAtOnce = this.joinWrite(settings.waitingJoinWrite) === 'sync';
     this.store = this.openStore();
     this.line = new WaitingLine({ trackChanges: this.store !== null });
-    const store = this.store;
-    if (store) {
-      void ctx.blockConcurrencyWhile(async () => {
-        const saved = store.load();
-        if (!saved) return;
-        this.epoch = saved.epoch;
-        this.line = WaitingLine.restore(saved.entries, saved.meta, Date.now(), { trackChanges: true });
-      });
+    // The SQL API is synchronous, so the line is loaded before the constructor returns: no call can
+    // reach this object before it (what blockConcurrencyWhile guards against for asynchronous loads).
+    const saved = this.store?.load();
+    if (saved) {
+      this.epoch = saved.epoch;
+      this.line = WaitingLine.restore(saved.entries, saved.meta, Date.now(), { trackChanges: true });
     }
   }
 
