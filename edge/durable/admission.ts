@@ -46,6 +46,7 @@ export class AdmissionDO extends DurableObject<Env> {
   private readonly flushMs: number;
   private readonly joinsAtOnce: boolean;
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  private pendingJoinWrite: Promise<void> | undefined;
   private calls = 0;
   private lastFiguresLog = 0;
   private loggedIdle = true;
@@ -91,8 +92,9 @@ export class AdmissionDO extends DurableObject<Env> {
   async enter(purchase: KeptPurchase, want: number, limits: LineLimits): Promise<EntryAnswer> {
     this.calls++;
     const answer = this.line.enter(purchase, want, limits, Date.now());
-    // A new place: written before this answer leaves (the output gate holds it until stored).
-    if (this.joinsAtOnce && this.line.hasChanges) this.flush();
+    // A new place is written before this answer leaves, in one transaction with every other place
+    // taken meanwhile (group commit: a flash crowd's joins share their writes).
+    if (this.joinsAtOnce && this.line.hasChanges) await this.writeJoinsNow();
     else this.saveLater();
     this.logFigures();
     return { ...answer, epoch: this.epoch };
@@ -131,6 +133,22 @@ export class AdmissionDO extends DurableObject<Env> {
   private saveLater(): void {
     if (!this.store || this.flushTimer !== undefined || !this.line.hasChanges) return;
     this.flushTimer = setTimeout(() => this.flush(), this.flushMs);
+  }
+
+  /**
+   * Resolves once the changes made so far are written: at the next turn of the event loop, so the
+   * joins that arrive meanwhile go in the same transaction. The output gate holds each answer until
+   * the write is stored.
+   */
+  private writeJoinsNow(): Promise<void> {
+    this.pendingJoinWrite ??= new Promise<void>((resolve) =>
+      setTimeout(() => {
+        this.pendingJoinWrite = undefined;
+        this.flush();
+        resolve();
+      }, 0),
+    );
+    return this.pendingJoinWrite;
   }
 
   /** Writes every entry changed since the last batch, and the line's row, in one transaction. */
