@@ -333,8 +333,9 @@ export class WaitingLine {
   /**
    * A line rebuilt from its stored entries at `loadAt`, in sequence order. The time the shard was
    * down counts against nobody: each entry's pacing clock restarts so that its poll is allowed at
-   * once and its deadline is at least 2 × its pollAfterMs after the load (a buyer told to come back
-   * in pollAfterMs just before a crash is still on time). The bucket restarts empty: no burst of
+   * once and its deadline is 2 × its stored pollAfterMs after the load (a buyer told to come back in
+   * pollAfterMs just before a crash is still on time; the stored interval is never shorter than the
+   * last one given). The bucket restarts empty: no burst of
    * turns for the seconds nobody could be served.
    */
   static restore(
@@ -345,7 +346,9 @@ export class WaitingLine {
   ): WaitingLine {
     const line = new WaitingLine(opts);
     const sorted = [...rows].sort((a, b) => a.seq - b.seq);
-    const graced = (lastAnswerAt: number, pollAfterMs: number) => Math.max(lastAnswerAt, loadAt - pollAfterMs);
+    // Stored pacing may be older than the last poll (polls write only a longer interval): the clock
+    // restarts so the next poll is allowed now and is due within 2 × the stored interval.
+    const graced = (pollAfterMs: number) => loadAt - pollAfterMs;
     let maxSeq = 0;
     for (const row of sorted) {
       maxSeq = Math.max(maxSeq, row.seq);
@@ -357,13 +360,13 @@ export class WaitingLine {
           line.quantities.push(row.quantity);
           line.claims.push(row.claims);
           line.enqueuedAt.push(row.enqueuedAt);
-          line.lastAnswerAt.push(graced(row.lastAnswerAt, row.pollAfterMs));
+          line.lastAnswerAt.push(graced(row.pollAfterMs));
           line.pollAfter.push(row.pollAfterMs);
           line.byUser.set(row.userId, row.seq);
           break;
         case 'admitted': {
           const { seq, state: _state, ...entry } = row;
-          line.admittedEntries.set(seq, { ...entry, lastAnswerAt: graced(row.lastAnswerAt, row.pollAfterMs) });
+          line.admittedEntries.set(seq, { ...entry, lastAnswerAt: graced(row.pollAfterMs) });
           line.byUser.set(row.userId, seq);
           break;
         }
@@ -391,9 +394,9 @@ export class WaitingLine {
       if (paced && now < admitted.lastAnswerAt + admitted.pollAfterMs) {
         return { kind: 'too_soon', retryAfterMs: admitted.lastAnswerAt + admitted.pollAfterMs - now };
       }
+      // No write: the turn's pacing only shortens (pollMinMs), and a load restarts its deadline anyway.
       admitted.lastAnswerAt = now;
       admitted.pollAfterMs = limits.pollMinMs;
-      this.changed?.add(seq);
       const { userId: u, requestId, quantity, claims } = admitted;
       return { kind: 'turn', seq, purchase: { userId: u, requestId, quantity, ...(claims ? { claims } : {}) } };
     }
@@ -438,9 +441,12 @@ export class WaitingLine {
     );
     const pollAfterMs = Math.max(limits.pollMinMs, Math.ceil(etaMs * k));
     if (record) {
+      // Stored pacing only has to be no shorter than any pollAfterMs given since (a load restarts the
+      // deadlines from it): a poll writes its row only when it lengthens the interval, so most polls
+      // write nothing (pollAfterMs shrinks as the turn nears).
+      if (pollAfterMs > this.pollAfter[i]!) this.changed?.add(this.seqs[i]!);
       this.lastAnswerAt[i] = now;
       this.pollAfter[i] = pollAfterMs;
-      this.changed?.add(this.seqs[i]!);
     }
     return { kind: 'waiting', seq: this.seqs[i]!, position, etaMs: Math.ceil(etaMs), pollAfterMs };
   }

@@ -289,6 +289,27 @@ describe('WaitingLine kept in storage', () => {
     expect(again.poll(1, gold.userId, limits, 1_100)).toMatchObject({ kind: 'turn', purchase: gold });
   });
 
+  it('a poll writes its row only when it lengthens the interval; a turn and an outcome always do', () => {
+    const line = lineTracked(30);
+    const told = waiting(line.enter(buyer(30), 1, limits, 0));
+    line.takeChanges();
+    // Buyer 30 polls when told: its interval shrinks as the turn nears, so its row is not to be
+    // written; only entries whose state changed meanwhile are (turns given, ghosts dropped).
+    const t = told.pollAfterMs;
+    expect(waiting(line.poll(30, buyer(30).userId, limits, t)).pollAfterMs).toBeLessThan(t);
+    const changed = line.takeChanges();
+    expect(changed).not.toContain(30);
+    expect(changed.length).toBeGreaterThan(0);
+    expect(changed.map((s) => line.entryRow(s)?.state).filter((st) => st === 'waiting')).toEqual([]);
+    // A turn answered writes nothing (its row was written when the turn came); its outcome does.
+    const turn = changed.find((s) => line.entryRow(s)?.state === 'admitted')!;
+    const holder = line.entryRow(turn)!.userId;
+    expect(line.poll(turn, holder, limits, t).kind).toBe('turn');
+    expect(line.takeChanges()).toEqual([]);
+    line.finish(turn, holder, { reservationId: 'r' }, t);
+    expect(line.takeChanges()).toEqual([turn]);
+  });
+
   it('a line without trackChanges notes nothing; forgotten entries are deleted from storage', () => {
     const plain = new WaitingLine();
     plain.grant(10, limits, 0);
