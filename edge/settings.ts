@@ -41,6 +41,11 @@ export const DEFAULT_WAITING_LINE_FLUSH_MS = 200;
  * the places of the last WAITING_LINE_FLUSH_MS).
  */
 export const DEFAULT_WAITING_JOIN_WRITE = 'sync';
+/**
+ * Waiting room, "sync" joins: a join waits this long for others to share its write (WAITING_JOIN_GROUP_MS)
+ * — a group commit; 0 = the next turn of the event loop.
+ */
+export const DEFAULT_WAITING_JOIN_GROUP_MS = 2;
 const JOIN_WRITES = ['sync', 'batched'] as const;
 
 /** The bot-check verifier must answer within this long (BOT_CHECK_TIMEOUT_MS), else 503 (fail closed). */
@@ -72,6 +77,7 @@ export interface EdgeSettings {
   waitingPollBudgetPerSec: number;
   waitingFlushMs: number;
   waitingJoinWrite: (typeof JOIN_WRITES)[number];
+  waitingJoinGroupMs: number;
 }
 
 const cache = new WeakMap<object, EdgeSettings>();
@@ -147,6 +153,7 @@ export function parseSettings(env: Env): EdgeSettings {
     ),
     waitingFlushMs: int('WAITING_LINE_FLUSH_MS', env.WAITING_LINE_FLUSH_MS, DEFAULT_WAITING_LINE_FLUSH_MS, 10, 5_000),
     waitingJoinWrite: oneOf('WAITING_JOIN_WRITE', env.WAITING_JOIN_WRITE, DEFAULT_WAITING_JOIN_WRITE, JOIN_WRITES),
+    waitingJoinGroupMs: int('WAITING_JOIN_GROUP_MS', env.WAITING_JOIN_GROUP_MS, DEFAULT_WAITING_JOIN_GROUP_MS, 0, 50),
     botCheck: parseBotCheck(env),
   };
 }

@@ -27,6 +27,7 @@ declare namespace Cloudflare {
     WAITING_POLLS_PER_SEC: string;
     WAITING_LINE_FLUSH_MS: string;
     WAITING_JOIN_WRITE: string;
+    WAITING_JOIN_GROUP_MS: string;
     USER_TOKEN_SECRET: string;
     TICKET_KEYS: string;
     EDGE_ORIGIN_SECRET: string;

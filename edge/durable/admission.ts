@@ -45,6 +45,7 @@ export class AdmissionDO extends DurableObject<Env> {
   private readonly store: LineStore | null;
   private readonly flushMs: number;
   private readonly joinsAtOnce: boolean;
+  private readonly joinGroupMs: number;
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private pendingJoinWrite: Promise<void> | undefined;
   private calls = 0;
@@ -56,6 +57,7 @@ export class AdmissionDO extends DurableObject<Env> {
     const settings = settingsOf(env);
     this.flushMs = settings.waitingFlushMs;
     this.joinsAtOnce = this.joinWrite(settings.waitingJoinWrite) === 'sync';
+    this.joinGroupMs = settings.waitingJoinGroupMs;
     this.store = this.openStore();
     this.line = new WaitingLine({ trackChanges: this.store !== null });
     // The SQL API is synchronous, so the line is loaded before the constructor returns: no call can
@@ -136,9 +138,9 @@ export class AdmissionDO extends DurableObject<Env> {
   }
 
   /**
-   * Resolves once the changes made so far are written: at the next turn of the event loop, so the
-   * joins that arrive meanwhile go in the same transaction. The output gate holds each answer until
-   * the write is stored.
+   * Resolves once the changes made so far are written, WAITING_JOIN_GROUP_MS from the first join
+   * waiting for it, so the joins that arrive meanwhile go in the same transaction. The output gate
+   * holds each answer until the write is stored.
    */
   private writeJoinsNow(): Promise<void> {
     this.pendingJoinWrite ??= new Promise<void>((resolve) =>
@@ -146,7 +148,7 @@ export class AdmissionDO extends DurableObject<Env> {
         this.pendingJoinWrite = undefined;
         this.flush();
         resolve();
-      }, 0),
+      }, this.joinGroupMs),
     );
     return this.pendingJoinWrite;
   }
