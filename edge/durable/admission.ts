@@ -8,12 +8,13 @@
  *
  * The line is served from memory (parallel arrays, edge/durable/waiting-line.ts) and kept in this
  * object's SQLite storage (edge/durable/line-store.ts), so a restart or an eviction keeps every place
- * and its order. Writes are batched: changed entries are written at most every
- * WAITING_LINE_FLUSH_MS, so a poll costs no write of its own; a join is written before its answer
- * (WAITING_JOIN_WRITE = "sync", the default) or with the next batch ("batched": a crash can then lose
- * the joins of the last interval, whose buyers' polls answer 404 "the line was reset"). What else a
- * crash can lose — the pacing of the polls since the last batch, and the counters — costs nobody a
- * place: after a load every entry's poll deadline restarts (WaitingLine.restore).
+ * and its order (docs/waiting-room.md). A join is written before its answer, grouped with the joins
+ * arriving within WAITING_JOIN_GROUP_MS (WAITING_JOIN_WRITE = "sync", the default), or with the next
+ * batch ("batched": a crash can then lose the joins of the last interval, whose buyers' polls answer
+ * 404 "the line was reset"). Other changes (turns, outcomes, drops) go in batches at most every
+ * WAITING_LINE_FLUSH_MS; a poll writes nothing unless it lengthens its entry's interval. What a crash
+ * can lose besides costs nobody a place: after a load every entry's poll deadline restarts
+ * (WaitingLine.restore).
  */
 import { DurableObject } from 'cloudflare:workers';
 import { settingsOf } from '../settings.js';
@@ -33,7 +34,10 @@ export interface AdmissionGrant {
   retryAfterMs: number;
 }
 
-/** Entry ids name this object's incarnation, so an id from before a restart is unknown, not someone else's. */
+/**
+ * Entry ids name the line's incarnation, stored with it: an id stays valid across restarts, and an id
+ * of a line this object no longer has (its storage was reset) is answered as such, never as someone else's.
+ */
 export type EntryAnswer = (LineAnswer & { epoch: string }) | { kind: 'admitted'; granted: number; epoch: string };
 
 /** A shard logs its line's figures at most this often while it has a line (or had one since the last line). */
@@ -143,11 +147,16 @@ export class AdmissionDO extends DurableObject<Env> {
    * holds each answer until the write is stored.
    */
   private writeJoinsNow(): Promise<void> {
-    this.pendingJoinWrite ??= new Promise<void>((resolve) =>
+    this.pendingJoinWrite ??= new Promise<void>((resolve, reject) =>
       setTimeout(() => {
         this.pendingJoinWrite = undefined;
-        this.flush();
-        resolve();
+        try {
+          this.flush();
+          resolve();
+        } catch (err) {
+          // Not stored: the joins are not answered as places (the buyers' clicks fail and are retried).
+          reject(err);
+        }
       }, this.joinGroupMs),
     );
     return this.pendingJoinWrite;
