@@ -14,7 +14,8 @@
  * "denyList": {bytesPerId, lookupNs, pushSeconds, runs: [...]},
  * "redisWait": {ratio, rpsWait0, rpsWait1, p99MsWait0, p99MsWait1, non2xxWait1, waitTimeoutMs},
  * "draw" (only when named): {entrants, units, ratio (winners final ÷ bare HMAC pass), winnersFinalMs,
- * publishedMs, drawCpuMs, winnersCpuMs, cpuRatio, drawHeapMb, retainedMb, bareHmacMs, drawHmacPassMs}};
+ * publishedMs, drawCpuMs, winnersCpuMs, cpuRatio, drawHeapMb, retainedMb, bareHmacMs, drawHmacPassMs},
+ * "waitingLine": {joinRatio, joinRatioBatched, pollRatio, joinCpuUs, joinCpuUsMemory, pollCpuUs, pollCpuUsMemory}};
  * a benchmark not run (or failed) is null, a figure a benchmark does not report is null.
  */
 import { spawnSync } from 'node:child_process';
@@ -110,6 +111,21 @@ const BENCHES: Record<string, Bench> = {
       retainedMb: num(r.retainedMb),
       bareHmacMs: num(r.bareHmacMs),
       drawHmacPassMs: num(r.drawHmacPassMs),
+    }),
+  },
+  // The persisted waiting line against the in-memory one (issue 30 goal 6: ≤ 1.2× per join and per poll).
+  'waiting-line': {
+    key: 'waitingLine',
+    module: 'bench/waiting-line.ts',
+    export: 'benchWaitingLine',
+    summarize: (r) => ({
+      joinRatio: num(r.joinRatioSync),
+      joinRatioBatched: num(r.joinRatioBatched),
+      pollRatio: num(r.pollRatio),
+      joinCpuUs: num(r.sync?.joinCpuUs),
+      joinCpuUsMemory: num(r.memory?.joinCpuUs),
+      pollCpuUs: num(r.sync?.pollCpuUs),
+      pollCpuUsMemory: num(r.memory?.pollCpuUs),
     }),
   },
   'redis-wait': {

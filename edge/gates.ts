@@ -120,6 +120,40 @@ export async function admitUser(
   throw rateLimited(answer.retryAfterMs);
 }
 
+/** Reservation status polls one user may make per second, all reservations together. */
+export const POLL_RATE_PER_SEC = 1;
+
+/**
+ * The one rule for polls (reservations, lottery entries, waiting places): 429 `rate_limited` unless
+ * this user has a poll token left in their UserGateDO shard. The bucket is the user's over every id
+ * they name in that scope, so made-up ids cannot multiply what polls cost behind the edge: one bot
+ * is one user's polls. A refusal is remembered in the isolate, so a bot's flood costs map lookups.
+ *   - `reservation`: POLL_RATE_PER_SEC over all reservations (scope `poll`);
+ *   - `waiting`: per activity, at the rate a buyer polling as told never exceeds (1 per
+ *     WAITING_POLL_MIN_MS — pollAfterMs is never shorter), scope `waiting-poll:<activity>`.
+ */
+export function admitPoll(
+  env: Env,
+  settings: { userGateShards: number; waitingPollMinMs: number },
+  userId: string,
+  poll: { kind: 'reservation' } | { kind: 'waiting'; activityId: string },
+): Promise<void> {
+  const shards = settings.userGateShards;
+  if (poll.kind === 'reservation')
+    return admitUser(env, { shards, userId, scope: 'poll', ratePerSec: POLL_RATE_PER_SEC });
+  return admitUser(env, {
+    shards,
+    userId,
+    scope: `waiting-poll:${poll.activityId}`,
+    ratePerSec: waitingPollRate(settings.waitingPollMinMs),
+  });
+}
+
+/** Polls per second a waiting buyer makes at most when polling as told: pollAfterMs ≥ WAITING_POLL_MIN_MS. */
+export function waitingPollRate(pollMinMs: number): number {
+  return 1000 / pollMinMs;
+}
+
 /**
  * Admission leases (DESIGN §4, the way Cloudflare Waiting Room hands slot allocations to Workers):
  * an isolate takes a small batch of tokens from its AdmissionDO shard and spends them from memory,

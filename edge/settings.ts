@@ -44,6 +44,20 @@ export const DEFAULT_DRAW_ENTRANTS_PAGE_MAX = 1_000;
 export const DEFAULT_DRAW_ENTRANTS_PER_SEC = 5;
 /** How often an isolate hands its figures' growth to EdgeFiguresDO (EDGE_FIGURES_FLUSH_MS). */
 export const DEFAULT_EDGE_FIGURES_FLUSH_MS = 1_000;
+/** Waiting room: changed entries of a shard's line are written at most this often (WAITING_LINE_FLUSH_MS). */
+export const DEFAULT_WAITING_LINE_FLUSH_MS = 200;
+/**
+ * Waiting room: when a new place is written (WAITING_JOIN_WRITE): "sync" before the buyer's answer
+ * (no acknowledged place is lost in a crash), or "batched" with the next flush (cheaper; a crash loses
+ * the places of the last WAITING_LINE_FLUSH_MS).
+ */
+export const DEFAULT_WAITING_JOIN_WRITE = 'sync';
+/**
+ * Waiting room, "sync" joins: a join waits this long for others to share its write (WAITING_JOIN_GROUP_MS)
+ * — a group commit; 0 = the next turn of the event loop.
+ */
+export const DEFAULT_WAITING_JOIN_GROUP_MS = 2;
+const JOIN_WRITES = ['sync', 'batched'] as const;
 
 /** The bot-check verifier must answer within this long (BOT_CHECK_TIMEOUT_MS), else 503 (fail closed). */
 export const DEFAULT_BOT_CHECK_TIMEOUT_MS = 2_000;
@@ -76,6 +90,9 @@ export interface EdgeSettings {
   waitingPollBudgetPerSec: number;
   drawEntrantsPageMax: number;
   drawEntrantsPerSec: number;
+  waitingFlushMs: number;
+  waitingJoinWrite: (typeof JOIN_WRITES)[number];
+  waitingJoinGroupMs: number;
 }
 
 const cache = new WeakMap<object, EdgeSettings>();
@@ -159,8 +176,18 @@ export function parseSettings(env: Env): EdgeSettings {
       10_000,
     ),
     drawEntrantsPerSec: int('DRAW_ENTRANTS_PER_SEC', env.DRAW_ENTRANTS_PER_SEC, DEFAULT_DRAW_ENTRANTS_PER_SEC, 1, 100),
+    waitingFlushMs: int('WAITING_LINE_FLUSH_MS', env.WAITING_LINE_FLUSH_MS, DEFAULT_WAITING_LINE_FLUSH_MS, 10, 5_000),
+    waitingJoinWrite: oneOf('WAITING_JOIN_WRITE', env.WAITING_JOIN_WRITE, DEFAULT_WAITING_JOIN_WRITE, JOIN_WRITES),
+    waitingJoinGroupMs: int('WAITING_JOIN_GROUP_MS', env.WAITING_JOIN_GROUP_MS, DEFAULT_WAITING_JOIN_GROUP_MS, 0, 50),
     botCheck: parseBotCheck(env),
   };
+}
+
+function oneOf<T extends string>(name: string, raw: string | undefined, fallback: T, allowed: readonly T[]): T {
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new Error(`edge setting ${name} must be one of ${allowed.join(', ')}`);
+  return raw as T;
 }
 
 function parseBotCheck(env: Env): EdgeSettings['botCheck'] {

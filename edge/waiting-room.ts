@@ -3,14 +3,22 @@
  * the shard's answer about the user's entry — waiting (202 from a purchase, 200 from a poll) with
  * `{status:"waiting", position, etaSeconds, pollUrl, pollAfterMs}`; its turn (the kept purchase is
  * forwarded now and the result answered: the §3 reservation body or the refusal); its recorded
- * outcome; 429 when polled sooner than pollAfterMs; 404 when the entry is gone (dropped, unknown).
+ * outcome; 429 when polled sooner than pollAfterMs; 404 when the entry is gone, saying why (not
+ * polled in time, the line was reset, unknown).
  */
 import type { Context } from 'hono';
 import { ContractError, isErrorCode, type ActivitySnapshot } from '../contract/index.js';
 import type { EdgeEnv } from './context.js';
 import type { EntryAnswer } from './durable/admission.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
-import { TIME_IN_LINE_BUCKETS_MS, type LineFigures, type LineOutcome } from './durable/waiting-line.js';
+import {
+  MISSED_POLLS_TO_DROP,
+  OUTCOME_KEPT_MS,
+  TIME_IN_LINE_BUCKETS_MS,
+  type GoneReason,
+  type LineFigures,
+  type LineOutcome,
+} from './durable/waiting-line.js';
 import { forwardPurchase, queued } from './forward-purchase.js';
 import { admissionStub, shardRate } from './gates.js';
 import { settingsOf, type EdgeSettings } from './settings.js';
@@ -130,7 +138,7 @@ export async function answerPlace(
     case 'too_soon':
       throw tooSoon(place.retryAfterMs);
     case 'gone':
-      throw new ContractError('not_found', 'this place in line is no longer held (not polled in time); buy again');
+      throw placeGone(place.reason);
     case 'admitted':
       throw new Error('an admitted purchase has no place in line');
   }
@@ -156,10 +164,34 @@ function waitingAnswer(
   );
 }
 
+/** 404 `not_found` for a place no longer held, with the reason (docs/waiting-room.md "Messages"). */
+export function placeGone(reason: GoneReason | undefined): ContractError {
+  switch (reason?.why) {
+    case 'expired': {
+      const seconds = Math.round(reason.limitMs / 100) / 10;
+      return new ContractError(
+        'not_found',
+        `this place in line was given up: not polled for ${seconds} s (${MISSED_POLLS_TO_DROP} × the pollAfterMs it was given); buy again`,
+      );
+    }
+    case 'reset':
+      return new ContractError(
+        'not_found',
+        'this place belongs to a waiting line that no longer exists (the line was reset); buy again',
+      );
+    default:
+      return new ContractError(
+        'not_found',
+        `no such place in line (unknown, or finished more than ${OUTCOME_KEPT_MS / 1000} s ago); buy again`,
+      );
+  }
+}
+
+/** A place's recorded refusal: what ended the wait (the sale closing while the buyer waited, or the origin at the turn). */
 const REFUSAL_MESSAGES: Record<string, string> = {
-  sold_out: 'sold out',
-  paused: 'the sale is paused',
-  ended: 'the sale has ended',
+  sold_out: 'sold out: the units ran out before this place in line could buy',
+  paused: 'the sale was paused while this place waited; buy again when it reopens',
+  ended: 'the sale ended while this place waited',
 };
 
 function refusal(code: string): ContractError {

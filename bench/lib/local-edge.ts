@@ -48,6 +48,12 @@ export interface StartEdgeOptions {
    * Default: BENCH_EDGE_INSPECTOR_PORT from the environment, else none.
    */
   inspectorPort?: number;
+  /**
+   * Keep the Durable Objects' storage in this folder (Miniflare's `durableObjectsPersist`), so a new
+   * edge started on the same folder after `stop()` finds it: a restart of workerd. Default: a fresh
+   * folder removed on stop.
+   */
+  persistDir?: string;
 }
 
 export interface RunningEdge {
@@ -106,6 +112,7 @@ export async function startEdge(opts: StartEdgeOptions): Promise<RunningEdge> {
     port: direct ? 0 : (opts.port ?? 0),
     cf: false,
     handleRuntimeStdio: stdio,
+    ...(opts.persistDir === undefined ? {} : { durableObjectsPersist: opts.persistDir }),
     ...(inspectorPort === undefined ? {} : { inspectorPort }),
     workers: [
       {

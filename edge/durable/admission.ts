@@ -6,10 +6,19 @@
  * (edge/durable/waiting-line.ts): `enter` takes a place in line, `poll` answers it, `finish` records a
  * kept purchase's outcome, and while anyone waits no lease gets a token.
  *
- * The line lives in this object's memory only (about 200 bytes per waiting entry, docs/waiting-room.md): if the
- * object is restarted, polls of the lost entries answer 404 and the buyers click again.
+ * The line is served from memory (parallel arrays, edge/durable/waiting-line.ts) and kept in this
+ * object's SQLite storage (edge/durable/line-store.ts), so a restart or an eviction keeps every place
+ * and its order (docs/waiting-room.md). A join is written before its answer, grouped with the joins
+ * arriving within WAITING_JOIN_GROUP_MS (WAITING_JOIN_WRITE = "sync", the default), or with the next
+ * batch ("batched": a crash can then lose the joins of the last interval, whose buyers' polls answer
+ * 404 "the line was reset"). Other changes (turns, outcomes, drops) go in batches at most every
+ * WAITING_LINE_FLUSH_MS; a poll writes nothing unless it lengthens its entry's interval. What a crash
+ * can lose besides costs nobody a place: after a load every entry's poll deadline restarts
+ * (WaitingLine.restore).
  */
 import { DurableObject } from 'cloudflare:workers';
+import { settingsOf } from '../settings.js';
+import { LineStore } from './line-store.js';
 import {
   WaitingLine,
   type KeptPurchase,
@@ -25,18 +34,54 @@ export interface AdmissionGrant {
   retryAfterMs: number;
 }
 
-/** Entry ids name this object's incarnation, so an id from before a restart is unknown, not someone else's. */
+/**
+ * Entry ids name the line's incarnation, stored with it: an id stays valid across restarts, and an id
+ * of a line this object no longer has (its storage was reset) is answered as such, never as someone else's.
+ */
 export type EntryAnswer = (LineAnswer & { epoch: string }) | { kind: 'admitted'; granted: number; epoch: string };
 
 /** A shard logs its line's figures at most this often while it has a line (or had one since the last line). */
 const FIGURES_LOG_EVERY_MS = 5_000;
 
 export class AdmissionDO extends DurableObject<Env> {
-  private readonly line = new WaitingLine();
-  private readonly epoch = Date.now().toString(36);
+  private line: WaitingLine;
+  private epoch = Date.now().toString(36);
+  private readonly store: LineStore | null;
+  private readonly flushMs: number;
+  private readonly joinsAtOnce: boolean;
+  private readonly joinGroupMs: number;
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  private pendingJoinWrite: Promise<void> | undefined;
   private calls = 0;
   private lastFiguresLog = 0;
   private loggedIdle = true;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const settings = settingsOf(env);
+    this.flushMs = settings.waitingFlushMs;
+    this.joinsAtOnce = this.joinWrite(settings.waitingJoinWrite) === 'sync';
+    this.joinGroupMs = settings.waitingJoinGroupMs;
+    this.store = this.openStore();
+    this.line = new WaitingLine({ trackChanges: this.store !== null });
+    // The SQL API is synchronous, so the line is loaded before the constructor returns: no call can
+    // reach this object before it (what blockConcurrencyWhile guards against for asynchronous loads).
+    const saved = this.store?.load();
+    if (saved) {
+      this.epoch = saved.epoch;
+      this.line = WaitingLine.restore(saved.entries, saved.meta, Date.now(), { trackChanges: true });
+    }
+  }
+
+  /** Where the line is kept; null keeps it in memory only (the benchmark's baseline, bench/waiting-line.ts). */
+  protected openStore(): LineStore | null {
+    return new LineStore(this.ctx.storage);
+  }
+
+  /** When joins are written (WAITING_JOIN_WRITE); the benchmark measures both modes in one run. */
+  protected joinWrite(configured: 'sync' | 'batched'): 'sync' | 'batched' {
+    return configured;
+  }
 
   /** Calls and tokens granted since this object started (diagnostics and tests). */
   async stats(): Promise<{ calls: number; granted: number }> {
@@ -53,6 +98,10 @@ export class AdmissionDO extends DurableObject<Env> {
   async enter(purchase: KeptPurchase, want: number, limits: LineLimits): Promise<EntryAnswer> {
     this.calls++;
     const answer = this.line.enter(purchase, want, limits, Date.now());
+    // A new place is written before this answer leaves, in one transaction with every other place
+    // taken meanwhile (group commit: a flash crowd's joins share their writes).
+    if (this.joinsAtOnce && this.line.hasChanges) await this.writeJoinsNow();
+    else this.saveLater();
     this.logFigures();
     return { ...answer, epoch: this.epoch };
   }
@@ -65,21 +114,68 @@ export class AdmissionDO extends DurableObject<Env> {
     this.calls++;
     const now = Date.now();
     if (closeWith) this.line.close(closeWith, limits, now);
-    const answer: LineAnswer = epoch === this.epoch ? this.line.poll(seq, userId, limits, now) : { kind: 'gone' };
+    const answer: LineAnswer =
+      epoch === this.epoch ? this.line.poll(seq, userId, limits, now) : { kind: 'gone', reason: { why: 'reset' } };
+    this.saveLater();
     this.logFigures();
     return { ...answer, epoch: this.epoch };
   }
 
   async finish(epoch: string, seq: number, userId: string, outcome: LineOutcome): Promise<void> {
     if (epoch === this.epoch) this.line.finish(seq, userId, outcome, Date.now());
+    this.saveLater();
   }
 
   async retryLater(epoch: string, seq: number, userId: string, limits: LineLimits): Promise<void> {
     if (epoch === this.epoch) this.line.retryLater(seq, userId, limits, Date.now());
+    this.saveLater();
   }
 
   async figures(): Promise<LineFigures> {
     return this.line.figuresAt(Date.now());
+  }
+
+  /** The changed entries go out with the next batch, at most WAITING_LINE_FLUSH_MS from now. */
+  private saveLater(): void {
+    if (!this.store || this.flushTimer !== undefined || !this.line.hasChanges) return;
+    this.flushTimer = setTimeout(() => this.flush(), this.flushMs);
+  }
+
+  /**
+   * Resolves once the changes made so far are written, WAITING_JOIN_GROUP_MS from the first join
+   * waiting for it, so the joins that arrive meanwhile go in the same transaction. The output gate
+   * holds each answer until the write is stored.
+   */
+  private writeJoinsNow(): Promise<void> {
+    this.pendingJoinWrite ??= new Promise<void>((resolve, reject) =>
+      setTimeout(() => {
+        this.pendingJoinWrite = undefined;
+        try {
+          this.flush();
+          resolve();
+        } catch (err) {
+          // Not stored: the joins are not answered as places (the buyers' clicks fail and are retried).
+          reject(err);
+        }
+      }, this.joinGroupMs),
+    );
+    return this.pendingJoinWrite;
+  }
+
+  /** Writes every entry changed since the last batch, and the line's row, in one transaction. */
+  private flush(): void {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (!this.store) return;
+    const seqs = this.line.takeChanges();
+    if (seqs.length === 0) return;
+    const now = Date.now();
+    this.store.save(
+      this.epoch,
+      this.line.meta(),
+      seqs.map((seq) => [seq, this.line.entryRow(seq)]),
+      now,
+    );
   }
 
   /** The line's figures in the log (how the edge exposes its figures): while a line exists, every few seconds. */

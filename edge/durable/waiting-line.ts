@@ -12,6 +12,11 @@
  * skipped at no token cost while waiting, its token handed on if it had been admitted. The line is
  * kept as parallel arrays (no object per waiting entry) and compacted by a sweep at most once a
  * second, which also drops the ghosts in the middle, so positions are exact up to that second.
+ *
+ * Persistence (AdmissionDO, edge/durable/line-store.ts): a line made with `trackChanges` notes the
+ * sequence number of every entry that changed; the shard writes those entries' rows (`entryRow`) in
+ * batches, and a restarted shard rebuilds the line from them (`WaitingLine.restore`) in the same
+ * order, with a grace so the time it was down counts against nobody's poll deadline.
  */
 import type { Claims } from '../../contract/eligibility.js';
 import { level, type Bucket } from './token-bucket.js';
@@ -37,12 +42,47 @@ export interface LineLimits {
   pollBudgetPerSec: number;
 }
 
+/**
+ * Why a place is no longer held: `expired` — not polled within `limitMs` (3 × the pollAfterMs it was
+ * last given); `reset` — the id names a line this shard no longer has (its storage was reset);
+ * `unknown` — no such entry of this user (never was, or finished more than OUTCOME_KEPT_MS ago).
+ */
+export type GoneReason = { why: 'expired'; limitMs: number } | { why: 'reset' } | { why: 'unknown' };
+
 export type LineAnswer =
   | { kind: 'waiting'; seq: number; position: number; etaMs: number; pollAfterMs: number }
   | { kind: 'turn'; seq: number; purchase: KeptPurchase }
   | { kind: 'done'; seq: number; outcome: LineOutcome }
   | { kind: 'too_soon'; retryAfterMs: number }
-  | { kind: 'gone' };
+  | { kind: 'gone'; reason?: GoneReason };
+
+/** One entry as the shard stores it: waiting, admitted (its turn came), done (outcome) or dropped (expired). */
+export type StoredEntry =
+  | (KeptPurchase & {
+      seq: number;
+      state: 'waiting' | 'admitted';
+      enqueuedAt: number;
+      lastAnswerAt: number;
+      pollAfterMs: number;
+      tried: boolean;
+    })
+  | { seq: number; state: 'done'; userId: string; outcome: LineOutcome; endedAt: number }
+  | { seq: number; state: 'dropped'; userId: string; limitMs: number; endedAt: number };
+
+/** The line's own counters, stored beside its entries. */
+export interface LineMeta {
+  nextSeq: number;
+  figures: {
+    entered: number;
+    admitted: number;
+    dropped: number;
+    closed: number;
+    retried: number;
+    tokensGranted: number;
+    timeInLineSumMs: number;
+    timeInLine: number[];
+  };
+}
 
 /** Upper bounds (ms) of the time-in-line histogram; the last bucket is +Inf. */
 export const TIME_IN_LINE_BUCKETS_MS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 300_000] as const;
@@ -50,10 +90,13 @@ export const TIME_IN_LINE_BUCKETS_MS = [100, 250, 500, 1_000, 2_500, 5_000, 10_0
 export const MISSED_POLLS_TO_DROP = 3;
 /** How often (at most) the line is swept of ghosts and compacted. */
 export const SWEEP_EVERY_MS = 1_000;
-/** How long a finished entry keeps its outcome for repeated polls. */
+/** How long a finished entry keeps its outcome for repeated polls (and a dropped one its reason). */
 export const OUTCOME_KEPT_MS = 60_000;
 
+const UNKNOWN: LineAnswer = { kind: 'gone', reason: { why: 'unknown' } };
+
 interface Admitted extends KeptPurchase {
+  enqueuedAt: number;
   lastAnswerAt: number;
   pollAfterMs: number;
   /** Its purchase was forwarded and the outcome is unknown (origin timeout): only the origin can say. */
@@ -94,9 +137,13 @@ export class WaitingLine {
   private lastSweep = 0;
   private readonly admittedEntries = new Map<number, Admitted>();
   private readonly outcomes = new Map<number, { userId: string; outcome: LineOutcome; at: number }>();
+  /** Entries dropped as ghosts, kept OUTCOME_KEPT_MS so a late poll learns why its place is gone. */
+  private readonly expired = new Map<number, { userId: string; limitMs: number; at: number }>();
   /** Every entry a user holds here (waiting, admitted or finished): one per user. */
   private readonly byUser = new Map<string, number>();
-  private readonly figures = {
+  /** Sequence numbers of the entries changed since `takeChanges` (only with `trackChanges`). */
+  private readonly changed: Set<number> | undefined;
+  private figures = {
     entered: 0,
     admitted: 0,
     dropped: 0,
@@ -106,6 +153,10 @@ export class WaitingLine {
     timeInLineSumMs: 0,
     timeInLine: new Array<number>(TIME_IN_LINE_BUCKETS_MS.length + 1).fill(0),
   };
+
+  constructor(opts: { trackChanges?: boolean } = {}) {
+    if (opts.trackChanges) this.changed = new Set();
+  }
 
   get waitingCount(): number {
     return this.seqs.length - this.head;
@@ -158,6 +209,7 @@ export class WaitingLine {
     this.pollAfter.push(limits.pollMinMs);
     this.byUser.set(purchase.userId, seq);
     this.figures.entered++;
+    this.changed?.add(seq);
     return this.waitingAnswer(this.seqs.length - 1, limits, now);
   }
 
@@ -173,6 +225,7 @@ export class WaitingLine {
     if (!entry || entry.userId !== userId) return;
     this.admittedEntries.delete(seq);
     this.outcomes.set(seq, { userId, outcome, at: now });
+    this.changed?.add(seq);
     // A refused purchase may be tried again (a smaller quantity, a reopened sale): a new click gets a
     // new entry. A reservation stays the user's one entry: a repeat click answers it without the origin.
     if (!('reservationId' in outcome)) this.byUser.delete(userId);
@@ -186,6 +239,7 @@ export class WaitingLine {
     entry.pollAfterMs = limits.pollMinMs;
     entry.tried = true;
     this.figures.retried++;
+    this.changed?.add(seq);
   }
 
   /**
@@ -197,6 +251,7 @@ export class WaitingLine {
     for (let i = this.head; i < this.seqs.length; i++) {
       this.outcomes.set(this.seqs[i]!, { userId: this.users[i]!, outcome: { error: code }, at: now });
       this.figures.closed++;
+      this.changed?.add(this.seqs[i]!);
     }
     for (const [seq, entry] of this.admittedEntries) {
       // A tried purchase may have reserved a unit (its answer was lost): it keeps its turn, and its
@@ -205,6 +260,7 @@ export class WaitingLine {
       this.admittedEntries.delete(seq);
       this.outcomes.set(seq, { userId: entry.userId, outcome: { error: code }, at: now });
       this.figures.closed++;
+      this.changed?.add(seq);
     }
     this.truncate(0);
     // A paused sale may reopen: the resolved users' next click takes a new place.
@@ -232,22 +288,128 @@ export class WaitingLine {
     };
   }
 
+  /** The entries changed since the last call (their rows are to be written), and forgets them. */
+  takeChanges(): number[] {
+    if (!this.changed || this.changed.size === 0) return [];
+    const seqs = [...this.changed];
+    this.changed.clear();
+    return seqs;
+  }
+
+  get hasChanges(): boolean {
+    return (this.changed?.size ?? 0) > 0;
+  }
+
+  /** Entry `seq` as stored now; undefined when the line no longer knows it (its row is deleted). */
+  entryRow(seq: number): StoredEntry | undefined {
+    const admitted = this.admittedEntries.get(seq);
+    if (admitted) return { seq, state: 'admitted', ...admitted };
+    const done = this.outcomes.get(seq);
+    if (done) return { seq, state: 'done', userId: done.userId, outcome: done.outcome, endedAt: done.at };
+    const gone = this.expired.get(seq);
+    if (gone) return { seq, state: 'dropped', userId: gone.userId, limitMs: gone.limitMs, endedAt: gone.at };
+    const i = this.indexOf(seq);
+    if (i < 0) return undefined;
+    const claims = this.claims[i];
+    return {
+      seq,
+      state: 'waiting',
+      userId: this.users[i]!,
+      requestId: this.requests[i]!,
+      quantity: this.quantities[i]!,
+      ...(claims ? { claims } : {}),
+      enqueuedAt: this.enqueuedAt[i]!,
+      lastAnswerAt: this.lastAnswerAt[i]!,
+      pollAfterMs: this.pollAfter[i]!,
+      tried: false,
+    };
+  }
+
+  meta(): LineMeta {
+    const f = this.figures;
+    return { nextSeq: this.nextSeq, figures: { ...f, timeInLine: [...f.timeInLine] } };
+  }
+
+  /**
+   * A line rebuilt from its stored entries at `loadAt`, in sequence order. The time the shard was
+   * down counts against nobody: each entry's pacing clock restarts so that its poll is allowed at
+   * once and its deadline is 2 × its stored pollAfterMs after the load (a buyer told to come back in
+   * pollAfterMs just before a crash is still on time; the stored interval is never shorter than the
+   * last one given). The bucket restarts empty: no burst of
+   * turns for the seconds nobody could be served.
+   */
+  static restore(
+    rows: Iterable<StoredEntry>,
+    meta: LineMeta | undefined,
+    loadAt: number,
+    opts: { trackChanges?: boolean } = {},
+  ): WaitingLine {
+    const line = new WaitingLine(opts);
+    const sorted = [...rows].sort((a, b) => a.seq - b.seq);
+    // Stored pacing may be older than the last poll (polls write only a longer interval): the clock
+    // restarts so the next poll is allowed now and is due within 2 × the stored interval.
+    const graced = (pollAfterMs: number) => loadAt - pollAfterMs;
+    let maxSeq = 0;
+    for (const row of sorted) {
+      maxSeq = Math.max(maxSeq, row.seq);
+      switch (row.state) {
+        case 'waiting':
+          line.seqs.push(row.seq);
+          line.users.push(row.userId);
+          line.requests.push(row.requestId);
+          line.quantities.push(row.quantity);
+          line.claims.push(row.claims);
+          line.enqueuedAt.push(row.enqueuedAt);
+          line.lastAnswerAt.push(graced(row.pollAfterMs));
+          line.pollAfter.push(row.pollAfterMs);
+          line.byUser.set(row.userId, row.seq);
+          break;
+        case 'admitted': {
+          const { seq, state: _state, ...entry } = row;
+          line.admittedEntries.set(seq, { ...entry, lastAnswerAt: graced(row.pollAfterMs) });
+          line.byUser.set(row.userId, seq);
+          break;
+        }
+        case 'done':
+          line.outcomes.set(row.seq, { userId: row.userId, outcome: row.outcome, at: row.endedAt });
+          // A reservation stays the user's one entry (a repeat click answers it); a refusal does not.
+          if ('reservationId' in row.outcome) line.byUser.set(row.userId, row.seq);
+          break;
+        case 'dropped':
+          line.expired.set(row.seq, { userId: row.userId, limitMs: row.limitMs, at: row.endedAt });
+          break;
+      }
+    }
+    if (meta) line.figures = { ...meta.figures, timeInLine: [...meta.figures.timeInLine] };
+    line.nextSeq = Math.max(meta?.nextSeq ?? 1, maxSeq + 1);
+    line.bucket = { tokens: 0, updatedAt: loadAt, ratePerSec: 1, capacity: 1 };
+    line.lastSweep = loadAt;
+    return line;
+  }
+
   private answer(seq: number, userId: string, limits: LineLimits, now: number, paced: boolean): LineAnswer {
     const admitted = this.admittedEntries.get(seq);
     if (admitted) {
-      if (admitted.userId !== userId) return { kind: 'gone' };
+      if (admitted.userId !== userId) return UNKNOWN;
       if (paced && now < admitted.lastAnswerAt + admitted.pollAfterMs) {
         return { kind: 'too_soon', retryAfterMs: admitted.lastAnswerAt + admitted.pollAfterMs - now };
       }
+      // No write: the turn's pacing only shortens (pollMinMs), and a load restarts its deadline anyway.
       admitted.lastAnswerAt = now;
       admitted.pollAfterMs = limits.pollMinMs;
       const { userId: u, requestId, quantity, claims } = admitted;
-      return { kind: 'turn', seq, purchase: { userId: u, requestId, quantity, claims } };
+      return { kind: 'turn', seq, purchase: { userId: u, requestId, quantity, ...(claims ? { claims } : {}) } };
     }
     const done = this.outcomes.get(seq);
-    if (done) return done.userId === userId ? { kind: 'done', seq, outcome: done.outcome } : { kind: 'gone' };
+    if (done) return done.userId === userId ? { kind: 'done', seq, outcome: done.outcome } : UNKNOWN;
+    const expired = this.expired.get(seq);
+    if (expired) {
+      return expired.userId === userId
+        ? { kind: 'gone', reason: { why: 'expired', limitMs: expired.limitMs } }
+        : UNKNOWN;
+    }
     const i = this.indexOf(seq);
-    if (i < 0 || this.users[i] !== userId) return { kind: 'gone' };
+    if (i < 0 || this.users[i] !== userId) return UNKNOWN;
     const nextAllowed = this.lastAnswerAt[i]! + this.pollAfter[i]!;
     if (!paced) {
       // A repeat click: where the entry stands, and the time left until the poll it was told to make.
@@ -279,6 +441,10 @@ export class WaitingLine {
     );
     const pollAfterMs = Math.max(limits.pollMinMs, Math.ceil(etaMs * k));
     if (record) {
+      // Stored pacing only has to be no shorter than any pollAfterMs given since (a load restarts the
+      // deadlines from it): a poll writes its row only when it lengthens the interval, so most polls
+      // write nothing (pollAfterMs shrinks as the turn nears).
+      if (pollAfterMs > this.pollAfter[i]!) this.changed?.add(this.seqs[i]!);
       this.lastAnswerAt[i] = now;
       this.pollAfter[i] = pollAfterMs;
     }
@@ -294,8 +460,7 @@ export class WaitingLine {
       if (now <= entry.lastAnswerAt + MISSED_POLLS_TO_DROP * entry.pollAfterMs) continue;
       // An admitted ghost: its unspent token goes to the next in line.
       this.admittedEntries.delete(seq);
-      this.byUser.delete(entry.userId);
-      this.figures.dropped++;
+      this.drop(seq, entry.userId, MISSED_POLLS_TO_DROP * entry.pollAfterMs, now);
       const current = level(this.bucket, ratePerSec, capacity, now);
       this.bucket = { tokens: Math.min(capacity, current + 1), updatedAt: now, ratePerSec, capacity };
     }
@@ -313,8 +478,7 @@ export class WaitingLine {
       const userId = this.users[i]!;
       if (turnAt > this.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * this.pollAfter[i]!) {
         // Gone before its turn came: skipped, the token stays for the next.
-        this.byUser.delete(userId);
-        this.figures.dropped++;
+        this.drop(seq, userId, MISSED_POLLS_TO_DROP * this.pollAfter[i]!, now);
         continue;
       }
       this.admittedEntries.set(seq, {
@@ -322,10 +486,12 @@ export class WaitingLine {
         requestId: this.requests[i]!,
         quantity: this.quantities[i]!,
         claims: this.claims[i],
+        enqueuedAt: this.enqueuedAt[i]!,
         lastAnswerAt: this.lastAnswerAt[i]!,
         pollAfterMs: this.pollAfter[i]!,
         tried: false,
       });
+      this.changed?.add(seq);
       this.record(turnAt - this.enqueuedAt[i]!);
       available--;
       spent++;
@@ -340,8 +506,7 @@ export class WaitingLine {
     let kept = 0;
     for (let i = this.head; i < this.seqs.length; i++) {
       if (now > this.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * this.pollAfter[i]!) {
-        this.byUser.delete(this.users[i]!);
-        this.figures.dropped++;
+        this.drop(this.seqs[i]!, this.users[i]!, MISSED_POLLS_TO_DROP * this.pollAfter[i]!, now);
         continue;
       }
       this.seqs[kept] = this.seqs[i]!;
@@ -358,8 +523,22 @@ export class WaitingLine {
     for (const [seq, done] of this.outcomes) {
       if (now - done.at <= OUTCOME_KEPT_MS) continue;
       this.outcomes.delete(seq);
+      this.changed?.add(seq);
       if (this.byUser.get(done.userId) === seq) this.byUser.delete(done.userId);
     }
+    for (const [seq, gone] of this.expired) {
+      if (now - gone.at <= OUTCOME_KEPT_MS) continue;
+      this.expired.delete(seq);
+      this.changed?.add(seq);
+    }
+  }
+
+  /** A ghost leaves the line; its tombstone answers a late poll with the reason. */
+  private drop(seq: number, userId: string, limitMs: number, now: number): void {
+    this.byUser.delete(userId);
+    this.figures.dropped++;
+    this.expired.set(seq, { userId, limitMs, at: now });
+    this.changed?.add(seq);
   }
 
   private truncate(length: number): void {

@@ -10,13 +10,12 @@ import { Hono, type Context } from 'hono';
 import { ContractError, activityOfReservation, parseEntryId, type EntryPollBody } from '../../contract/index.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
-import { admitUser } from '../gates.js';
+import { admitPoll } from '../gates.js';
 import { assertLive } from '../live-activities.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
 
-/** Status polls one user may make per second, all reservations together. */
-export const POLL_RATE_PER_SEC = 1;
+export { POLL_RATE_PER_SEC } from '../gates.js';
 
 export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', (c) =>
   poll(c, c.req.param('reservationId')),
@@ -40,7 +39,7 @@ async function poll(c: Context<EdgeEnv>, reservationId: string) {
   const userId = await requireUser(c);
   const settings = settingsOf(c.env);
   await assertLive(c.env, activityId, settings.liveListTtlMs);
-  await admitUser(c.env, { shards: settings.userGateShards, userId, scope: 'poll', ratePerSec: POLL_RATE_PER_SEC });
+  await admitPoll(c.env, settings, userId, { kind: 'reservation' });
   const answer = await callOrigin<EntryPollBody>(settings, {
     method: 'GET',
     path: `/internal/reservations/${reservationId}?userId=${userId}`,

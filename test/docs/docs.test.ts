@@ -13,13 +13,6 @@ import { CONFIG_NAMES } from '../../origin/config.js';
 import { EDGE_SECRET_NAMES } from '../../scripts/dev-defaults.js';
 import { githubSlugs, markdownLinks } from './markdown.js';
 
-/**
- * Pages other branches are adding. A link to one of these may point at a missing file until that
- * branch is merged; once a page exists its links and anchors are checked like any other, and it must
- * leave this list (the lead empties it after merging them all).
- */
-const PENDING_PAGES: readonly string[] = ['docs/waiting-room.md'];
-
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 const MAX_README_LINES = 300;
@@ -58,7 +51,7 @@ describe('README', () => {
 });
 
 describe('links in README and docs/', () => {
-  it('every relative link and #anchor resolves (pages still pending on other branches aside)', () => {
+  it('every relative link and #anchor resolves ', () => {
     const broken: string[] = [];
     for (const file of docFiles()) {
       for (const { target, line } of markdownLinks(read(file))) {
@@ -71,7 +64,7 @@ describe('links in README and docs/', () => {
           continue;
         }
         if (!existsSync(join(ROOT, linked))) {
-          if (!PENDING_PAGES.includes(linked)) broken.push(`${where} (no such file)`);
+          broken.push(`${where} (no such file)`);
           continue;
         }
         if (anchor === undefined) continue;
@@ -80,10 +73,6 @@ describe('links in README and docs/', () => {
       }
     }
     expect(broken).toEqual([]);
-  });
-
-  it('the pending list names only pages that do not exist yet', () => {
-    expect(PENDING_PAGES.filter((page) => existsSync(join(ROOT, page)))).toEqual([]);
   });
 });
 

@@ -1,9 +1,17 @@
 /**
  * The waiting line of one admission shard (edge/durable/waiting-line.ts), driven with explicit
- * clock values: order, leases that never jump the line, positions and ETAs, pacing, ghosts, closing.
+ * clock values: order, leases that never jump the line, positions and ETAs, pacing, ghosts, closing;
+ * and the line rebuilt from its stored rows (order, grace after a load, reasons, claims).
  */
 import { describe, expect, it } from 'vitest';
-import { WaitingLine, type LineAnswer, type LineLimits } from '../../edge/durable/waiting-line.js';
+import {
+  OUTCOME_KEPT_MS,
+  SWEEP_EVERY_MS,
+  WaitingLine,
+  type LineAnswer,
+  type LineLimits,
+  type StoredEntry,
+} from '../../edge/durable/waiting-line.js';
 
 const limits: LineLimits = { ratePerSec: 10, pollMinMs: 250, pollBudgetPerSec: 500 };
 const buyer = (n: number) => ({ userId: String(1000 + n), requestId: `r${n}`, quantity: 1 });
@@ -162,3 +170,177 @@ describe('WaitingLine', () => {
     expect(line.enter(buyer(4), 1, limits, 5_000).kind).toBe('admitted');
   });
 });
+
+/** What the shard's storage holds: the rows of every changed entry, as AdmissionDO writes them in batches. */
+function storeOf(line: WaitingLine, rows = new Map<number, StoredEntry>()): Map<number, StoredEntry> {
+  for (const seq of line.takeChanges()) {
+    const row = line.entryRow(seq);
+    if (row) rows.set(seq, row);
+    else rows.delete(seq);
+  }
+  return rows;
+}
+
+describe('WaitingLine kept in storage', () => {
+  it('rebuilt from its rows after 4 s down: every place in the same order, nobody lost, positions only fall', () => {
+    const line = new WaitingLine({ trackChanges: true });
+    line.grant(10, limits, 0);
+    const n = 200;
+    const dueAt = new Map<number, number>();
+    for (let i = 1; i <= n; i++) {
+      const a = waiting(line.enter(buyer(i), 1, limits, 0));
+      expect(a.position).toBe(i - 1);
+      dueAt.set(i, a.pollAfterMs);
+    }
+    // At 250 ms two turns have come (tokens at 100 and 200 ms). A repeat click reads each place.
+    const before = new Map<number, number>();
+    for (let i = 1; i <= n; i++) {
+      const a = line.enter(buyer(i), 1, limits, 250);
+      if (a.kind === 'waiting') before.set(i, a.position);
+      else expect([i, a.kind]).toEqual([i <= 2 ? i : -1, 'turn']);
+    }
+    const rows = storeOf(line);
+    expect(rows.size).toBe(n);
+
+    // The shard is down from 300 ms to 4,300 ms and loads at 4,300 ms.
+    const loadAt = 4_300;
+    const restored = WaitingLine.restore(rows.values(), line.meta(), loadAt, { trackChanges: true });
+    expect(restored.figuresAt(loadAt)).toMatchObject({ waiting: n - 2, turnsPending: 2, entered: n, dropped: 0 });
+    for (const i of [1, 2]) expect(restored.enter(buyer(i), 1, limits, loadAt)).toMatchObject({ kind: 'turn' });
+    const after: number[] = [];
+    for (let i = 3; i <= n; i++) {
+      const a = waiting(restored.enter(buyer(i), 1, limits, loadAt));
+      expect(a.position).toBeLessThanOrEqual(before.get(i)!);
+      after.push(a.position);
+    }
+    // The same order: positions 0, 1, 2, … by sequence number (no token accrued while down).
+    expect(after).toEqual(after.map((_, k) => k));
+
+    // Everyone polls as told until their turn (a poll due during the outage: at once). Nobody is
+    // gone, turns come in line order. (The two turns were read by a click at the load: pollMinMs.)
+    const next = new Map([...dueAt].map(([i, at]) => [i, i <= 2 ? loadAt + limits.pollMinMs : Math.max(loadAt, at)]));
+    const turns: number[] = [];
+    let now = loadAt;
+    while (next.size > 0) {
+      now = Math.min(...next.values());
+      for (const [i, at] of [...next].sort((a, b) => a[0] - b[0])) {
+        if (at !== now) continue;
+        const a = restored.poll(i, buyer(i).userId, limits, now);
+        expect([i, a.kind]).not.toEqual([i, 'gone']);
+        expect([i, a.kind]).not.toEqual([i, 'too_soon']);
+        if (a.kind === 'waiting') next.set(i, now + a.pollAfterMs);
+        else {
+          turns.push(i);
+          next.delete(i);
+          restored.finish(i, buyer(i).userId, { reservationId: `r-${i}` }, now);
+        }
+      }
+    }
+    expect(turns).toHaveLength(n);
+    expect(restored.figuresAt(now)).toMatchObject({ admitted: n, dropped: 0, waiting: 0 });
+  });
+
+  it('the time the shard was down counts against nobody: a deadline restarts at the load', () => {
+    const line = new WaitingLine({ trackChanges: true });
+    line.grant(10, limits, 0);
+    for (let i = 1; i < 50; i++) line.enter(buyer(i), 1, limits, 0);
+    const told = waiting(line.enter(buyer(50), 1, limits, 0));
+    const rows = storeOf(line);
+    // Down for 60 s — far past 3 × pollAfterMs — then loaded.
+    const loadAt = 60_000;
+    // The poll it was told to make (due during the outage) is answered as soon as the shard is back.
+    const restored = WaitingLine.restore(rows.values(), line.meta(), loadAt);
+    expect(waiting(restored.poll(50, buyer(50).userId, limits, loadAt + 10)).seq).toBe(50);
+    // A buyer who does not come back keeps the place until 2 × pollAfterMs after the load …
+    const restored2 = WaitingLine.restore(rows.values(), line.meta(), loadAt);
+    expect(restored2.poll(50, buyer(50).userId, limits, loadAt + 2 * told.pollAfterMs).kind).not.toBe('gone');
+    // … and is dropped after that, with the reason.
+    const restored3 = WaitingLine.restore(rows.values(), line.meta(), loadAt);
+    expect(restored3.poll(50, buyer(50).userId, limits, loadAt + 2 * told.pollAfterMs + SWEEP_EVERY_MS + 1)).toEqual({
+      kind: 'gone',
+      reason: { why: 'expired', limitMs: 3 * told.pollAfterMs },
+    });
+  });
+
+  it('outcomes, reasons, counters and the kept claims survive a load; ids go on from the last', () => {
+    const line = new WaitingLine({ trackChanges: true });
+    line.grant(10, limits, 0);
+    const gold = { ...buyer(1), claims: { tier: 'gold' } };
+    line.enter(gold, 1, limits, 0);
+    for (const i of [2, 3]) line.enter(buyer(i), 1, limits, 0);
+    expect(line.poll(1, gold.userId, limits, 300)).toMatchObject({ kind: 'turn', purchase: gold });
+    line.finish(1, gold.userId, { reservationId: 'r-1' }, 300);
+    expect(line.poll(2, buyer(2).userId, limits, 300).kind).toBe('turn');
+    line.finish(2, buyer(2).userId, { error: 'limit_exceeded' }, 300);
+    // Buyer 3 never polls: dropped (its deadline was 3 × 250 ms after joining).
+    expect(line.poll(3, buyer(3).userId, limits, 1_100)).toEqual({
+      kind: 'gone',
+      reason: { why: 'expired', limitMs: 750 },
+    });
+    const rows = storeOf(line);
+    const restored = WaitingLine.restore(rows.values(), line.meta(), 5_000, { trackChanges: true });
+    expect(restored.poll(1, gold.userId, limits, 5_000)).toMatchObject({
+      kind: 'done',
+      outcome: { reservationId: 'r-1' },
+    });
+    expect(restored.poll(2, buyer(2).userId, limits, 5_000)).toMatchObject({ outcome: { error: 'limit_exceeded' } });
+    expect(restored.poll(3, buyer(3).userId, limits, 5_000)).toMatchObject({ reason: { why: 'expired' } });
+    expect(restored.poll(3, '999', limits, 5_000)).toEqual({ kind: 'gone', reason: { why: 'unknown' } });
+    expect(restored.figuresAt(5_000)).toMatchObject({ entered: 3, admitted: 3, dropped: 1 });
+    // A repeat click of the holder answers its reservation; a new buyer gets the next sequence number.
+    expect(restored.enter(gold, 1, limits, 5_000)).toMatchObject({ kind: 'done', seq: 1 });
+    expect(restored.enter(buyer(4), 1, limits, 5_000)).toMatchObject({ kind: 'waiting', seq: 4 });
+
+    // A kept purchase's claims go with it through storage to its turn.
+    const l2 = new WaitingLine({ trackChanges: true });
+    l2.grant(10, limits, 0);
+    l2.enter(gold, 1, limits, 0);
+    const again = WaitingLine.restore(storeOf(l2).values(), l2.meta(), 1_000);
+    expect(again.poll(1, gold.userId, limits, 1_100)).toMatchObject({ kind: 'turn', purchase: gold });
+  });
+
+  it('a poll writes its row only when it lengthens the interval; a turn and an outcome always do', () => {
+    const line = lineTracked(30);
+    const told = waiting(line.enter(buyer(30), 1, limits, 0));
+    line.takeChanges();
+    // Buyer 30 polls when told: its interval shrinks as the turn nears, so its row is not to be
+    // written; only entries whose state changed meanwhile are (turns given, ghosts dropped).
+    const t = told.pollAfterMs;
+    expect(waiting(line.poll(30, buyer(30).userId, limits, t)).pollAfterMs).toBeLessThan(t);
+    const changed = line.takeChanges();
+    expect(changed).not.toContain(30);
+    expect(changed.length).toBeGreaterThan(0);
+    expect(changed.map((s) => line.entryRow(s)?.state).filter((st) => st === 'waiting')).toEqual([]);
+    // A turn answered writes nothing (its row was written when the turn came); its outcome does.
+    const turn = changed.find((s) => line.entryRow(s)?.state === 'admitted')!;
+    const holder = line.entryRow(turn)!.userId;
+    expect(line.poll(turn, holder, limits, t).kind).toBe('turn');
+    expect(line.takeChanges()).toEqual([]);
+    line.finish(turn, holder, { reservationId: 'r' }, t);
+    expect(line.takeChanges()).toEqual([turn]);
+  });
+
+  it('a line without trackChanges notes nothing; forgotten entries are deleted from storage', () => {
+    const plain = new WaitingLine();
+    plain.grant(10, limits, 0);
+    plain.enter(buyer(1), 1, limits, 0);
+    expect(plain.takeChanges()).toEqual([]);
+
+    const line = lineTracked(2);
+    const rows = storeOf(line);
+    line.close('sold_out', limits, 100);
+    storeOf(line, rows);
+    expect([...rows.values()].map((r) => r.state)).toEqual(['done', 'done']);
+    // After OUTCOME_KEPT_MS the outcomes are forgotten, and their rows deleted.
+    line.poll(1, buyer(1).userId, limits, 100 + OUTCOME_KEPT_MS + SWEEP_EVERY_MS);
+    storeOf(line, rows);
+    expect(rows.size).toBe(0);
+  });
+});
+
+function lineTracked(n: number): WaitingLine {
+  const line = new WaitingLine({ trackChanges: true });
+  line.grant(10, limits, 0);
+  for (let i = 1; i <= n; i++) line.enter(buyer(i), 1, limits, 0);
+  return line;
+}
