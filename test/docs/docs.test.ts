@@ -51,7 +51,7 @@ describe('README', () => {
 });
 
 describe('links in README and docs/', () => {
-  it('every relative link and #anchor resolves ', () => {
+  it('every relative link and #anchor resolves', () => {
     const broken: string[] = [];
     for (const file of docFiles()) {
       for (const { target, line } of markdownLinks(read(file))) {
