@@ -35,7 +35,9 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
   const { MAX_BODY_BYTES: maxBytes, BODY_TIMEOUT_MS: timeoutMs } = ctx.config;
 
   async function reserveRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let traceId = newTraceId();
+    // A fresh trace id only when needed: the edge's traceparent is usually adopted (it showed in the profile).
+    let traceId: string | undefined;
+    const trace = () => (traceId ??= newTraceId());
     const traceparent = header(req, 'traceparent');
     // The request's logger, made only when a line is written; as traceContext/adoptCallerTrace make it.
     let adopted = false;
@@ -43,11 +45,11 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
     const log = () =>
       (logger ??= ctx.log.child(
         adopted || traceparent === undefined
-          ? { traceId }
-          : { traceId, callerTraceparent: traceparent.slice(0, MAX_TRACEPARENT_LOGGED) },
+          ? { traceId: trace() }
+          : { traceId: trace(), callerTraceparent: traceparent.slice(0, MAX_TRACEPARENT_LOGGED) },
       ));
     const fail = (err: unknown) => {
-      const answer = errorAnswer(err as Error, traceId, log);
+      const answer = errorAnswer(err as Error, trace(), log);
       send(res, answer.status, answer.body, answer.headers);
     };
 
@@ -74,7 +76,7 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
       return fail(err);
     }
     try {
-      const answer = await answerReserve(ctx, reserveRequestSchema.parse(parseJson(body)), traceId, log);
+      const answer = await answerReserve(ctx, reserveRequestSchema.parse(parseJson(body)), trace(), log);
       send(res, answer.status, answer.body);
     } catch (err) {
       fail(err);
