@@ -1,9 +1,9 @@
 /**
  * Lottery benchmark (DESIGN §10, issue 12): what entering costs and what the draw costs at scale.
- *  - entries: N users through StockStore.enter (lua/enter-4.lua on the request path, `--concurrency`
+ *  - entries: N users through StockStore.enter (lua/enter-6.lua on the request path, `--concurrency`
  *    in flight), entries/s, and Redis memory for the entrant hash (used_memory delta, MEMORY USAGE);
- *  - the draw: the real runDraw (origin/lottery/draw.ts) on those entries — read (HSCAN) + order
- *    (HMAC, sort), reserve in order until the units are gone, then the entrant list into MySQL —
+ *  - the draw: the real runDraw (origin/lottery/draw.ts) on those entries — digest the closed list,
+ *    select in bounded memory, reserve in order until the units are gone, then the list into MySQL —
  *    with the time to final winners, the time to publish, and the process's peak RSS.
  *
  *   npx tsx bench/lottery.ts [--entrants 1000000] [--units 1000] [--concurrency 64] [--buckets 1]
@@ -15,7 +15,6 @@ import { loadConfig } from '../origin/config.js';
 import { createOriginContext } from '../origin/context.js';
 import { createLogger } from '../origin/logger.js';
 import { runDraw } from '../origin/lottery/draw.js';
-import { drawOrder } from '../origin/lottery/draw-rule.js';
 import { findDraw } from '../origin/lottery/draw-store.js';
 import { activityKeys } from '../origin/redis/keys.js';
 import { BENCH_SECRETS, benchDatabase } from './lib/stack.js';
@@ -99,25 +98,20 @@ try {
       `= ${(keyBytes / N).toFixed(0)} bytes/entrant`,
   );
 
-  // ── Order alone (what every draw, and every resume, computes) ──
-  const record = (await findDraw(ctx.db, activityId))!;
-  let t = performance.now();
-  const all = await ctx.stock.entrants(sale);
-  const readMs = performance.now() - t;
-  t = performance.now();
-  drawOrder(
-    record.seed,
-    Array.from(all, ([userId, quantity]) => ({ userId, quantity })),
-  );
-  const orderMs = performance.now() - t;
-  console.log(`order: HSCAN ${N} entries ${readMs.toFixed(0)} ms, HMAC + sort ${orderMs.toFixed(0)} ms`);
-
   // ── The full draw ──
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
-  t = performance.now();
+  const t = performance.now();
   const drawStarted = Date.now();
-  await runDraw(ctx, activityId, { owner: 'bench', leaseMs: 60_000, reserveBatch: 100, publishBatch: 1_000 });
+  await runDraw(ctx, activityId, {
+    owner: 'bench',
+    leaseMs: 60_000,
+    reserveBatch: ctx.config.DRAW_RESERVE_BATCH,
+    publishBatch: ctx.config.DRAW_PUBLISH_BATCH,
+    pageSize: ctx.config.DRAW_READ_PAGE,
+    inFlight: ctx.config.DRAW_READ_IN_FLIGHT,
+    drawSecret: ctx.config.DRAW_SECRET,
+  });
   const totalMs = performance.now() - t;
   clearInterval(sampler);
   const done = (await findDraw(ctx.db, activityId))!;

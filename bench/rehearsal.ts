@@ -9,6 +9,8 @@
  *   npm run rehearsal -- --help
  */
 import { resolve } from 'node:path';
+import { ROOT } from './lib/stack.js';
+import { readOrderAnswers, successBetween, writeBaseline } from './rehearsal/baseline.js';
 import { localCrowd, workerCrowd } from './rehearsal/crowd.js';
 import { LoadMonitor } from './rehearsal/monitor.js';
 import { awaitDraw } from './rehearsal/lottery.js';
@@ -47,6 +49,8 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
     monitor = new LoadMonitor(startsAt, () => stack.pids());
     monitor.start();
     const sale = { activityId, startsAt, edgeUrl: stack.edgeUrl, originUrl: stack.originUrl };
+    // The order endpoint's answers before the crowd: the success rate is measured over the rehearsal alone.
+    const answersBefore = await readOrderAnswers(stack.originUrl, o.metricsToken).catch(() => null);
     const crowd = o.workers > 1 ? workerCrowd(o, sale, rec, monitor) : localCrowd(o, sale, rec, monitor);
 
     const watch = new SettlementWatch(pool, stack.originUrl, activityId, rec);
@@ -69,6 +73,8 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
       progress.done();
     }
     const loadEndedAt = Date.now();
+    const answersAfter = answersBefore && (await readOrderAnswers(stack.originUrl, o.metricsToken).catch(() => null));
+    const orderSuccess = answersBefore && answersAfter ? successBetween(answersBefore, answersAfter) : null;
     const lottery = o.admission === 'lottery' ? await awaitDraw(stack.edgeUrl, activityId, rec) : null;
 
     const facts = await settle(o, stack.originUrl, activityId, rec, watch, pool, (what) => progress.show(what));
@@ -92,6 +98,7 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
       facts,
       settledSamples: watch.samples,
       generators: crowd.generatorSamples,
+      orderSuccess,
     });
     return report;
   } finally {
@@ -108,6 +115,28 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
 async function endSale(o: RehearsalOptions, originUrl: string, activityId: string): Promise<void> {
   await adminRequest(o, originUrl, 'PATCH', `/admin/activities/${activityId}`, { state: 'stopped' });
   await adminRequest(o, originUrl, 'POST', `/admin/activities/${activityId}/cleanup`).catch(() => undefined);
+}
+
+/**
+ * A passing rehearsal's order success rate becomes the alerts' baseline (ops/prometheus/baseline.yml
+ * by default); a failing one, or one that measured nothing, leaves the baseline as it was.
+ */
+function recordBaseline(o: RehearsalOptions, report: Report): void {
+  if (!o.baselinePath) return;
+  const rate = report.orderSuccess?.rate ?? null;
+  if (!report.verdict.ok || rate === null) {
+    console.log(`baseline: not written (${rate === null ? 'no order answers measured' : 'the rehearsal failed'})`);
+    return;
+  }
+  const path = resolve(ROOT, o.baselinePath);
+  writeBaseline(path, rate, {
+    measuredAt: report.startedAt,
+    answers: report.orderSuccess!.total,
+    users: o.users,
+    stock: o.stock,
+    curve: o.curve,
+  });
+  console.log(`baseline: order success rate ${(rate * 100).toFixed(2)} % written to ${path}`);
 }
 
 async function main() {
@@ -127,6 +156,7 @@ async function main() {
   printReport(report);
   const files = writeReport(report, resolve(o.outDir));
   console.log(`\nreport: ${files.html}\n        ${files.json}`);
+  recordBaseline(o, report);
   process.exit(report.verdict.ok ? 0 : 1);
 }
 

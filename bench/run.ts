@@ -8,12 +8,13 @@
  *   npm run bench -- --json results.json           also write the figures as JSON (shape below)
  *   npm run bench -- reserve -- --seconds 5        options after `--` go to each chosen benchmark
  *
- * JSON: {"reserve": {ratio, p99Ms, rps, bareRps}, "settle": {ordersPerSec, perMessagePerSec,
- * bareUpdatePerSec}, "edgeDoomed": {worstRatio, originCalls, scenarios: [...]}, "cluster": ...,
+ * JSON: {"reserve": {ratio, p99Ms, rps, bareRps}, "settle": {ordersPerSec, eventsOnPerSec,
+ * eventsCostPct, perMessagePerSec, bareUpdatePerSec, consumerCpuMsPerKOrders,
+ * consumerCpuMsPerKOrdersEventsOn, serverCpuMsPerKOrders, serverCpuMsPerKOrdersEventsOn}, "edgeDoomed": {worstRatio, originCalls, scenarios: [...]}, "cluster": ...,
  * "denyList": {bytesPerId, lookupNs, pushSeconds, runs: [...]},
  * "redisWait": {ratio, rpsWait0, rpsWait1, p99MsWait0, p99MsWait1, non2xxWait1, waitTimeoutMs},
- * "draw" (only when named): {entrants, units, ratio, fullSortCpuMs, selectionCpuMs, bareHashCpuMs,
- * winnersFinalMs, publishedMs}};
+ * "draw" (only when named): {entrants, units, ratio (winners final ÷ bare HMAC pass), winnersFinalMs,
+ * publishedMs, drawCpuMs, winnersCpuMs, cpuRatio, drawHeapMb, retainedMb, bareHmacMs, drawHmacPassMs}};
  * a benchmark not run (or failed) is null, a figure a benchmark does not report is null.
  */
 import { spawnSync } from 'node:child_process';
@@ -58,8 +59,15 @@ const BENCHES: Record<string, Bench> = {
     // bench/settle.ts owns these names; older versions return perSecond and baseline.perSecond only.
     summarize: (r) => ({
       ordersPerSec: num(r.ordersPerSec ?? r.perSecond),
+      // Order events on (ORDER_EVENTS_URL set, the worker delivering alongside), and what that costs.
+      eventsOnPerSec: num(r.eventsOnPerSec ?? r.ordersPerSecWithEvents),
+      eventsCostPct: num(r.eventsCostPct),
       perMessagePerSec: num(r.perMessagePerSec ?? r.perMessage?.perSecond),
       bareUpdatePerSec: num(r.bareUpdatePerSec ?? r.baseline?.perSecond),
+      consumerCpuMsPerKOrders: num(r.consumerCpuMsPerKOrders),
+      consumerCpuMsPerKOrdersEventsOn: num(r.consumerCpuMsPerKOrdersEventsOn ?? r.consumerCpuMsPerKOrdersWithEvents),
+      serverCpuMsPerKOrders: num(r.serverCpuMsPerKOrders),
+      serverCpuMsPerKOrdersEventsOn: num(r.serverCpuMsPerKOrdersEventsOn),
     }),
   },
   'edge-doomed': {
@@ -82,21 +90,26 @@ const BENCHES: Record<string, Bench> = {
     nodeFlags: ['--expose-gc'],
     summarize: (r) => r,
   },
-  // Not in the default set (about a minute: 200k entrants filled, ordered three ways, then the real draw).
+  // Not in the default set (200k entrants filled, the real draw, then the bare HMAC baseline).
   draw: {
     key: 'draw',
     module: 'bench/draw.ts',
     export: 'benchDraw',
     optional: true,
+    nodeFlags: ['--expose-gc'],
     summarize: (r) => ({
       entrants: num(r.entrants),
       units: num(r.units),
       ratio: num(r.ratio),
-      fullSortCpuMs: num(r.fullSortCpuMs),
-      selectionCpuMs: num(r.selectionCpuMs),
-      bareHashCpuMs: num(r.bareHashCpuMs),
       winnersFinalMs: num(r.winnersFinalMs),
       publishedMs: num(r.publishedMs),
+      drawCpuMs: num(r.drawCpuMs),
+      winnersCpuMs: num(r.winnersCpuMs),
+      cpuRatio: num(r.cpuRatio),
+      drawHeapMb: num(r.drawHeapMb),
+      retainedMb: num(r.retainedMb),
+      bareHmacMs: num(r.bareHmacMs),
+      drawHmacPassMs: num(r.drawHmacPassMs),
     }),
   },
   'redis-wait': {

@@ -32,7 +32,19 @@ export const drawPublicSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
+  /**
+   * SHA-256 of the closed entrant list (scheme 2, issue 24.3): published from the window's close on,
+   * before the seed; every ticket depends on it, and `verify-draw` checks the published list against it.
+   */
+  entrantsDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+  /** The draw's rule: 1 (before the digest) or 2; absent means 1. */
+  scheme: z.number().int().min(1).optional(),
   entrants: z.number().int().min(0).optional(),
+  /** Entrants passed over at the draw: denied, or not eligible under the rule in force at the close. */
+  excluded: z.number().int().min(0).optional(),
   winners: z.number().int().min(0).optional(),
   /** Units on sale when the draw began, and how many of them the winners took. */
   units: z.number().int().min(0).optional(),
@@ -121,6 +133,8 @@ export interface PublicActivity {
   drawCommitment?: string;
   /** Revealed once the winners are final. */
   drawSeed?: string;
+  /** SHA-256 of the closed entrant list, public from the window's close on (before drawSeed). */
+  drawEntrantsDigest?: string;
   draw?: Omit<DrawPublic, 'commitment' | 'seed'>;
   /** Coarse stock left (DESIGN §10); absent when the edge has no figure yet. */
   stockHint?: StockHint;
@@ -198,6 +212,7 @@ function lotteryFields(s: ActivitySnapshot): Partial<PublicActivity> {
     admission: 'lottery',
     lotteryWindowMs: s.config.lotteryWindowMs ?? LOTTERY_WINDOW_DEFAULT_MS,
     ...(commitment ? { drawCommitment: commitment } : {}),
+    ...(s.draw?.entrantsDigest ? { drawEntrantsDigest: s.draw.entrantsDigest } : {}),
     ...(seed ? { drawSeed: seed, draw: summary } : {}),
   };
 }

@@ -7,3 +7,4 @@ export * from './activity.js';
 export * from './reservation.js';
 export * from './product.js';
 export * from './eligibility.js';
+export * from './edge-figures.js';

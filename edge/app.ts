@@ -14,7 +14,12 @@ import { settingsOf } from './settings.js';
 
 export const app = new Hono<EdgeEnv>();
 
-app.use(requestLog({ sample: (env) => settingsOf(env).refusalLogSample }));
+app.use(
+  requestLog({
+    sample: (env) => settingsOf(env).refusalLogSample,
+    figuresFlushMs: (env) => settingsOf(env).figuresFlushMs,
+  }),
+);
 // Before any route, so before every signature, JWT or ticket check: 413 / bounded read (DESIGN §10).
 app.use(
   bodyLimit({

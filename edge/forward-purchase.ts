@@ -10,6 +10,7 @@ import { ContractError, type ActivitySnapshot, type EntryResponse, type ReserveR
 import { activityStub, rememberActivity } from './activity-cache.js';
 import type { EdgeEnv } from './context.js';
 import type { KeptPurchase } from './durable/waiting-line.js';
+import { countAdmitted } from './figures.js';
 import { callOrigin } from './origin.js';
 import { setReceipt } from './receipt.js';
 import { settingsOf } from './settings.js';
@@ -35,6 +36,7 @@ export async function forwardPurchase(
   const { userId, quantity, requestId, claims } = purchase;
   const traceId = c.get('traceId');
   let answer;
+  countAdmitted();
   try {
     answer = await callOrigin<ReserveResponse | EntryResponse>(settings, {
       method: 'POST',

@@ -3,6 +3,7 @@ import { app } from './app.js';
 
 export { ActivityDO } from './durable/activity.js';
 export { AdmissionDO } from './durable/admission.js';
+export { EdgeFiguresDO } from './durable/edge-figures.js';
 export { LiveActivitiesDO } from './durable/live-activities.js';
 export { UserGateDO } from './durable/user-gate.js';
 

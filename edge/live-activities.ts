@@ -20,6 +20,11 @@ export async function assertLive(env: Env, activityId: string, ttlMs: number, no
   if (!live.ids.has(activityId)) throw new ContractError('not_found', 'no such activity');
 }
 
+/** Every id on the live list (the stored one, not this isolate's copy). */
+export function liveActivityIds(env: Env): Promise<string[]> {
+  return directory(env).list();
+}
+
 /** The origin pushed this activity: live here at once, and everywhere within the TTL. */
 export async function addLive(env: Env, activityId: string): Promise<void> {
   await directory(env).add(activityId);

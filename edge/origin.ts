@@ -6,6 +6,7 @@
  * text) goes to the log with the trace id.
  */
 import { ContractError, isErrorCode, signEdgeRequest, traceparentFor, type ErrorCode } from '../contract/index.js';
+import { countOriginCall } from './figures.js';
 import type { EdgeSettings } from './settings.js';
 
 export interface OriginAnswer<T> {
@@ -76,7 +77,9 @@ export async function callOrigin<T>(
     status = res.status;
     retryAfter = res.headers.get('retry-after');
     text = await res.text();
+    countOriginCall(req.path, 'answered');
   } catch (err) {
+    countOriginCall(req.path, abort.signal.aborted ? 'timeout' : 'unreachable');
     const why = abort.signal.aborted
       ? `origin did not answer within ${settings.originTimeoutMs} ms`
       : 'origin unreachable';

@@ -38,6 +38,13 @@ export const DEFAULT_WAITING_POLL_MIN_MS = 1_000;
 /** Waiting room: polls per second one admission shard's line aims to stay under (WAITING_POLLS_PER_SEC). */
 export const DEFAULT_WAITING_POLLS_PER_SEC = 500;
 
+/** Lottery entrant list: the largest page a client may ask for (DRAW_ENTRANTS_PAGE_MAX); larger → 400. */
+export const DEFAULT_DRAW_ENTRANTS_PAGE_MAX = 1_000;
+/** Lottery entrant list: pages per second one client (cf-connecting-ip) may fetch past the edge's cache (DRAW_ENTRANTS_PER_SEC). */
+export const DEFAULT_DRAW_ENTRANTS_PER_SEC = 5;
+/** How often an isolate hands its figures' growth to EdgeFiguresDO (EDGE_FIGURES_FLUSH_MS). */
+export const DEFAULT_EDGE_FIGURES_FLUSH_MS = 1_000;
+
 /** The bot-check verifier must answer within this long (BOT_CHECK_TIMEOUT_MS), else 503 (fail closed). */
 export const DEFAULT_BOT_CHECK_TIMEOUT_MS = 2_000;
 
@@ -62,10 +69,13 @@ export interface EdgeSettings {
   /** When set, a JWT's `aud` must name it (JWT_AUDIENCE). */
   jwtAudience?: string;
   refusalLogSample: number;
+  figuresFlushMs: number;
   /** Bot check at ticket issuance (BOT_CHECK_URL + secret BOT_CHECK_SECRET); absent = off. */
   botCheck?: { url: string; secret: string; timeoutMs: number };
   waitingPollMinMs: number;
   waitingPollBudgetPerSec: number;
+  drawEntrantsPageMax: number;
+  drawEntrantsPerSec: number;
 }
 
 const cache = new WeakMap<object, EdgeSettings>();
@@ -132,6 +142,7 @@ export function parseSettings(env: Env): EdgeSettings {
     jwtIssuer: env.JWT_ISSUER || undefined,
     jwtAudience: env.JWT_AUDIENCE || undefined,
     refusalLogSample: int('REFUSAL_LOG_SAMPLE', env.REFUSAL_LOG_SAMPLE, DEFAULT_REFUSAL_LOG_SAMPLE, 1, 1_000_000),
+    figuresFlushMs: int('EDGE_FIGURES_FLUSH_MS', env.EDGE_FIGURES_FLUSH_MS, DEFAULT_EDGE_FIGURES_FLUSH_MS, 100, 60_000),
     waitingPollMinMs: int('WAITING_POLL_MIN_MS', env.WAITING_POLL_MIN_MS, DEFAULT_WAITING_POLL_MIN_MS, 50, 60_000),
     waitingPollBudgetPerSec: int(
       'WAITING_POLLS_PER_SEC',
@@ -140,6 +151,14 @@ export function parseSettings(env: Env): EdgeSettings {
       10,
       10_000,
     ),
+    drawEntrantsPageMax: int(
+      'DRAW_ENTRANTS_PAGE_MAX',
+      env.DRAW_ENTRANTS_PAGE_MAX,
+      DEFAULT_DRAW_ENTRANTS_PAGE_MAX,
+      1,
+      10_000,
+    ),
+    drawEntrantsPerSec: int('DRAW_ENTRANTS_PER_SEC', env.DRAW_ENTRANTS_PER_SEC, DEFAULT_DRAW_ENTRANTS_PER_SEC, 1, 100),
     botCheck: parseBotCheck(env),
   };
 }

@@ -15,7 +15,13 @@ export default defineProject({
     cloudflareTest(({ inject }) => ({
       wrangler: { configPath: `${root}/wrangler.toml` },
       miniflare: {
-        bindings: { ...TEST_EDGE_SECRETS, ORIGIN_URL: inject('standInOriginUrl'), ORIGIN_TIMEOUT_MS: '800' },
+        bindings: {
+          ...TEST_EDGE_SECRETS,
+          ORIGIN_URL: inject('standInOriginUrl'),
+          ORIGIN_TIMEOUT_MS: '800',
+          // One entrant-list page per second per client: the limit test's window is a whole second.
+          DRAW_ENTRANTS_PER_SEC: '1',
+        },
       },
     })),
   ],

@@ -9,6 +9,7 @@ export const DEV_SECRETS = {
   ADMIN_TOKEN: 'dev-admin-token',
   EDGE_ORIGIN_SECRET: 'dev-edge-origin-secret',
   PAYMENT_WEBHOOK_SECRET: 'dev-payment-webhook-secret',
+  DRAW_SECRET: 'dev-draw-secret-not-for-sales',
 } as const;
 
 /** Every secret setting: wherever real secrets are required (production, or a non-loopback HOST
@@ -19,6 +20,7 @@ const SECRET_NAMES = [
   'PAYMENT_WEBHOOK_SECRET',
   'METRICS_TOKEN',
   'ORDER_EVENTS_SECRET',
+  'DRAW_SECRET',
 ] as const;
 /** 32 characters: a random hex token of this length holds 128 bits, beyond any online guessing; an
  * 8-character one falls to a determined script. The same floor for every secret, so one rule. */
@@ -70,6 +72,14 @@ const envSchema = z.object({
   /** Serve /metrics and /healthz on their own listener (METRICS_HOST:METRICS_PORT) instead of HOST:PORT. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   METRICS_HOST: z.string().default('127.0.0.1'),
+  /** What /metrics reads at scrape time (Redis INFO and SLOWLOG per node, MySQL status, the edge's
+   * figures) gives up after this long; the last values stay and the failure is counted. */
+  METRICS_READ_TIMEOUT_MS: int(500, 10),
+  /** Those scrape-time reads are reused for this long, so several scrapers cost one read. */
+  METRICS_CACHE_MS: int(1_000, 0),
+  /** A reserve answer slower than this counts as `timeout` in seckill_order_answers_total: the edge
+   * gave up on it at its ORIGIN_TIMEOUT_MS (800 ms by default), so the buyer never saw it. */
+  RESERVE_ANSWER_DEADLINE_MS: int(800, 1),
   /** Request bodies above this many bytes are refused with 413 before any signature or token check. */
   MAX_BODY_BYTES: int(16 * 1024, 1),
   /** A request whose headers have not all arrived this long after its first byte is answered 408 and its
@@ -121,6 +131,12 @@ const envSchema = z.object({
   ADMIN_TOKENS: z.string().optional(),
   EDGE_ORIGIN_SECRET: z.string().min(16).default(DEV_SECRETS.EDGE_ORIGIN_SECRET),
   PAYMENT_WEBHOOK_SECRET: z.string().min(16).default(DEV_SECRETS.PAYMENT_WEBHOOK_SECRET),
+  /**
+   * Key of every lottery's seed (issue 24.3): seed = HMAC(DRAW_SECRET, activity id and a random nonce
+   * kept in MySQL). Only its commitment is stored until the reveal, so MySQL alone cannot tell a draw's
+   * outcome. Changing it strands the seeds of lotteries not yet drawn (their draws refuse to run).
+   */
+  DRAW_SECRET: z.string().min(16).default(DEV_SECRETS.DRAW_SECRET),
   /** Where admin changes and sold-out transitions are pushed (DESIGN §9); unset = no edge. */
   EDGE_URL: z.url().optional(),
   /** What this process runs: HTTP API, settlement consumers, or both. */
@@ -218,6 +234,12 @@ const envSchema = z.object({
   RECONCILE_CONFIRM_RUNS: int(3, 1),
   /** ... this far apart, and alarms only if the same check failed every time (live figures move). */
   RECONCILE_CONFIRM_DELAY_MS: int(2_000, 0),
+  /**
+   * Reconciliation reads Redis, then MySQL (one consistent snapshot), then Redis's fingerprint again:
+   * a Redis-side check that fails while Redis moved during the MySQL read is read again, at most this
+   * many readings in all; if Redis never held still, the run is "unstable, skipped", not an alarm.
+   */
+  RECONCILE_READ_ATTEMPTS: int(5, 1),
   /** After cleanup, a sale's Redis keys live this long (seconds) before Redis expires them. */
   CLEANUP_RETENTION_SECONDS: int(86_400, 1),
   /** How often lottery activities are checked for a closed window whose draw is due (DESIGN §10). */
@@ -225,11 +247,15 @@ const envSchema = z.object({
   /** The draw's lease on its MySQL record: a draw whose origin died is resumed after this long. */
   DRAW_LEASE_MS: int(10_000, 500),
   /** Reservations the draw sends to Redis together (run in order; the outcome is that of one by one). */
-  DRAW_RESERVE_BATCH: int(100, 1),
+  DRAW_RESERVE_BATCH: int(500, 1),
+  /** Entries per Redis read (LRANGE) when the draw passes over the closed entrant list. */
+  DRAW_READ_PAGE: int(10_000, 100),
+  /** Pages of the entrant list the draw asks Redis for ahead of the one it is hashing. */
+  DRAW_READ_IN_FLIGHT: int(4, 1),
   /** Rows per INSERT when the entrant list is published to MySQL. */
   DRAW_PUBLISH_BATCH: int(1_000, 1),
-  /** Most entrants one page of the public entrant list may hold. */
-  DRAW_ENTRANTS_PAGE_MAX: int(10_000, 1),
+  /** Most entrants one page of the public entrant list may hold (the edge bounds it too). */
+  DRAW_ENTRANTS_PAGE_MAX: int(1_000, 1),
   /** Graceful stop: in-flight work gets this long before the process exits anyway. */
   SHUTDOWN_GRACE_MS: int(10_000, 0),
   /** A repeat purchase looks up its reservation's current status (MySQL) for at most this long, else answers `queued`. */
@@ -249,6 +275,12 @@ const envSchema = z.object({
   REDIS_WAIT_REPLICAS: int(0, 0),
   /** How long `WAIT` waits for the replicas; unconfirmed by then → 503 `unavailable`. */
   REDIS_WAIT_TIMEOUT_MS: int(50, 1),
+  /**
+   * A replica counts as in sync with its primary when INFO replication shows it `state=online` with
+   * `lag` (seconds since its last acknowledgement; replicas acknowledge every second) at most this.
+   * Warm-up and the failover watch count them per bucket against REDIS_WAIT_REPLICAS.
+   */
+  REDIS_REPLICA_MAX_LAG_SECONDS: int(2, 0),
   /** How often the failover watch asks which Redis primary serves each warmed sale. */
   FAILOVER_POLL_MS: int(500, 20),
   /** How long a recovery waits for the sale's MySQL recovery lock while another process recovers it. */

@@ -11,6 +11,7 @@ import { createPool, observeTransactions, type Db } from './db/pool.js';
 import { createEdgePush, type EdgePush } from './edge-push.js';
 import { createLogger, type Logger } from './logger.js';
 import { FailoverGate } from './jobs/failover-watch.js';
+import { ShortBuckets } from './activity/replica-layout.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
@@ -35,6 +36,8 @@ export interface OriginContext {
   publisher: SnapshotPublisher;
   /** Sales closed after a Redis failover until recovery proves their state (jobs/failover-watch.ts). */
   failover: FailoverGate;
+  /** Units in buckets whose primary is short of replicas (activity/replica-layout.ts; set by the failover watch). */
+  shortBuckets: ShortBuckets;
   /** Lottery activities: entry window, then drawing, then FCFS (DESIGN §10). */
   lottery: LotteryAdmission;
   /** Pushes the edge when reservations cross the stock hint / early sold-out lines (DESIGN §10). */
@@ -101,7 +104,9 @@ export async function createOriginContext(
 
   const flags = new SoldOutFlags(stock, log);
   const failover = new FailoverGate();
-  const publisher = new SnapshotPublisher({ db, stock, soldOut: flags, pushEdge, failover, log });
+  const shortBuckets = new ShortBuckets();
+  metrics.redisWaitReplicas.set(config.REDIS_WAIT_REPLICAS);
+  const publisher = new SnapshotPublisher({ db, stock, soldOut: flags, pushEdge, failover, shortBuckets, log });
   // Stock lines crossed change what the edge shows: publish it.
   const publish = (activityId: string) => void publisher.publish(activityId).catch(() => undefined);
   const stockWatch = new StockWatch(
@@ -129,6 +134,7 @@ export async function createOriginContext(
     stockWatch,
     snapshot: (activityId) => publisher.snapshot(activityId),
     failover,
+    shortBuckets,
     async close() {
       await Promise.allSettled([stock.close(), db.end()]);
     },

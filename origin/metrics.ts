@@ -9,8 +9,72 @@ export type Metrics = ReturnType<typeof createMetrics>;
 export function createMetrics() {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  const counter = (name: string, help: string, labelNames: string[] = []) =>
+    new client.Counter({ name, help, labelNames, registers: [registry] });
+  const gauge = (name: string, help: string, labelNames: string[] = []) =>
+    new client.Gauge({ name, help, labelNames, registers: [registry] });
   return {
     registry,
+    // The five signals of a sale (docs/watching-a-sale.md); the scrape-time ones are set by
+    // origin/watch/scrape-reads.ts.
+    orderAnswers: counter(
+      'seckill_order_answers_total',
+      'Every answer of POST /internal/reserve by outcome; decided="true" when it told the buyer where the purchase stands',
+      ['outcome', 'decided'],
+    ),
+    redisSlowlogEntries: counter(
+      'seckill_redis_slowlog_entries_total',
+      'Entries added to SLOWLOG per Redis node (from slowlog ids), read at scrape',
+      ['node'],
+    ),
+    redisConnectedClients: gauge('seckill_redis_connected_clients', 'INFO clients connected_clients per Redis node', [
+      'node',
+    ]),
+    redisMaxclients: gauge('seckill_redis_maxclients', 'INFO clients maxclients per Redis node', ['node']),
+    mysqlThreadsRunning: gauge('seckill_mysql_threads_running', 'MySQL Threads_running (statements executing now)'),
+    mysqlThreadsConnected: gauge('seckill_mysql_threads_connected', 'MySQL Threads_connected (all sessions)'),
+    mysqlMaxConnections: gauge('seckill_mysql_max_connections', 'MySQL @@max_connections'),
+    mysqlSlowQueries: counter(
+      'seckill_mysql_slow_queries_total',
+      'MySQL Slow_queries (statements over long_query_time, server-wide), read at scrape',
+    ),
+    dbPoolConnections: gauge('seckill_db_pool_connections', "This process's MySQL pool connections by state", [
+      'state',
+    ]),
+    dbPoolLimit: gauge('seckill_db_pool_limit', "This process's MySQL pool size (MYSQL_POOL_SIZE)"),
+    saleState: gauge(
+      'seckill_sale_state',
+      "1 for a warmed sale's public phase now (upcoming, open, sold_out, paused, ended), 0 for the others",
+      ['activity', 'state'],
+    ),
+    stockLeft: gauge('seckill_stock_left', 'Units left in Redis per sale and stock bucket, read at scrape', [
+      'activity',
+      'bucket',
+    ]),
+    deadLettersOpen: gauge(
+      'seckill_dead_letters_open',
+      'Dead letters waiting for an operator (status open), per activity, read from MySQL at scrape',
+      ['activity'],
+    ),
+    scrapeReadFailures: counter(
+      'seckill_metrics_read_failures_total',
+      'Scrape-time reads that failed or took longer than METRICS_READ_TIMEOUT_MS (their gauges keep the last values)',
+      ['source'],
+    ),
+    edgeClicks: counter('seckill_edge_clicks_total', 'Purchase clicks the edge answered (all isolates)'),
+    edgeTickets: counter('seckill_edge_tickets_total', 'Tickets the edge issued'),
+    edgeAdmitted: counter('seckill_edge_admitted_total', 'Purchases the edge let through to the origin'),
+    edgeRefusals: counter('seckill_edge_refusals_total', 'Answers the edge refused, by reason (contract code)', [
+      'reason',
+    ]),
+    edgeOriginCalls: counter(
+      'seckill_edge_origin_calls_total',
+      'Calls the edge made to the origin, by call (reserve, status, activity) and result (answered, timeout, unreachable)',
+      ['call', 'result'],
+    ),
+    edgeWaitingLine: gauge('seckill_edge_waiting_line_length', 'Buyers waiting in the waiting line, per activity', [
+      'activity',
+    ]),
     reserveOutcomes: new client.Counter({
       name: 'seckill_reserve_total',
       help: 'Reserve calls by outcome code',
@@ -118,6 +182,29 @@ export function createMetrics() {
       name: 'seckill_reconciliation_mismatches',
       help: 'Failing reconciliation checks at the last run, per activity',
       labelNames: ['activity'],
+      registers: [registry],
+    }),
+    redisReplicasInSync: new client.Gauge({
+      name: 'seckill_redis_replicas_in_sync',
+      help: 'Replicas in sync (online, lag <= REDIS_REPLICA_MAX_LAG_SECONDS) with each Redis primary serving a warmed sale',
+      labelNames: ['node'],
+      registers: [registry],
+    }),
+    redisWaitReplicas: new client.Gauge({
+      name: 'seckill_redis_wait_replicas',
+      help: 'REDIS_WAIT_REPLICAS: replicas that must hold a reservation before it is promised',
+      registers: [registry],
+    }),
+    bucketShortOfReplicasUnits: new client.Gauge({
+      name: 'seckill_bucket_short_of_replicas_units',
+      help: 'Units held in a stock bucket whose primary has fewer replicas in sync than REDIS_WAIT_REPLICAS (cannot be sold; 0 otherwise)',
+      labelNames: ['activity', 'bucket'],
+      registers: [registry],
+    }),
+    reconciliationRuns: new client.Counter({
+      name: 'seckill_reconciliation_runs_total',
+      help: 'Periodic reconciliation runs per activity, by result: ok, mismatch (alarmed), unstable (Redis moved during every reading; skipped, no alarm)',
+      labelNames: ['activity', 'result'],
       registers: [registry],
     }),
     adminChanges: new client.Counter({

@@ -10,14 +10,17 @@
  *
  * Environment (all optional): PORT (origin, 3000), EDGE_PORT (8787), REDIS_URL, MYSQL_URL, the secrets
  * of DESIGN §9 (dev defaults otherwise, the same for origin and edge), DEMO_OPENS_IN_SECONDS (30),
- * DEMO_STOCK (10), DEMO_USER (42), START_SKIP_SERVICES=1 (Redis/MySQL are managed elsewhere).
+ * DEMO_STOCK (10), DEMO_USER (42), START_SKIP_SERVICES=1 (Redis/MySQL are managed elsewhere),
+ * START_PROMETHEUS (`auto`: run Prometheus beside the stack when it is installed; `1`: required;
+ * `0`: not), PROMETHEUS_PORT (9090). Prometheus scrapes the origin with the repo's rules
+ * (ops/prometheus) and its alerts page URL is printed (docs/watching-a-sale.md).
  *
  * The demo sale belongs to this run: on Ctrl-C it is stopped (MySQL keeps its orders as history) and
  * its Redis keys and registry entry are removed, so a Redis shared with other stacks keeps no
  * leftovers and the next run's consumers do not look after it.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +29,7 @@ import { migrate } from '../origin/db/migrate.js';
 import { createLogger } from '../origin/logger.js';
 import { StockStore, type Sale } from '../origin/redis/stock-store.js';
 import { EDGE_DEV_DEFAULTS } from './dev-defaults.js';
+import { prometheusConfig } from './prometheus-config.js';
 import { mintUserToken, userTokenSecret } from './token.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -42,6 +46,9 @@ const EDGE_ORIGIN_SECRET = env.EDGE_ORIGIN_SECRET || EDGE_DEV_DEFAULTS.EDGE_ORIG
 const DEMO_OPENS_IN_SECONDS = Number(env.DEMO_OPENS_IN_SECONDS || 30);
 const DEMO_STOCK = Number(env.DEMO_STOCK || 10);
 const DEMO_USER = env.DEMO_USER || '42';
+const START_PROMETHEUS = env.START_PROMETHEUS || 'auto';
+const PROMETHEUS_PORT = Number(env.PROMETHEUS_PORT || 9090);
+const PROMETHEUS_PATH = env.PROMETHEUS_PATH || '/usr/bin/prometheus';
 
 /** How long each part may take to come up; wrangler's first start bundles the Worker. */
 const ORIGIN_READY_TIMEOUT_MS = 30_000;
@@ -76,12 +83,16 @@ function portTaken(port: number): Promise<boolean> {
   });
 }
 
-/** A child in its own process group (detached), output to tmp/start/<name>.log. */
-function startPart(name: string, entry: string, childEnv: NodeJS.ProcessEnv): Part {
+/**
+ * A child in its own process group (detached), output to tmp/start/<name>.log: a TypeScript entry
+ * run with tsx, or `[command, args]`.
+ */
+function startPart(name: string, entry: string | [string, string[]], childEnv: NodeJS.ProcessEnv): Part {
   mkdirSync(LOG_DIR, { recursive: true });
   const log = join(LOG_DIR, `${name}.log`);
   const fd = openSync(log, 'w');
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const [command, args] = typeof entry === 'string' ? [process.execPath, ['--import', 'tsx', entry]] : entry;
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: childEnv,
     stdio: ['ignore', fd, fd],
@@ -244,6 +255,62 @@ async function createDemoActivity() {
   return { activityId, startsAt, stock: warmed.stock as number };
 }
 
+const PROMETHEUS_READY_TIMEOUT_MS = 30_000;
+/** Why Prometheus is not running beside the stack, for the summary. */
+let prometheusSkipped = 'off (START_PROMETHEUS=0)';
+
+/**
+ * Prometheus beside the stack (START_PROMETHEUS): the repo's config and rules, scraping this
+ * origin, its data under tmp/start/prometheus (fresh each run). Skipped with a reason when it is not
+ * installed (scripts/prometheus.sh installs it) or its port is taken, unless START_PROMETHEUS=1.
+ */
+async function startPrometheus(c: OriginConfig, metricsUrl: string) {
+  if (START_PROMETHEUS === '0') return null;
+  const skip = async (why: string) => {
+    if (START_PROMETHEUS === '1') {
+      console.error(`[start] START_PROMETHEUS=1 but ${why}`);
+      await stopAll(1);
+    }
+    prometheusSkipped = `not started: ${why}`;
+    return null;
+  };
+  if (!existsSync(PROMETHEUS_PATH))
+    return skip(`no ${PROMETHEUS_PATH} (bash scripts/prometheus.sh installs Debian's package)`);
+  if (await portTaken(PROMETHEUS_PORT)) return skip(`port ${PROMETHEUS_PORT} is in use (set PROMETHEUS_PORT)`);
+  const dir = join(LOG_DIR, 'prometheus');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  let tokenFile: string | undefined;
+  if (c.METRICS_TOKEN) {
+    tokenFile = join(dir, 'metrics-token');
+    writeFileSync(tokenFile, c.METRICS_TOKEN, { mode: 0o600 });
+  }
+  writeFileSync(join(dir, 'prometheus.yml'), prometheusConfig({ target: new URL(metricsUrl).host, tokenFile }));
+  const url = `http://127.0.0.1:${PROMETHEUS_PORT}`;
+  const part = startPart(
+    'prometheus',
+    [
+      PROMETHEUS_PATH,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${PROMETHEUS_PORT}`,
+      ],
+    ],
+    env,
+  );
+  return { part, url };
+}
+
+/** Debian's build serves the classic UI at /classic/alerts; an upstream build the React one at /alerts. */
+async function alertsPage(url: string): Promise<string> {
+  const classic = await fetch(`${url}/classic/alerts`).then(
+    (r) => r.ok,
+    () => false,
+  );
+  return `${url}${classic ? '/classic/alerts' : '/alerts'}`;
+}
+
 async function main() {
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
@@ -298,10 +365,13 @@ async function main() {
   const metricsAuth: Record<string, string> = config.METRICS_TOKEN
     ? { authorization: `Bearer ${config.METRICS_TOKEN}` }
     : {};
+  const prometheus = await startPrometheus(config, metricsUrl);
   await Promise.all([
     waitReady(origin, `${metricsUrl}/healthz`, ORIGIN_READY_TIMEOUT_MS, metricsAuth),
     waitReady(edge, `${EDGE_URL}/`, EDGE_READY_TIMEOUT_MS),
+    prometheus && waitReady(prometheus.part, `${prometheus.url}/-/ready`, PROMETHEUS_READY_TIMEOUT_MS),
   ]);
+  const alertsUrl = prometheus && (await alertsPage(prometheus.url));
 
   let demo;
   try {
@@ -320,6 +390,7 @@ Flash-sale stack is up. Demo activity ${demo.activityId}: ${demo.stock} units, o
       another user:           npm run token -- --user 43   (then open the page with ?token=<it>)
   Activity (public API):      ${EDGE_URL}/api/activities/${demo.activityId}
   Metrics (origin):           ${metricsUrl}/metrics${config.METRICS_TOKEN ? '   (Authorization: Bearer $METRICS_TOKEN)' : ''}
+  ${alertsUrl ? `Prometheus (alerts):        ${alertsUrl}   (rules: ops/prometheus; docs/watching-a-sale.md)` : `Prometheus:                 ${prometheusSkipped}`}
   Admin API (origin):         curl -H 'authorization: Bearer ${adminHint}' ${ORIGIN_URL}/admin/activities/${demo.activityId}
   Operator console (origin):  ${ORIGIN_URL}/admin/console/#/sale/${demo.activityId}   (sign in with ${adminHint})
   Logs:                       ${relative(ROOT, origin.log)}, ${relative(ROOT, edge.log)}

@@ -1,19 +1,27 @@
 /**
  * `npm run verify-draw -- --activity <id> [--edge <url>] [--user <id>]`: checks a lottery's draw from
- * public data only (DESIGN §10), as any buyer could: the public activity (drawCommitment, drawSeed,
- * summary) and the published entrant list, both from the edge (EDGE_URL, default
- * http://127.0.0.1:8787).
- *  1. SHA-256(drawSeed) = drawCommitment (the seed is the one fixed before the sale);
- *  2. the list is in strictly ascending ticket order and as long as the summary says;
- *  3. replaying the rule (origin/lottery/draw-rule.ts) from the units on sale gives exactly the
- *     published winners, and as many as the summary says;
- *  4. with --user: that user's ticket HMAC-SHA256(drawSeed, userId), place and outcome.
- * Exit 0 when every check holds, 1 when one fails, 2 on bad usage or an unreachable edge.
+ * public data only (DESIGN §10, rule in origin/lottery/draw-rule.ts), as any buyer could: the public
+ * activity (drawCommitment, drawEntrantsDigest, drawSeed, summary) and the published entrant list,
+ * both from the edge (EDGE_URL, default http://127.0.0.1:8787).
+ *  1. commitment: SHA-256(drawSeed) = drawCommitment (the seed is the one fixed before the sale);
+ *  2. entrants: the list is as long as the summary says;
+ *  3. digest: the lines in entry order (`entry` = 1 … N, each once) hash to drawEntrantsDigest, the
+ *     digest published at the close, before the seed — so no entrant was added, dropped, substituted
+ *     or had their quantity changed after the close;
+ *  4. tickets: every line's ticket = HMAC(drawSeed, digest || entrant);
+ *  5. order: the list is served in strictly ascending ticket order;
+ *  6. winners: replaying the rule from the units on sale (excluded entrants take nothing) gives
+ *     exactly the published `won` flags; 7. summary: as many winners and exclusions as it says;
+ *  with --user: that user's line (entrant = HMAC(drawSeed, userId)), place and outcome.
+ * A draw from before the digest (scheme 1, no drawEntrantsDigest) gets the checks of its time: 1, 2,
+ * order, winners, summary. Exit 0 when every check holds, 1 when one fails, 2 on bad usage or an
+ * unreachable edge.
  */
+import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { isId } from '../contract/ids.js';
-import { commitmentOf, expectedOutcomes, ticketOf } from '../origin/lottery/draw-rule.js';
+import { commitmentOf, entrantOf, entryLine, expectedOutcomes, ticketOf } from '../origin/lottery/draw-rule.js';
 
 export interface DrawCheck {
   name: string;
@@ -24,21 +32,34 @@ export interface DrawCheck {
 export interface DrawVerification {
   ok: boolean;
   checks: DrawCheck[];
-  /** With a user: their ticket, 1-based place in the draw order (null: not an entrant) and outcome. */
-  user?: { userId: string; ticket: string; place: number | null; won: boolean };
+  /** With a user: their entrant id, 1-based place in the draw order (null: not an entrant) and outcome. */
+  user?: { userId: string; entrant: string; place: number | null; won: boolean; excluded: boolean };
 }
 
-interface Entrant {
+interface Line {
   ticket: string;
   quantity: number;
   won: boolean;
+  entrant?: string;
+  entry?: number;
+  excluded?: boolean;
 }
 
+/** Rate-limited pages (429) are asked again after Retry-After, this many times at most. */
+const MAX_RETRIES = 20;
+
 async function getJson(url: string): Promise<any> {
-  const res = await fetch(url);
-  const body = await res.json().catch(() => null);
-  if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
-  return body;
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(url);
+    const body = await res.json().catch(() => null);
+    if (res.status === 429 && attempt < MAX_RETRIES) {
+      const wait = Number(res.headers.get('retry-after') ?? '1');
+      await new Promise((r) => setTimeout(r, Math.max(1, wait) * 1000));
+      continue;
+    }
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
+    return body;
+  }
 }
 
 export async function verifyDraw(edgeUrl: string, activityId: string, userId?: string): Promise<DrawVerification> {
@@ -48,7 +69,7 @@ export async function verifyDraw(edgeUrl: string, activityId: string, userId?: s
   if (!seed || !activity.draw) throw new Error(`activity ${activityId} has not been drawn yet (no drawSeed)`);
   if (!activity.draw.entrantsPublished) throw new Error(`the entrant list of ${activityId} is not published yet`);
 
-  const list: Entrant[] = [];
+  const list: Line[] = [];
   for (let after = ''; ;) {
     const page = await getJson(`${edgeUrl}/api/activities/${activityId}/draw/entrants?after=${after}`);
     list.push(...page.entrants);
@@ -56,6 +77,7 @@ export async function verifyDraw(edgeUrl: string, activityId: string, userId?: s
     after = page.next;
   }
 
+  const digest: string | undefined = activity.drawEntrantsDigest;
   const checks: DrawCheck[] = [];
   const check = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail });
   check('commitment', commitmentOf(seed) === activity.drawCommitment, `sha256(drawSeed) = ${commitmentOf(seed)}`);
@@ -64,6 +86,20 @@ export async function verifyDraw(edgeUrl: string, activityId: string, userId?: s
     list.length === activity.draw.entrants,
     `${list.length} listed, summary says ${activity.draw.entrants}`,
   );
+  if (digest) {
+    const byEntry = [...list].sort((a, b) => (a.entry ?? 0) - (b.entry ?? 0));
+    const places = byEntry.every((l, i) => l.entry === i + 1 && typeof l.entrant === 'string');
+    const h = createHash('sha256');
+    for (const l of byEntry) h.update(entryLine(l.entrant ?? '', l.quantity), 'utf8');
+    const got = h.digest('hex');
+    check(
+      'digest',
+      places && got === digest,
+      places ? `sha256 of the list in entry order = ${got}, published ${digest}` : 'entry places are not 1 … N',
+    );
+    const wrong = list.filter((l) => l.ticket !== ticketOf(seed, digest, l.entrant ?? '')).length;
+    check('tickets', wrong === 0, `${wrong} tickets differ from HMAC(drawSeed, digest || entrant)`);
+  }
   let ordered = true;
   for (let i = 1; i < list.length; i++) if (!(list[i - 1]!.ticket < list[i]!.ticket)) ordered = false;
   check('order', ordered, 'tickets strictly ascending');
@@ -74,18 +110,27 @@ export async function verifyDraw(edgeUrl: string, activityId: string, userId?: s
     differing === 0,
     `${differing} entrants differ from the rule replayed on ${activity.draw.units} units`,
   );
-  const won = list.filter((e) => e.won);
+  const won = list.filter((e) => e.won).length;
+  const excluded = list.filter((e) => e.excluded).length;
   check(
     'summary',
-    won.length === activity.draw.winners,
-    `${won.length} won in the list, summary says ${activity.draw.winners}`,
+    won === activity.draw.winners && excluded === (activity.draw.excluded ?? 0),
+    `${won} won and ${excluded} excluded in the list, summary says ${activity.draw.winners} and ${activity.draw.excluded ?? 0}`,
   );
 
   const result: DrawVerification = { ok: checks.every((c) => c.ok), checks };
   if (userId) {
-    const ticket = ticketOf(seed, userId);
-    const index = list.findIndex((e) => e.ticket === ticket);
-    result.user = { userId, ticket, place: index < 0 ? null : index + 1, won: index >= 0 && list[index]!.won };
+    const entrant = entrantOf(seed, userId);
+    // Scheme 1 lines carry the entrant id as their ticket.
+    const index = list.findIndex((e) => (e.entrant ?? e.ticket) === entrant);
+    const line = list[index];
+    result.user = {
+      userId,
+      entrant,
+      place: index < 0 ? null : index + 1,
+      won: line?.won ?? false,
+      excluded: line?.excluded ?? false,
+    };
   }
   return result;
 }
@@ -110,8 +155,9 @@ async function main() {
   if (v.user)
     console.log(
       v.user.place === null
-        ? `user ${v.user.userId}: ticket ${v.user.ticket} is not in the list (did not enter)`
-        : `user ${v.user.userId}: ticket ${v.user.ticket}, place ${v.user.place}, ${v.user.won ? 'won' : 'lost'}`,
+        ? `user ${v.user.userId}: entrant ${v.user.entrant} is not in the list (did not enter)`
+        : `user ${v.user.userId}: entrant ${v.user.entrant}, place ${v.user.place}, ` +
+            (v.user.excluded ? 'excluded (denied or not eligible)' : v.user.won ? 'won' : 'lost'),
     );
   console.log(v.ok ? 'draw verified' : 'draw NOT verified');
   process.exit(v.ok ? 0 : 1);

@@ -127,6 +127,7 @@ export async function startEdge(opts: StartEdgeOptions): Promise<RunningEdge> {
           USER_GATE: { className: 'UserGateDO', useSQLite: true },
           ADMISSION: { className: 'AdmissionDO', useSQLite: true },
           LIVE_ACTIVITIES: { className: 'LiveActivitiesDO', useSQLite: true },
+          EDGE_FIGURES: { className: 'EdgeFiguresDO', useSQLite: true },
         },
         serviceBindings: { ASSETS: 'flash-sale-assets' },
         ...(direct ? { unsafeDirectSockets: [{ host: '127.0.0.1', port: opts.port ?? 0 }] } : {}),

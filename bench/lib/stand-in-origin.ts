@@ -39,6 +39,8 @@ export interface OriginCalls {
   reserve: number;
   activity: number;
   reservation: number;
+  /** Pages of a lottery's entrant list. */
+  entrants: number;
   traceparents: string[];
 }
 
@@ -51,7 +53,14 @@ export interface StandInOrigin {
   stop(): Promise<void>;
 }
 
-const emptyCalls = (): OriginCalls => ({ total: 0, reserve: 0, activity: 0, reservation: 0, traceparents: [] });
+const emptyCalls = (): OriginCalls => ({
+  total: 0,
+  reserve: 0,
+  activity: 0,
+  reservation: 0,
+  entrants: 0,
+  traceparents: [],
+});
 
 export async function startStandInOrigin(opts: { secret: string; port?: number }): Promise<StandInOrigin> {
   const activities = new Map<string, ActivityBehaviour>();
@@ -60,7 +69,11 @@ export async function startStandInOrigin(opts: { secret: string; port?: number }
   const owners = new Map<string, string>(); // reservation id → user id
   let badSignatures = 0;
 
-  const count = (activityId: string, kind: 'reserve' | 'activity' | 'reservation', req: IncomingMessage) => {
+  const count = (
+    activityId: string,
+    kind: 'reserve' | 'activity' | 'reservation' | 'entrants',
+    req: IncomingMessage,
+  ) => {
     let c = calls.get(activityId);
     if (!c) calls.set(activityId, (c = emptyCalls()));
     c.total++;
@@ -121,6 +134,17 @@ export async function startStandInOrigin(opts: { secret: string; port?: number }
       count(m[1]!, 'activity', req);
       const snapshot = activities.get(m[1]!)?.snapshot;
       return snapshot ? send(res, 200, snapshot) : fail(res, 'not_found');
+    }
+    if ((m = /^\/internal\/activities\/(\d+)\/draw\/entrants$/.exec(path)) && method === 'GET') {
+      // A made-up page: one line after the cursor, so every cursor is a distinct page.
+      count(m[1]!, 'entrants', req);
+      const after = url.searchParams.get('after') ?? '';
+      const ticket = after === '' ? '0'.repeat(63) + '1' : after.slice(0, 63) + 'f';
+      return send(res, 200, {
+        activityId: m[1],
+        entrants: [{ ticket, entrant: 'e'.repeat(64), entry: 1, quantity: 1, won: false, excluded: false }],
+        next: null,
+      });
     }
     if ((m = /^\/internal\/activities\/(\d+)\/reservation$/.exec(path)) && method === 'GET') {
       count(m[1]!, 'reservation', req);

@@ -27,6 +27,10 @@ export interface RehearsalOptions {
   seed: number;
   firstUserId: number;
   outDir: string;
+  /** Where the measured order success rate is written as the alerts' baseline; null: not written. */
+  baselinePath: string | null;
+  /** Bearer token of the origin's /metrics (METRICS_TOKEN) when driving an existing stack. */
+  metricsToken?: string;
   progress: boolean;
   /** Give up waiting for settlement after this long. */
   settleTimeoutMs: number;
@@ -66,6 +70,10 @@ const USAGE = `npm run rehearsal -- [options]
   --overflow M         beyond the admission rate: reject (503 busy) | queue (waiting room) (default reject)
   --seed N             crowd seed (default 1)
   --out DIR            report directory (default reports/rehearsal-<timestamp>)
+  --baseline FILE      where a passing rehearsal writes the order success rate it measured, the
+                       alerts' baseline (default ops/prometheus/baseline.yml; METRICS_TOKEN is sent
+                       to an existing origin's /metrics)
+  --no-baseline        do not write it
   --progress / --no-progress   live progress line on stderr (default: when stderr is a TTY)
   --settle-timeout S   give up waiting for settlement after S seconds (default 300)
   --admission A        fcfs | lottery (default fcfs); lottery: purchases in the window are entries, drawn at its close
@@ -114,6 +122,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       seed: { type: 'string', default: '1' },
       'first-user': { type: 'string', default: '10000001' },
       out: { type: 'string' },
+      baseline: { type: 'string', default: 'ops/prometheus/baseline.yml' },
+      'no-baseline': { type: 'boolean' },
       progress: { type: 'boolean' },
       'no-progress': { type: 'boolean' },
       'settle-timeout': { type: 'string', default: '300' },
@@ -159,6 +169,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     seed: num('seed', values.seed, 0, 2 ** 32 - 1),
     firstUserId: num('first-user', values['first-user'], 1, 2 ** 52),
     outDir: values.out ?? `reports/rehearsal-${stamp}`,
+    baselinePath: values['no-baseline'] ? null : values.baseline,
+    metricsToken: env.METRICS_TOKEN || undefined,
     progress: values['no-progress'] ? false : (values.progress ?? Boolean(process.stderr.isTTY)),
     settleTimeoutMs: num('settle-timeout', values['settle-timeout'], 1) * 1000,
     edgeUrl: values['edge-url']?.replace(/\/$/, ''),

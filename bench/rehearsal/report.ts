@@ -2,6 +2,7 @@
  * The rehearsal's result: one JSON-able object (funnel, latency per outcome, timeline, settlement,
  * verdict), its console summary, and the files report.json + report.html.
  */
+import type { OrderSuccess } from './baseline.js';
 import { summarizeLoad, type LoadSample, type LoadSummary } from './monitor.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ export interface Report {
   startedAt: string;
   activityId: string;
   stack: { own: boolean; edgeUrl: string; originUrl: string };
-  options: Omit<RehearsalOptions, 'adminToken' | 'userTokenSecret' | 'paymentSecret'>;
+  options: Omit<RehearsalOptions, 'adminToken' | 'userTokenSecret' | 'paymentSecret' | 'metricsToken'>;
   figures: {
     users: number;
     usersArrived: number;
@@ -42,6 +43,8 @@ export interface Report {
     purchaseP99Ms: number;
     allRequestsP99Ms: number;
   };
+  /** The order endpoint's answers during the rehearsal: decided over all (docs/watching-a-sale.md). */
+  orderSuccess: OrderSuccess | null;
   funnel: FunnelRow[];
   /** `--overflow queue`: the waiting room as the crowd saw it (absent otherwise). */
   waitingRoom?: WaitingRoomReport;
@@ -69,9 +72,10 @@ export function buildReport(args: {
   settledSamples: [number, number][];
   /** Per-second samples of each generator process (coordinator first). */
   generators: LoadSample[][];
+  orderSuccess: OrderSuccess | null;
 }): Report {
   const { o, rec, facts } = args;
-  const { adminToken: _a, userTokenSecret: _u, paymentSecret: _p, ...options } = o;
+  const { adminToken: _a, userTokenSecret: _u, paymentSecret: _p, metricsToken: _m, ...options } = o;
   const edgeSteps = new Set(['ticket', 'purchase', 'poll', 'lookup', 'wait']);
   const outcomes = [...rec.outcomes.values()]
     .map((x) => ({ step: x.step, status: x.status, code: x.code, ...x.latency.summary() }))
@@ -194,6 +198,7 @@ export function buildReport(args: {
       purchaseP99Ms: p99Of((step) => step === 'purchase'),
       allRequestsP99Ms: p99Of((step) => edgeSteps.has(step)),
     },
+    orderSuccess: args.orderSuccess,
     funnel,
     waitingRoom: rec.waitingRoom.waited > 0 ? rec.waitingRoom.report() : undefined,
     outcomes,
@@ -252,6 +257,11 @@ export function printReport(r: Report): void {
   for (const o of r.outcomes)
     out.push(
       `  ${`${o.step} ${o.status} ${o.code}`.padEnd(30)} ${n(o.count).padStart(10)} ${o.p50.toFixed(1).padStart(9)} ${o.p90.toFixed(1).padStart(8)} ${o.p99.toFixed(1).padStart(8)} ${o.max.toFixed(1).padStart(8)}`,
+    );
+  if (r.orderSuccess)
+    out.push(
+      '',
+      `Order success rate (decided answers of POST /internal/reserve): ${r.orderSuccess.rate === null ? '—' : `${(r.orderSuccess.rate * 100).toFixed(2)} %`} (${n(r.orderSuccess.decided)} of ${n(r.orderSuccess.total)})`,
     );
   out.push('', 'Figures');
   out.push(

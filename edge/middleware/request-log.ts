@@ -10,6 +10,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import type { EdgeEnv } from '../context.js';
+import { countAnswer, flushFiguresIfDue } from '../figures.js';
 
 /** Outcomes that are the sale working as designed, counted instead of logged one by one. */
 export const DOOMED_OUTCOMES: ReadonlySet<string> = new Set([
@@ -48,7 +49,12 @@ export function newTraceId(): string {
 }
 
 export function requestLog(
-  options: { log?: (line: string) => void; sample?: (env: Env) => number } = {},
+  options: {
+    log?: (line: string) => void;
+    sample?: (env: Env) => number;
+    /** Count every answer in the edge's figures (edge/figures.ts), flushed this often. */
+    figuresFlushMs?: (env: Env) => number;
+  } = {},
 ): MiddlewareHandler<EdgeEnv> {
   const log = options.log ?? ((line: string) => console.log(line));
   const sample = options.sample ?? (() => 1);
@@ -63,6 +69,10 @@ export function requestLog(
     await next();
     if (!c.res.headers.has('x-trace-id')) c.header('x-trace-id', traceId);
     const outcome = c.get('outcome') ?? (c.res.status < 400 ? 'ok' : String(c.res.status));
+    if (options.figuresFlushMs) {
+      countAnswer(c.req.method, c.req.path, c.res.status, outcome);
+      flushFiguresIfDue(c.env, c.executionCtx, options.figuresFlushMs(c.env));
+    }
     let counts: Record<string, number> | undefined;
     if (isSampledOutcome(outcome, c.get('userId'))) {
       refusals.set(outcome, (refusals.get(outcome) ?? 0) + 1);

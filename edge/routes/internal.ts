@@ -7,13 +7,17 @@
  * - `PUT /internal/deny` `{"users": [{"userId", "denied", "revision"}]}`: deny-list changes, handed
  *   to each user's UserGateDO shard (DESIGN §10), which ignores any older than the revision it holds.
  * - `GET /internal/activities/:id/waiting-room`: the waiting room's figures, all shards summed.
+ * - `GET /internal/figures`: the edge's figures over all isolates (EdgeFiguresDO) and the waiting
+ *   line of each live queueing sale, read by the origin when Prometheus scrapes it.
  * The body limit (413) runs before the signature check (app.ts).
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
 import {
   ContractError,
+  EDGE_FIGURES_PATH,
   EDGE_SIGNATURE_HEADER,
+  type EdgeFigures,
   EDGE_TIMESTAMP_HEADER,
   activitySnapshotSchema,
   isId,
@@ -22,7 +26,8 @@ import {
 import { activityStub, loadActivity, rememberActivity } from '../activity-cache.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
 import type { DenyChange } from '../durable/user-gate.js';
-import { addLive, replaceLive } from '../live-activities.js';
+import { readTotals } from '../figures.js';
+import { addLive, liveActivityIds, replaceLive } from '../live-activities.js';
 import { shardOf } from '../gates.js';
 import { settingsOf } from '../settings.js';
 import { waitingRoomFigures } from '../waiting-room.js';
@@ -53,6 +58,9 @@ const denySchema = z
       .max(MAX_DENY_ENTRIES),
   })
   .strict();
+
+/** Waiting lines read per figures call: a handful of sales are live at once; this bounds a mistake. */
+const MAX_WAITING_LINES_READ = 50;
 
 /** The origin's signature over the body the body limit read; 401 otherwise. Returns the body. */
 async function assertSigned(c: EdgeContext): Promise<string> {
@@ -125,4 +133,19 @@ export const internalRoutes = new Hono<EdgeEnv>()
     const snapshot = await loadActivity(c.env, activityId, c.get('traceId'));
     c.header('Cache-Control', 'no-store');
     return c.json(await waitingRoomFigures(c.env, snapshot));
+  })
+  // The edge's figures for the origin's /metrics (docs/watching-a-sale.md).
+  .get(EDGE_FIGURES_PATH.slice('/internal'.length), async (c) => {
+    await assertSigned(c);
+    const traceId = c.get('traceId');
+    const ids = (await liveActivityIds(c.env)).slice(0, MAX_WAITING_LINES_READ);
+    const snapshots = await Promise.all(ids.map((id) => loadActivity(c.env, id, traceId).catch(() => null)));
+    const lines = await Promise.all(
+      snapshots
+        .filter((s) => s?.config.overflow === 'queue')
+        .map(async (s) => [s!.config.activityId, (await waitingRoomFigures(c.env, s!)).waiting] as const),
+    );
+    const figures: EdgeFigures = { ...(await readTotals(c.env)), waitingLine: Object.fromEntries(lines) };
+    c.header('Cache-Control', 'no-store');
+    return c.json(figures);
   });

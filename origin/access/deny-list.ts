@@ -106,3 +106,9 @@ export class DenyPushJob extends PeriodicJob {
     return pushed && entries.length === batch;
   }
 }
+
+/** Every denied user, in one query: the lottery draw reads the list once, when it decides. */
+export async function deniedUserIds(db: OriginContext['db']): Promise<Set<string>> {
+  const denied = await rows<{ user_id: string }>(db.query('SELECT user_id FROM seckill_deny_list WHERE denied = 1'));
+  return new Set(denied.map((r) => String(r.user_id)));
+}

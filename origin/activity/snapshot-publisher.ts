@@ -8,6 +8,7 @@ import type { ActivitySnapshot } from '../../contract/activity.js';
 import type { Db } from '../db/pool.js';
 import type { EdgePush } from '../edge-push.js';
 import type { FailoverGate } from '../jobs/failover-watch.js';
+import type { ShortBuckets } from './replica-layout.js';
 import type { Logger } from '../logger.js';
 import { findDraw, publicDraw } from '../lottery/draw-store.js';
 import type { StockStore } from '../redis/stock-store.js';
@@ -22,6 +23,8 @@ export interface SnapshotPublisherDeps {
   pushEdge: EdgePush;
   /** Sales closed after a Redis failover: the edge shows them paused until recovery reopens them. */
   failover: Pick<FailoverGate, 'isClosed'>;
+  /** Units in buckets short of replicas: not for sale until an operator acts (activity/replica-layout.ts). */
+  shortBuckets: Pick<ShortBuckets, 'unitsOf'>;
 }
 
 export class SnapshotPublisher {
@@ -32,15 +35,19 @@ export class SnapshotPublisher {
     const record = await findActivity(this.deps.db, activityId);
     if (!record) return null;
     const { config, state } = record;
-    const left = await this.deps.stock.stock(saleOf(record)).catch(() => null);
+    const held = await this.deps.stock.stock(saleOf(record)).catch(() => null);
+    // Units in a bucket whose primary is short of replicas cannot be promised to anyone: not left.
+    const stranded = held === null ? 0 : Math.min(held, this.deps.shortBuckets.unitsOf(activityId));
+    const left = held === null ? null : held - stranded;
     const soldOut = this.deps.soldOut.has(activityId) || (left !== null && left <= (config.soldOutThreshold ?? 0));
     const units =
       left === null ? undefined : { left: Math.max(0, left), onSale: record.initialStock - record.heldBack };
     const draw = config.admission === 'lottery' ? await findDraw(this.deps.db, activityId) : null;
     return {
       config,
-      // Closed after a failover: the edge shows it paused until recovery reopens it.
-      state: this.deps.failover.isClosed(activityId) ? 'paused' : state,
+      // Closed after a failover: the edge shows it paused until recovery reopens it. Nothing left but
+      // stranded units: paused too (they are neither for sale nor sold; the operator decides).
+      state: this.deps.failover.isClosed(activityId) || (stranded > 0 && soldOut) ? 'paused' : state,
       soldOut,
       ...(units ? { units } : {}),
       ...(draw ? { draw: publicDraw(draw) } : {}),

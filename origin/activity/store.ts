@@ -19,7 +19,7 @@ import { priceIsComplete, productFieldsSchema, type ProductFields } from '../../
 import { inTransaction, isDuplicateKey, type Db } from '../db/pool.js';
 import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
 import type { Sale } from '../redis/stock-store.js';
-import { insertDrawRecord } from '../lottery/draw-store.js';
+import { insertDrawRecord, type NewDraw } from '../lottery/draw-store.js';
 import { affected, one } from '../db/rows.js';
 
 /** A JSON number is the usual slip (ids above 2^53 lose digits as numbers): say what is wanted. */
@@ -160,7 +160,7 @@ function parseEligibility(text: unknown): Eligibility | null {
   return parsed.success ? parsed.data : null;
 }
 
-export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
+export async function insertActivity(db: Db, a: CreateActivity, draw?: NewDraw): Promise<void> {
   try {
     await inTransaction(db, async (tx) => {
       await tx.execute(
@@ -193,8 +193,11 @@ export async function insertActivity(db: Db, a: CreateActivity): Promise<void> {
           a.overflow,
         ],
       );
-      // The draw's seed exists (secret) from creation on, so its commitment can be public at once.
-      if (a.admission === 'lottery') await insertDrawRecord(tx, a.activityId);
+      // The draw's commitment exists from creation on (the seed itself stays out of MySQL until the reveal).
+      if (a.admission === 'lottery') {
+        if (!draw) throw new Error(`lottery ${a.activityId} created without its draw record`);
+        await insertDrawRecord(tx, a.activityId, draw);
+      }
       const onSale = a.initialRelease ?? a.stock;
       await tx.execute(
         'INSERT INTO seckill_stock (activity_id, sku_id, initial_stock, available, held_back) VALUES (?, ?, ?, ?, ?)',

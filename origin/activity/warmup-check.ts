@@ -5,15 +5,19 @@
  *
  * The stock check is the reconciliation's Redis equation, so it also holds once selling began:
  *   stock = initial − not released − (issued − released − refilled).
+ * With REDIS_WAIT_REPLICAS > 0 it also applies the replica rule (replica-layout.ts): no bucket's
+ * primary may have REDIS_WAIT_REPLICAS or fewer replicas in sync (one failover would stall it)
+ * unless an operator accepted that risk; `replicas` shows every bucket's primary and count.
  */
 import { eligibilityField } from '../access/sale-rules.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
 import type { OriginContext } from '../context.js';
 import { reconcile } from '../reconcile/reconcile.js';
+import { describeLayout, readReplicaLayout, type ReplicaLayout } from './replica-layout.js';
 import { requireActivity, saleOf } from './store.js';
 
 /** What this module uses of the origin's context. */
-export type WarmupCheckDeps = Pick<OriginContext, 'db' | 'stock'>;
+export type WarmupCheckDeps = Pick<OriginContext, 'config' | 'db' | 'stock'>;
 
 export interface WarmupCheck {
   name: string;
@@ -30,6 +34,8 @@ export interface WarmupVerification {
   keys: Record<string, unknown>;
   figures: Record<string, number | string | null>;
   checks: WarmupCheck[];
+  /** The replica rule: each bucket's primary, its replicas in sync and units, and the verdict. */
+  replicas: ReplicaLayout & { verdict: string };
 }
 
 const check = (name: string, expected: WarmupCheck['expected'], actual: WarmupCheck['actual']): WarmupCheck => ({
@@ -43,7 +49,11 @@ export async function verifyWarmup(ctx: WarmupCheckDeps, activityId: string): Pr
   const record = await requireActivity(ctx.db, activityId);
   const sale = saleOf(record);
   const k = ctx.stock.keys(sale);
-  const [rec, warm] = await Promise.all([reconcile(ctx, activityId), ctx.stock.warmState(sale)]);
+  const [rec, warm, layout] = await Promise.all([
+    reconcile(ctx, activityId),
+    ctx.stock.warmState(sale),
+    readReplicaLayout(ctx, sale),
+  ]);
   const f = rec.figures;
   const stock = f.redisStock ?? null;
   // Not released as Redis's stock stood when it was read (a release may be applied in between).
@@ -65,6 +75,12 @@ export async function verifyWarmup(ctx: WarmupCheckDeps, activityId: string): Pr
     ),
     check('redis.consumer_group_exists', 1, warm.group ? 1 : 0),
     check('redis.settlement_registry_lists_sale', 1, warm.registered ? 1 : 0),
+    // Buckets one failover would stall; 0 expected, or an operator accepted them (who is shown).
+    check(
+      'redis.no_bucket_stalls_on_one_failover',
+      layout.acceptedBy === null ? 0 : layout.stallsOnOneFailover.length,
+      layout.stallsOnOneFailover.length,
+    ),
   ];
   return {
     activityId,
@@ -76,6 +92,7 @@ export async function verifyWarmup(ctx: WarmupCheckDeps, activityId: string): Pr
       [k.events]: { group: warm.group ? CONSUMER_GROUP : null, issuedUnits: f.issued ?? 0, buckets: sale.buckets },
     },
     figures: { ...f, warmupStatus: record.warmupStatus, state: record.state },
+    replicas: { ...layout, verdict: describeLayout(layout) },
     checks,
   };
 }

@@ -76,6 +76,33 @@ export async function inTransaction<T>(
   }
 }
 
+/**
+ * A read-only transaction on one consistent snapshot (InnoDB): every SELECT in `work` sees the
+ * database as it stood at START, whatever the server's or the session's default isolation (at
+ * READ COMMITTED each statement would read a newer state: a refill committed between two SELECTs
+ * would show in one figure and not in the other). Explicitly REPEATABLE READ for this transaction
+ * only; `WITH CONSISTENT SNAPSHOT` opens the read view at START, not at the first SELECT.
+ */
+export async function inConsistentSnapshot<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const started = performance.now();
+  let committed = false;
+  const tx = await db.getConnection();
+  try {
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    await tx.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+    const result = await work(tx);
+    await tx.query('COMMIT');
+    committed = true;
+    return result;
+  } catch (err) {
+    await tx.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    tx.release();
+    observers.get(db)?.((performance.now() - started) / 1000, committed);
+  }
+}
+
 export function isDuplicateKey(err: unknown, key?: string): boolean {
   const e = err as { code?: string; message?: string };
   return e?.code === 'ER_DUP_ENTRY' && (key === undefined || (e.message ?? '').includes(key));

@@ -50,6 +50,16 @@ function adminActor(): MiddlewareHandler<OriginEnv, string, { out: { header: { a
   };
 }
 
+/**
+ * `?acceptReplicaRisk=true` on a warm-up or an open: the operator lets the sale open although one
+ * Redis failover would stall a bucket (activity/replica-layout.ts). Absent or `false`: no; else 400.
+ */
+function acceptReplicaRisk(value: string | undefined): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new ContractError('bad_request', 'acceptReplicaRisk must be true or false');
+}
+
 const releaseSchema = z.object({ units: z.number().int().min(1).max(100_000_000) }).strict();
 
 export function adminRoutes(ctx: OriginContext) {
@@ -67,9 +77,13 @@ export function adminRoutes(ctx: OriginContext) {
     return c.json(withPublicState(snapshot, snapshot));
   });
 
-  app.post('/activities/:id/warmup', idParam(), async (c) => {
+  app.post('/activities/:id/warmup', idParam(), adminActor(), async (c) => {
     const activityId = c.req.valid('param').id;
-    const { loaded: _loaded, ...result } = await warmup(ctx, activityId);
+    const override = {
+      acceptReplicaRisk: acceptReplicaRisk(c.req.query('acceptReplicaRisk')),
+      actor: c.req.valid('header').actor,
+    };
+    const { loaded: _loaded, ...result } = await warmup(ctx, activityId, override);
     return c.json(withPublicState(result, await ctx.snapshot(activityId)));
   });
 
@@ -79,7 +93,9 @@ export function adminRoutes(ctx: OriginContext) {
 
   app.patch('/activities/:id', idParam(), adminActor(), jsonBody(patchActivitySchema), async (c) => {
     const activityId = c.req.valid('param').id;
-    const snapshot = await changeActivity(ctx, activityId, c.req.valid('json'), c.req.valid('header').actor);
+    const snapshot = await changeActivity(ctx, activityId, c.req.valid('json'), c.req.valid('header').actor, {
+      acceptReplicaRisk: acceptReplicaRisk(c.req.query('acceptReplicaRisk')),
+    });
     return c.json(withPublicState(snapshot ?? {}, snapshot));
   });
 

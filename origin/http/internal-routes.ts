@@ -8,12 +8,15 @@ import { entrantsPage } from '../lottery/draw-store.js';
 import { entryStatus } from '../lottery/entry-status.js';
 import { reservationOfUser, reservationStatus } from '../reservation/status.js';
 import { edgeSignature, inFlightLimit } from './middleware.js';
+import { countOrderAnswers } from './order-answers.js';
 import { answerReserve, reserveGate } from './reserve-answer.js';
 import type { OriginEnv } from './types.js';
 import { idParam, jsonBody, requireId } from './validate.js';
 
 export function internalRoutes(ctx: OriginContext) {
   const app = new Hono<OriginEnv>();
+  // First, so an answer refused by the signature check counts too.
+  app.use('/reserve', countOrderAnswers({ metrics: ctx.metrics, deadlineMs: ctx.config.RESERVE_ANSWER_DEADLINE_MS }));
   app.use('*', edgeSignature({ secret: ctx.config.EDGE_ORIGIN_SECRET }));
 
   app.use('/reserve', inFlightLimit({ gate: reserveGate(ctx) }));
@@ -21,6 +24,7 @@ export function internalRoutes(ctx: OriginContext) {
   // (a chunked body, a query string) with the same answer.
   app.post('/reserve', jsonBody(reserveRequestSchema), async (c) => {
     const answer = await answerReserve(ctx, c.req.valid('json'), c.get('traceId'), () => c.get('log'));
+    c.set('answer', answer.answer);
     return c.json(answer.body, answer.status);
   });
 

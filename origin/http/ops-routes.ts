@@ -5,9 +5,8 @@
  */
 import { Hono } from 'hono';
 import type { OriginContext } from '../context.js';
-import { collectStreamGauges } from '../settlement/stream-stats.js';
+import { ScrapeReads, setPoolGauges } from '../watch/scrape-reads.js';
 import { bearerToken } from './middleware.js';
-import { collectOrderEventGauges } from './order-event-routes.js';
 import type { OriginEnv } from './types.js';
 
 export function opsRoutes(ctx: OriginContext) {
@@ -28,9 +27,10 @@ export function opsRoutes(ctx: OriginContext) {
     return c.json(body, body.ok ? 200 : 503);
   });
 
+  const reads = new ScrapeReads(ctx);
   app.get('/metrics', async (c) => {
-    await collectStreamGauges(ctx).catch(() => undefined);
-    await collectOrderEventGauges(ctx).catch(() => undefined);
+    await reads.collect();
+    setPoolGauges(ctx);
     return c.text(await ctx.metrics.registry.metrics(), 200, { 'content-type': ctx.metrics.registry.contentType });
   });
 

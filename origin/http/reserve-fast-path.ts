@@ -7,7 +7,7 @@
  * (413), body deadline (408, connection closed), the §9 signature in constant time (401), the
  * caller's trace adopted only after it, RESERVE_MAX_IN_FLIGHT (503 busy, the route's own gate), the
  * contract's schema (400); the answer is the route's (reserve-answer.ts), errors go through the one
- * translator (errors.ts). Anything unusual — another method or path, a query string, a chunked body,
+ * translator (errors.ts), and each answer is counted in seckill_order_answers_total as the route counts it. Anything unusual — another method or path, a query string, a chunked body,
  * a declared length over the limit — goes on to the Hono app, which answers it as before.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -19,6 +19,7 @@ import type { Logger } from '../logger.js';
 import { edgeSecretKey, verifyEdgeSignatureSync } from './edge-signature.js';
 import { errorAnswer } from './errors.js';
 import { EDGE_SIGNATURE_REFUSALS, MAX_TRACEPARENT_LOGGED } from './middleware.js';
+import { countOrderAnswer } from './order-answers.js';
 import { answerReserve, reserveGate } from './reserve-answer.js';
 import { parseJson } from './validate.js';
 
@@ -33,6 +34,7 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
   const key = edgeSecretKey(ctx.config.EDGE_ORIGIN_SECRET);
   const gate = reserveGate(ctx);
   const { MAX_BODY_BYTES: maxBytes, BODY_TIMEOUT_MS: timeoutMs } = ctx.config;
+  const counting = { metrics: ctx.metrics, deadlineMs: ctx.config.RESERVE_ANSWER_DEADLINE_MS };
 
   async function reserveRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // A fresh trace id only when needed: the edge's traceparent is usually adopted (it showed in the profile).
@@ -55,6 +57,13 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
 
     const body = await readBody(req, timeoutMs).catch((err: unknown) => err as Error);
     if (body instanceof Error) return body instanceof ContractError ? fail(body) : void res.destroy();
+    // From here every answer is counted, as the route's countOrderAnswers counts (order-answers.ts).
+    const startedMs = performance.now();
+    const refuse = (err: unknown) => {
+      const answer = errorAnswer(err as Error, trace(), log);
+      countOrderAnswer(counting, { status: answer.status, error: err, startedMs });
+      send(res, answer.status, answer.body, answer.headers);
+    };
 
     const failure = verifyEdgeSignatureSync(key, {
       method: 'POST',
@@ -63,7 +72,7 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
       timestamp: header(req, 'x-edge-timestamp'),
       signature: header(req, 'x-edge-signature'),
     });
-    if (failure) return fail(new ContractError('unauthenticated', EDGE_SIGNATURE_REFUSALS[failure]));
+    if (failure) return refuse(new ContractError('unauthenticated', EDGE_SIGNATURE_REFUSALS[failure]));
     const callerTrace = traceIdOf(traceparent);
     if (callerTrace !== null) {
       traceId = callerTrace;
@@ -73,13 +82,14 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
     try {
       gate.enter();
     } catch (err) {
-      return fail(err);
+      return refuse(err);
     }
     try {
       const answer = await answerReserve(ctx, reserveRequestSchema.parse(parseJson(body)), trace(), log);
+      countOrderAnswer(counting, { status: answer.status, answer: answer.answer, startedMs });
       send(res, answer.status, answer.body);
     } catch (err) {
-      fail(err);
+      refuse(err);
     } finally {
       gate.leave();
     }

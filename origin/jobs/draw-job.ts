@@ -29,6 +29,9 @@ export class DrawJob extends PeriodicJob {
       leaseMs: ctx.config.DRAW_LEASE_MS,
       reserveBatch: ctx.config.DRAW_RESERVE_BATCH,
       publishBatch: ctx.config.DRAW_PUBLISH_BATCH,
+      pageSize: ctx.config.DRAW_READ_PAGE,
+      inFlight: ctx.config.DRAW_READ_IN_FLIGHT,
+      drawSecret: ctx.config.DRAW_SECRET,
     };
   }
 

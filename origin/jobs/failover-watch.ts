@@ -17,11 +17,19 @@
  *              operator has repaired what blocked the proof.
  *
  * Each step is logged and counted (seckill_failover_steps_total{step}).
+ *
+ * With REDIS_WAIT_REPLICAS > 0 it also reads, every round, how many replicas are in sync with each
+ * bucket's primary (activity/replica-layout.ts): the gauges, a warning when one more failover would
+ * stall a bucket, and `alert: bucket_short_of_replicas` naming the buckets and their units when a
+ * primary has fewer than REDIS_WAIT_REPLICAS (WAIT cannot confirm: those units cannot be sold). A
+ * promoted replica with no replica of its own is exactly that: the failover itself is detected by
+ * the primary's identity, the stall by this count.
  */
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import type { Sale } from '../redis/stock-store.js';
 import { PeriodicJob } from './periodic.js';
+import { describeLayout, readReplicaLayout, recordLayout } from '../activity/replica-layout.js';
 import { recoverHoldingLock, type RecoverResult } from '../operations/recover.js';
 import { withRecoveryLock } from '../operations/recovery-lock.js';
 
@@ -53,6 +61,10 @@ interface Watched {
   /** Last known primary identity per bucket (null: never seen). */
   primaries: (string | null)[];
   alerted: boolean;
+  /** The last replica verdict logged (buckets stalled now / one failover away), so each change logs once. */
+  replicaVerdict: string;
+  /** Buckets whose primary could not be asked at the last round, as logged (each change logs once). */
+  unknown: string;
 }
 
 const same = (a: (string | null)[], b: (string | null)[]) => a.length === b.length && a.every((v, i) => v === b[i]);
@@ -98,7 +110,13 @@ export class FailoverWatch extends PeriodicJob {
     const registered = await this.ctx.stock.warmedSales().catch(() => null);
     for (const sale of registered ?? [])
       if (!this.watched.has(sale.activityId))
-        this.watched.set(sale.activityId, { sale, primaries: Array(sale.buckets).fill(null), alerted: false });
+        this.watched.set(sale.activityId, {
+          sale,
+          primaries: Array(sale.buckets).fill(null),
+          alerted: false,
+          replicaVerdict: '',
+          unknown: '',
+        });
     const primaries = await this.ctx.stock.primaries([...this.watched.values()].map((w) => w.sale));
     for (const [activityId, w] of this.watched) {
       try {
@@ -107,6 +125,12 @@ export class FailoverWatch extends PeriodicJob {
         this.log.warn({ activityId, err: (err as Error).message }, 'failover check failed; will retry');
       }
     }
+    // After the failover checks, so that a slow reading here never delays closing a sale.
+    if (this.ctx.config.REDIS_WAIT_REPLICAS > 0)
+      for (const [activityId, w] of this.watched)
+        await this.watchReplicas(activityId, w).catch((err) =>
+          this.log.warn({ activityId, err: (err as Error).message }, 'replica check failed; will retry'),
+        );
     // A sale cleaned up (gone from the registry) is no longer watched — unless it is closed: a
     // failover may have lost the registry entry too.
     if (registered)
@@ -117,6 +141,14 @@ export class FailoverWatch extends PeriodicJob {
   }
 
   private async check(activityId: string, w: Watched, now: (string | null)[]): Promise<void> {
+    // Said, not silent: a bucket whose primary cannot be asked is one the watch cannot vouch for.
+    const unknown = now.flatMap((p, b) => (p === null ? [b] : [])).join(',');
+    if (unknown !== w.unknown) {
+      w.unknown = unknown;
+      if (unknown)
+        this.log.warn({ activityId, buckets: unknown }, 'failover: cannot tell which primary serves these buckets');
+      else this.log.warn({ activityId }, 'failover: every bucket has a primary answering again');
+    }
     const changed = now.some((p, b) => p !== null && w.primaries[b] !== null && p !== w.primaries[b]);
     now.forEach((p, b) => {
       if (p !== null) w.primaries[b] = p;
@@ -127,6 +159,38 @@ export class FailoverWatch extends PeriodicJob {
     if (now.some((p) => p === null)) return;
     if (same(await this.ctx.stock.provenPrimaries(w.sale), now)) return this.reopen(activityId);
     if (this.recoverer) await this.recover(activityId, w, now as string[]);
+  }
+
+  /** The replica rule on this round's reading: gauges, public state, one log line per change. */
+  private async watchReplicas(activityId: string, w: Watched): Promise<void> {
+    const layout = await readReplicaLayout(this.ctx, w.sale);
+    recordLayout(this.ctx.metrics, activityId, layout);
+    const stranded = layout.shortNow.reduce((sum, b) => sum + layout.buckets[b]!.units, 0);
+    // Units nobody can buy leave the units left (and may make the sale show paused): tell the edge.
+    if (this.ctx.shortBuckets.set(activityId, stranded)) await this.pushEdge(activityId);
+    // Which buckets, on which primary, with how many replicas (not their units, which move with every sale).
+    const verdict = JSON.stringify([
+      layout.stallsOnOneFailover.map((b) => [b, layout.buckets[b]!.node, layout.buckets[b]!.inSync]),
+      layout.shortNow,
+    ]);
+    if (verdict === w.replicaVerdict) return;
+    const first = w.replicaVerdict === '';
+    w.replicaVerdict = verdict;
+    const buckets = layout.buckets.filter((b) => layout.stallsOnOneFailover.includes(b.bucket));
+    if (layout.shortNow.length > 0)
+      this.log.error(
+        {
+          alert: 'bucket_short_of_replicas',
+          activityId,
+          buckets: buckets.filter((b) => layout.shortNow.includes(b.bucket)),
+          units: stranded,
+          waitReplicas: layout.waitReplicas,
+        },
+        `failover: ${describeLayout(layout)}`,
+      );
+    else if (layout.stallsOnOneFailover.length > 0)
+      this.log.warn({ activityId, buckets, waitReplicas: layout.waitReplicas }, `failover: ${describeLayout(layout)}`);
+    else if (!first) this.log.warn({ activityId }, `failover: replicas back: ${describeLayout(layout)}`);
   }
 
   private async close(activityId: string, w: Watched, primaries: (string | null)[]): Promise<void> {

@@ -1,6 +1,7 @@
 /**
- * The draw record in MySQL (DESIGN §10): one row per lottery activity holding the secret seed from
- * creation on, the lease that lets one origin at a time run the draw, the state it has reached and
+ * The draw record in MySQL (DESIGN §10): one row per lottery activity holding the seed's commitment
+ * and nonce from creation on (scheme 2: the seed itself only from the reveal; issue 24.3), the
+ * closed list's digest from the close on, the lease that lets one origin at a time run the draw, the state it has reached and
  * the published summary; and the published entrant list. Every step is a conditional update, so a
  * draw resumed after a crash, or raced by a second origin, changes each thing once.
  */
@@ -8,15 +9,22 @@ import { randomBytes } from 'node:crypto';
 import type { DrawPublic } from '../../contract/activity.js';
 import type { Db, Tx } from '../db/pool.js';
 import { affected, one, rows } from '../db/rows.js';
-import { commitmentOf } from './draw-rule.js';
+import { commitmentOf, DRAW_SCHEME, seedOf } from './draw-rule.js';
 
 export const DRAW_STATES = ['pending', 'drawing', 'drawn', 'published'] as const;
 export type DrawState = (typeof DRAW_STATES)[number];
 
 export interface DrawRecord {
   activityId: string;
-  seed: string;
+  /** 1: seed stored from creation, ticket = entrant id; 2: seed from DRAW_SECRET, tickets over the digest. */
+  scheme: number;
+  /** Scheme 2: null until the reveal (state drawn). */
+  seed: string | null;
+  seedNonce: string | null;
   commitment: string;
+  /** SHA-256 of the closed list (scheme 2), recorded when the draw begins. */
+  entrantsDigest: string | null;
+  excluded: number | null;
   state: DrawState;
   units: number | null;
   entrants: number | null;
@@ -27,34 +35,53 @@ export interface DrawRecord {
 }
 
 export interface DrawSummary {
+  seed: string;
   entrants: number;
+  excluded: number;
   winners: number;
   unitsWon: number;
   drawMs: number;
   drawnAt: Date;
 }
 
+/** One line of the published list. `entrant`/`entry`/`excluded`: scheme 2 only. */
 export interface EntrantRow {
   ticket: string;
   quantity: number;
   won: boolean;
+  entrant?: string;
+  entry?: number;
+  excluded?: boolean;
 }
 
-/** A fresh secret seed (32 random bytes as 64 hex characters) and its public commitment. */
-export async function insertDrawRecord(tx: Tx, activityId: string): Promise<void> {
-  const seed = randomBytes(32).toString('hex');
-  await tx.execute('INSERT INTO seckill_draw (activity_id, seed, commitment) VALUES (?, ?, ?)', [
-    activityId,
-    seed,
-    commitmentOf(seed),
-  ]);
+/** What creation stores: a random nonce and the commitment to the seed it gives with DRAW_SECRET. */
+export interface NewDraw {
+  nonce: string;
+  commitment: string;
+}
+
+export function newDraw(drawSecret: string, activityId: string): NewDraw {
+  const nonce = randomBytes(32).toString('hex');
+  return { nonce, commitment: commitmentOf(seedOf(drawSecret, activityId, nonce)) };
+}
+
+/** The draw record at creation: no seed in MySQL (it is derived from DRAW_SECRET at the draw). */
+export async function insertDrawRecord(tx: Tx, activityId: string, draw: NewDraw): Promise<void> {
+  await tx.execute(
+    'INSERT INTO seckill_draw (activity_id, scheme, seed, seed_nonce, commitment) VALUES (?, ?, NULL, ?, ?)',
+    [activityId, DRAW_SCHEME, draw.nonce, draw.commitment],
+  );
 }
 
 /** A seckill_draw row as mysql2 returns it (the summary columns are null until drawn). */
 interface DrawRow {
   activity_id: string;
-  seed: string;
+  scheme: number;
+  seed: string | null;
+  seed_nonce: string | null;
   commitment: string;
+  entrants_digest: string | null;
+  excluded: number | null;
   state: DrawState;
   units: number | null;
   entrants: number | null;
@@ -71,8 +98,12 @@ export async function findDraw(db: Db, activityId: string): Promise<DrawRecord |
   if (!r) return null;
   return {
     activityId: String(r.activity_id),
+    scheme: Number(r.scheme),
     seed: r.seed,
+    seedNonce: r.seed_nonce,
     commitment: r.commitment,
+    entrantsDigest: r.entrants_digest,
+    excluded: num(r.excluded),
     state: r.state,
     units: num(r.units),
     entrants: num(r.entrants),
@@ -83,13 +114,20 @@ export async function findDraw(db: Db, activityId: string): Promise<DrawRecord |
   };
 }
 
-/** What the public may see: the commitment always; the seed and summary only once the winners are final. */
+/**
+ * What the public may see: the commitment always; the closed list's digest from the close on (before
+ * the reveal); the seed and summary only once the winners are final.
+ */
 export function publicDraw(d: DrawRecord): DrawPublic {
-  if (d.state !== 'drawn' && d.state !== 'published') return { commitment: d.commitment };
+  const digest = d.entrantsDigest ? { entrantsDigest: d.entrantsDigest } : {};
+  if ((d.state !== 'drawn' && d.state !== 'published') || !d.seed) return { commitment: d.commitment, ...digest };
   return {
     commitment: d.commitment,
     seed: d.seed,
+    ...digest,
+    scheme: d.scheme,
     entrants: d.entrants ?? 0,
+    excluded: d.excluded ?? 0,
     winners: d.winners ?? 0,
     units: d.units ?? 0,
     unitsWon: d.unitsWon ?? 0,
@@ -128,25 +166,35 @@ export async function claimDraw(db: Db, activityId: string, owner: string, lease
   return claimed === 1;
 }
 
-/** pending → drawing, recording the units on sale at that moment (the figure the draw rule starts from). */
-export async function beginDraw(db: Db, activityId: string, units: number): Promise<void> {
-  await db.execute(
-    `UPDATE seckill_draw SET state = 'drawing', units = ?, started_at = CURRENT_TIMESTAMP(3)
-      WHERE activity_id = ? AND state = 'pending'`,
-    [units, activityId],
+/**
+ * pending → drawing, recording the units on sale at that moment (the figure the draw rule starts
+ * from) and the closed list's digest (published with the activity from now on, before the reveal).
+ * True for the one caller that made the change.
+ */
+export async function beginDraw(db: Db, activityId: string, units: number, digest: string): Promise<boolean> {
+  const begun = await affected(
+    db.execute(
+      `UPDATE seckill_draw SET state = 'drawing', units = ?, entrants_digest = ?, started_at = CURRENT_TIMESTAMP(3)
+        WHERE activity_id = ? AND state = 'pending'`,
+      [units, digest, activityId],
+    ),
   );
+  if (begun !== 1) return false;
+  await bumpVersion(db, activityId);
+  return true;
 }
 
 /**
- * drawing → drawn with the summary: the seed becomes public. The activity's version moves too, so
+ * drawing → drawn with the summary: the seed is stored and becomes public. The activity's version moves too, so
  * the edge takes the new snapshot. True for the one caller that made the change.
  */
 export async function finishDraw(db: Db, activityId: string, s: DrawSummary): Promise<boolean> {
   const finished = await affected(
     db.execute(
-      `UPDATE seckill_draw SET state = 'drawn', entrants = ?, winners = ?, units_won = ?, draw_ms = ?, drawn_at = ?
+      `UPDATE seckill_draw SET state = 'drawn', seed = ?, entrants = ?, excluded = ?, winners = ?, units_won = ?,
+          draw_ms = ?, drawn_at = ?
         WHERE activity_id = ? AND state = 'drawing'`,
-      [s.entrants, s.winners, s.unitsWon, s.drawMs, s.drawnAt, activityId],
+      [s.seed, s.entrants, s.excluded, s.winners, s.unitsWon, s.drawMs, s.drawnAt, activityId],
     ),
   );
   if (finished !== 1) return false;
@@ -157,10 +205,19 @@ export async function finishDraw(db: Db, activityId: string, s: DrawSummary): Pr
 /** Writes a batch of the entrant list; a batch written before a crash is skipped (same keys). */
 export async function insertEntrants(db: Db, activityId: string, entrants: EntrantRow[]): Promise<void> {
   if (entrants.length === 0) return;
-  const values = entrants.map(() => '(?, ?, ?, ?)').join(', ');
+  const values = entrants.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ');
   await db.query(
-    `INSERT IGNORE INTO seckill_draw_entrant (activity_id, ticket, quantity, won) VALUES ${values}`,
-    entrants.flatMap((r) => [activityId, r.ticket, r.quantity, r.won ? 1 : 0]),
+    `INSERT IGNORE INTO seckill_draw_entrant (activity_id, ticket, quantity, won, entrant, entry, excluded)
+      VALUES ${values}`,
+    entrants.flatMap((r) => [
+      activityId,
+      r.ticket,
+      r.quantity,
+      r.won ? 1 : 0,
+      r.entrant ?? null,
+      r.entry ?? null,
+      r.excluded ? 1 : 0,
+    ]),
   );
 }
 
@@ -180,14 +237,27 @@ export async function markPublished(db: Db, activityId: string): Promise<boolean
 
 /** One page of the published list, in draw order (ascending ticket), after `after`. */
 export async function entrantsPage(db: Db, activityId: string, after: string, limit: number): Promise<EntrantRow[]> {
-  const page = await rows<{ ticket: string; quantity: number; won: number }>(
+  const page = await rows<{
+    ticket: string;
+    quantity: number;
+    won: number;
+    entrant: string | null;
+    entry: number | null;
+    excluded: number;
+  }>(
     db.query(
-      `SELECT ticket, quantity, won FROM seckill_draw_entrant
+      `SELECT ticket, quantity, won, entrant, entry, excluded FROM seckill_draw_entrant
         WHERE activity_id = ? AND ticket > ? ORDER BY ticket LIMIT ?`,
       [activityId, after, limit],
     ),
   );
-  return page.map((r) => ({ ticket: r.ticket, quantity: Number(r.quantity), won: Number(r.won) === 1 }));
+  // Scheme 1 rows have no entrant / entry: their lines keep the old shape.
+  return page.map((r) => ({
+    ticket: r.ticket,
+    quantity: Number(r.quantity),
+    won: Number(r.won) === 1,
+    ...(r.entrant ? { entrant: r.entrant, entry: Number(r.entry), excluded: Number(r.excluded) === 1 } : {}),
+  }));
 }
 
 async function bumpVersion(db: Db, activityId: string): Promise<void> {
@@ -195,4 +265,13 @@ async function bumpVersion(db: Db, activityId: string): Promise<void> {
     'UPDATE seckill_activity SET version = version + 1, updated_at = CURRENT_TIMESTAMP(3) WHERE id = ?',
     [activityId],
   );
+}
+
+/** A draw begun before the digest existed (an older version) gets its closed list's digest. */
+export async function recordDigest(db: Db, activityId: string, digest: string): Promise<void> {
+  await db.execute(`UPDATE seckill_draw SET entrants_digest = ? WHERE activity_id = ? AND entrants_digest IS NULL`, [
+    digest,
+    activityId,
+  ]);
+  await bumpVersion(db, activityId);
 }

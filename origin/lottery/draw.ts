@@ -1,20 +1,31 @@
 /**
- * The lottery draw (DESIGN §10), run by the DrawJob once an activity's window has closed. Exactly
- * once across origins and crashes:
- *  - a lease on the MySQL draw record lets one origin at a time work; a dead holder's lease runs out;
- *  - the order is a pure function of the secret seed and the closed set of entries (entries are
- *    closed in Redis before they are read), so a resumed draw walks the same order;
- *  - each winner goes through the normal reserve script, which is idempotent per user (a resumed
- *    draw gets EXISTS + the same reservation), so no unit is taken twice;
- *  - the state moves pending → drawing → drawn → published by conditional updates.
+ * The lottery draw (DESIGN §10; scheme 2, issues 24.3 and 30.1), run by the DrawJob once an
+ * activity's window has closed. Nobody can know the outcome before the close, and nobody can change
+ * the list after it:
+ *  - the seed is derived from DRAW_SECRET (origin environment only) and checked against the
+ *    commitment published at creation; MySQL holds it only from the reveal on;
+ *  - entries are closed in Redis, then the closed list is read once in entry order and its digest
+ *    recorded and published (state drawing) before anything is drawn; every ticket depends on it;
+ *  - a second pass keeps only the smallest tickets (bounded by the units, draw-selection.ts), and the
+ *    draw walks them: a denied user (deny list, one query) or one not eligible under the rule in force
+ *    at the close (the claims stored with the entry) is passed over and the units go to the next in
+ *    draw order; the rest go through the normal reserve script until no unit is left.
+ * Exactly once across origins and crashes, as before: a lease on the MySQL record; the order is a
+ * pure function of the seed and the closed list; reserve is idempotent per user (a resumed draw gets
+ * EXISTS + the same reservation, and a recorded winner or exclusion stands); conditional updates.
  */
 import { ContractError } from '../../contract/errors.js';
 import { lotteryWindow } from '../../contract/activity.js';
+import { isEligible } from '../../contract/eligibility.js';
+import { deniedUserIds } from '../access/deny-list.js';
 import { requireActivity, saleOf } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
-import type { Sale } from '../redis/stock-store.js';
-import { DrawQueue } from './draw-order.js';
-import type { OrderedEntrant } from './draw-rule.js';
+import { parseEntry, type Sale } from '../redis/stock-store.js';
+import { forEachEntryPage, type ReadSettings } from './draw-entries.js';
+import { DrawHmac, hexInto, hexOf } from './draw-hmac.js';
+import { commitmentOf, seedOf } from './draw-rule.js';
+import { compareWords, DrawSelection, type Candidate } from './draw-selection.js';
+import { createHash } from 'node:crypto';
 import {
   beginDraw,
   claimDraw,
@@ -22,7 +33,9 @@ import {
   finishDraw,
   insertEntrants,
   markPublished,
+  recordDigest,
   type DrawRecord,
+  type EntrantRow,
 } from './draw-store.js';
 
 /** What this module uses of the origin's context. */
@@ -30,14 +43,28 @@ export type DrawDeps = Pick<OriginContext, 'db' | 'log' | 'publisher' | 'stock'>
 
 export type DrawOutcome = 'published' | 'held_elsewhere' | 'not_lottery';
 
-export interface DrawSettings {
+export interface DrawSettings extends ReadSettings {
   owner: string;
   leaseMs: number;
   reserveBatch: number;
   publishBatch: number;
+  /** DRAW_SECRET: the key every scheme-2 seed is derived from. */
+  drawSecret: string;
+  /** Called once the winners are final (state drawn), before the list is published (bench/draw.ts times it). */
+  onWinnersFinal?: () => void;
 }
 
+/** Candidates kept per pass beyond the units: room for exclusions and too-large asks before another pass. */
+const SPARE_CANDIDATES = (units: number) => Math.max(100, Math.ceil(units / 10));
+
 class LeaseLost extends Error {}
+
+interface DrawnOutcome {
+  winners: Map<string, string>;
+  excluded: Set<string>;
+  unitsWon: number;
+  entrants: number;
+}
 
 export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings): Promise<DrawOutcome> {
   if (!(await claimDraw(ctx.db, activityId, s.owner, s.leaseMs))) return 'held_elsewhere';
@@ -57,36 +84,47 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
   let record = await findDraw(ctx.db, activityId);
   if (!window || !record) return 'not_lottery';
   const sale: Sale = saleOf(activity);
+  const seed = seedFor(record, s.drawSecret);
 
-  let queue: DrawQueue | null = null;
-  let winners: Map<string, string> | null = null;
+  let outcome: DrawnOutcome | null = null;
   if (record.state === 'pending' || record.state === 'drawing') {
-    // From here no entry gets in (lua/enter-3.lua answers CLOSED): the set read below is final.
+    // From here no entry gets in (lua/enter-6.lua answers CLOSED): the list read below is final.
     await ctx.stock.closeEntries(sale);
     if (record.state === 'pending') {
       const units = await ctx.stock.stock(sale);
       if (units === null) throw new ContractError('not_ready', `lottery ${activityId} is not warmed; the draw waits`);
-      await beginDraw(ctx.db, activityId, units);
-      record = (await findDraw(ctx.db, activityId))!;
+      const digest = await digestClosedList(ctx, sale, seed, s);
+      // The digest is public (pushed with the activity) before any ticket is computed or the seed shown.
+      if (await beginDraw(ctx.db, activityId, units, digest)) {
+        ctx.log.info({ activityId, units, entrantsDigest: digest }, 'lottery entries closed');
+        await pushSnapshot(ctx, activityId);
+      }
+    } else if (!record.entrantsDigest) {
+      // A draw begun by a version before the digest: digest its closed list now, then go on by this rule.
+      await recordDigest(ctx.db, activityId, await digestClosedList(ctx, sale, seed, s));
     }
-    queue = await drawQueue(ctx, sale, record.seed);
-    const drawn = await reserveInOrder(ctx, sale, queue, s, renew);
-    winners = drawn.winners;
+    record = (await findDraw(ctx.db, activityId))!;
+    const started = Date.now();
+    outcome = await drawWinners(ctx, sale, record, seed, s, renew, activity.config.eligibility ?? null);
     const drawnAt = new Date();
     const summary = {
-      entrants: queue.entrants.length,
-      winners: winners.size,
-      unitsWon: drawn.unitsWon,
+      seed,
+      entrants: outcome.entrants,
+      excluded: outcome.excluded.size,
+      winners: outcome.winners.size,
+      unitsWon: outcome.unitsWon,
       drawMs: Math.max(0, drawnAt.getTime() - window.closesAt),
       drawnAt,
     };
-    if (await finishDraw(ctx.db, activityId, summary)) ctx.log.info({ activityId, ...summary }, 'lottery drawn');
+    if (await finishDraw(ctx.db, activityId, summary))
+      ctx.log.info({ activityId, ...summary, seed: undefined, walkMs: drawnAt.getTime() - started }, 'lottery drawn');
+    s.onWinnersFinal?.();
     record = (await findDraw(ctx.db, activityId))!;
   }
 
   if (record.state === 'drawn') {
     await announce(ctx, sale);
-    await publishEntrants(ctx, sale, record, queue, winners, s, renew);
+    await publishEntrants(ctx, sale, record, seed, outcome, s, renew);
     if (await markPublished(ctx.db, activityId)) {
       ctx.log.info({ activityId, entrants: record.entrants }, 'lottery entrant list published');
       await pushSnapshot(ctx, activityId);
@@ -96,64 +134,209 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
 }
 
 /**
- * Reserves for each entrant in draw order until no unit is left, taking the order from the queue
- * only as far as it goes. Batches are sent together on one connection, so Redis runs them in order:
- * the outcome is the one of a call after another. A batch's winners are written while the next
- * batch runs (awaited with it, and all of them before the draw is marked drawn), not in a round trip
- * of their own; a crash in between is healed as before: the resumed draw gets `repeat` and records.
+ * The seed: scheme 2 derives it from DRAW_SECRET and the stored nonce, and refuses to draw with one
+ * that does not match the published commitment (DRAW_SECRET changed since creation); scheme 1 stored it.
  */
-async function reserveInOrder(
+function seedFor(record: DrawRecord, drawSecret: string): string {
+  if (record.scheme < 2 || !record.seedNonce) {
+    if (!record.seed) throw new Error(`draw of ${record.activityId} has neither a seed nor a nonce`);
+    return record.seed;
+  }
+  const seed = seedOf(drawSecret, record.activityId, record.seedNonce);
+  if (commitmentOf(seed) !== record.commitment)
+    throw new ContractError(
+      'conflict',
+      `the seed from DRAW_SECRET does not match the commitment of lottery ${record.activityId}: ` +
+        'DRAW_SECRET changed since the activity was created; the draw waits for the original secret',
+    );
+  return seed;
+}
+
+/**
+ * Pass 1: SHA-256 of "<entrant>:<quantity>\n" over the closed list in entry order. The lines are
+ * written into one reused buffer per page (no string per entrant: at a million entrants the garbage
+ * collector, not the hashing, was the cost).
+ */
+async function digestClosedList(ctx: DrawDeps, sale: Sale, seed: string, read: ReadSettings): Promise<string> {
+  const hmac = new DrawHmac(seed);
+  const words = new Int32Array(8);
+  const digest = createHash('sha256');
+  let text = Buffer.alloc(0);
+  await forEachEntryPage(ctx.stock, sale, read, (lines) => {
+    // 64 hex + ':' + quantity (at most 3 digits) + '\n' per line.
+    if (text.length < lines.length * 69) text = Buffer.alloc(lines.length * 69);
+    let at = 0;
+    for (const line of lines) {
+      const colon = line.lastIndexOf(':');
+      hmac.ofAsciiPrefix(line, colon, words);
+      hexInto(words, 0, text, at);
+      at += 64;
+      // ":<quantity>" as entered (ASCII), then the newline.
+      for (let k = colon; k < line.length; k++) text[at++] = line.charCodeAt(k);
+      text[at++] = 10;
+    }
+    digest.update(text.subarray(0, at));
+  });
+  return digest.digest('hex');
+}
+
+/** Pass 2 (and more if needed): the next `capacity` entrants in draw order strictly after `after`. */
+async function selectCandidates(
   ctx: DrawDeps,
   sale: Sale,
-  queue: DrawQueue,
+  seed: string,
+  digest: string,
+  capacity: number,
+  after: Int32Array | null,
+  read: ReadSettings,
+): Promise<{ candidates: Candidate[]; entrants: number }> {
+  const hmac = new DrawHmac(seed);
+  const ticketHmac = new DrawHmac(seed, digest);
+  const selection = new DrawSelection(capacity);
+  const entrant = new Int32Array(8);
+  const ticket = new Int32Array(8);
+  const entrants = await forEachEntryPage(ctx.stock, sale, read, (lines, first) => {
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!;
+      const colon = line.lastIndexOf(':');
+      hmac.ofAsciiPrefix(line, colon, entrant);
+      ticketHmac.ofHex(entrant, 0, ticket);
+      if (after && compareWords(ticket, 0, after, 0) <= 0) continue;
+      // Only an entrant that makes the cut costs a parse (most do not).
+      if (selection.wouldKeep(ticket, 0, entrant, 0)) {
+        const e = parseEntry(line);
+        selection.offer(ticket, 0, entrant, 0, e.userId, e.quantity, first + i + 1);
+      }
+    }
+  });
+  return { candidates: selection.sorted(), entrants };
+}
+
+/**
+ * Walks the draw order from the top until no unit is left: an excluded entrant is passed over; the
+ * rest go through the reserve script in batches sent together on one connection (Redis runs them in
+ * order, so the outcome is that of one call after another). A batch's winners and exclusions are
+ * recorded while the next batch runs; a crash in between is healed on resume (reserve answers
+ * `repeat`, and the checks give the same answers unless the deny list or the rule changed since, in
+ * which case a recorded winner or exclusion still stands).
+ */
+async function drawWinners(
+  ctx: DrawDeps,
+  sale: Sale,
+  record: DrawRecord,
+  seed: string,
   s: DrawSettings,
   renew: () => Promise<void>,
-): Promise<{ winners: Map<string, string>; unitsWon: number }> {
+  rule: Parameters<typeof isEligible>[0],
+): Promise<DrawnOutcome> {
+  const digest = record.entrantsDigest!;
+  const units = record.units ?? 0;
+  const [denied, known, excludedBefore] = await Promise.all([
+    deniedUserIds(ctx.db),
+    ctx.stock.winners(sale),
+    ctx.stock.excludedEntrants(sale),
+  ]);
   const winners = new Map<string, string>();
+  const excluded = new Set<string>();
   let unitsWon = 0;
-  let recorded: Promise<void> = Promise.resolve();
+  let recorded: Promise<unknown> = Promise.resolve();
   // With several buckets a reservation may borrow across slots: one at a time keeps the draw order.
   const batchSize = sale.buckets > 1 ? 1 : s.reserveBatch;
-  for (let batch = queue.take(batchSize); batch.length > 0; batch = queue.take(batchSize)) {
-    const [, results] = await Promise.all([
-      recorded,
-      Promise.all(
-        batch.map((e) =>
-          ctx.stock.reserveForDraw({
-            ...sale,
-            userId: e.userId,
-            quantity: e.quantity,
-            requestId: `draw-${e.userId}`,
-            traceId: e.ticket.slice(0, 32),
-          }),
+  const capacity = units + SPARE_CANDIDATES(units);
+  let after: Int32Array | null = null;
+  let walked = 0;
+  let entrants = 0;
+  let gone = units <= 0;
+  while (!gone) {
+    const pass = await selectCandidates(ctx, sale, seed, digest, capacity, after, s);
+    entrants = pass.entrants;
+    const { candidates } = pass;
+    for (let i = 0; i < candidates.length && !gone; i += batchSize) {
+      const batch = candidates.slice(i, i + batchSize);
+      const claims = rule
+        ? await ctx.stock.entrantClaims(
+            sale,
+            batch.map((c) => c.userId),
+          )
+        : null;
+      const isExcluded = batch.map(
+        (c) =>
+          !known.has(c.userId) &&
+          (excludedBefore.has(c.userId) ||
+            denied.has(c.userId) ||
+            (rule !== null && !isEligible(rule, claims?.get(c.userId)))),
+      );
+      const toReserve = batch.filter((_, j) => !isExcluded[j]);
+      const [, results] = await Promise.all([
+        recorded,
+        Promise.all(
+          toReserve.map((c) =>
+            ctx.stock.reserveForDraw({
+              ...sale,
+              userId: c.userId,
+              quantity: c.quantity,
+              requestId: `draw-${c.userId}`,
+              traceId: c.ticket.slice(0, 32),
+            }),
+          ),
         ),
-      ),
-    ]);
-    const won = new Map<string, string>();
-    let gone = false;
-    results.forEach((r, j) => {
-      const userId = batch[j]!.userId;
-      if (r.kind === 'reserved' || r.kind === 'repeat') {
-        won.set(userId, r.reservationId);
-        unitsWon += batch[j]!.quantity;
-      }
-      if ((r.kind === 'reserved' && r.remaining <= 0) || r.kind === 'sold_out') gone = true;
-      // Stopped, paused or lost Redis state: the draw cannot decide now; it resumes where it was.
-      if (r.kind === 'paused' || r.kind === 'ended' || r.kind === 'not_warmed' || r.kind === 'busy')
-        throw new ContractError(
-          r.kind === 'not_warmed' ? 'not_ready' : r.kind,
-          `draw of ${sale.activityId} waits: ${r.kind}`,
-        );
-    });
-    recorded = ctx.stock.recordWinners(sale, won);
-    // Keep a failed write from counting as unhandled before it is awaited with the next batch.
-    recorded.catch(() => {});
-    for (const [u, r] of won) winners.set(u, r);
-    if (gone) break;
-    await renew();
+      ]);
+      // In draw order: an exclusion counts only while units are left (after that everyone loses anyway,
+      // so the list's `excluded` flags do not depend on the batch size).
+      const won = new Map<string, string>();
+      const newlyExcluded: string[] = [];
+      let next = 0;
+      batch.forEach((c, j) => {
+        if (isExcluded[j]) {
+          if (gone) return;
+          excluded.add(c.userId);
+          if (!excludedBefore.has(c.userId)) newlyExcluded.push(c.userId);
+          return;
+        }
+        const r = results[next++]!;
+        // Denied after the list above was read: the bucket's deny hash (lua/reserve-6.lua) refused the
+        // reservation. Passed over like the rest, so the published `excluded` flags account for it.
+        if (r.kind === 'denied' || r.kind === 'not_eligible') {
+          if (gone) return;
+          excluded.add(c.userId);
+          if (!excludedBefore.has(c.userId)) newlyExcluded.push(c.userId);
+          return;
+        }
+        if (r.kind === 'reserved' || r.kind === 'repeat') {
+          won.set(c.userId, r.reservationId);
+          unitsWon += c.quantity;
+        }
+        if ((r.kind === 'reserved' && r.remaining <= 0) || r.kind === 'sold_out') gone = true;
+        // Stopped, paused or lost Redis state: the draw cannot decide now; it resumes where it was.
+        if (r.kind === 'paused' || r.kind === 'ended' || r.kind === 'not_warmed' || r.kind === 'busy')
+          throw new ContractError(
+            r.kind === 'not_warmed' ? 'not_ready' : r.kind,
+            `draw of ${sale.activityId} waits: ${r.kind}`,
+          );
+      });
+      recorded = Promise.all([
+        won.size > 0 ? ctx.stock.recordWinners(sale, won) : null,
+        newlyExcluded.length > 0 ? ctx.stock.recordExcluded(sale, newlyExcluded) : null,
+      ]);
+      // Keep a failed write from counting as unhandled before it is awaited with the next batch.
+      recorded.catch(() => {});
+      for (const [u, r] of won) winners.set(u, r);
+      await renew();
+    }
+    walked += candidates.length;
+    if (candidates.length < capacity || walked >= entrants) break;
+    const last = candidates[candidates.length - 1]!.ticket;
+    after = wordsOf(last);
   }
   await recorded;
-  return { winners, unitsWon };
+  if (entrants === 0) entrants = (await ctx.stock.entryCounts(sale)).reduce((a, b) => a + b, 0);
+  return { winners, excluded, unitsWon, entrants };
+}
+
+function wordsOf(hex: string): Int32Array {
+  const out = new Int32Array(8);
+  for (let i = 0; i < 8; i++) out[i] = Number.parseInt(hex.slice(8 * i, 8 * i + 8), 16) | 0;
+  return out;
 }
 
 /** The winners are final: polls answer results, FCFS opens on what is left, the edge learns the seed. */
@@ -165,37 +348,55 @@ async function announce(ctx: DrawDeps, sale: Sale): Promise<void> {
 }
 
 /**
- * The entrant list (ticket, quantity, won) into MySQL in batches; a batch written before a crash is
- * skipped. Rows go in the queue's order, not ticket order: the table's key is the ticket and the
- * public list reads by it; sorting first cost the origin more than MySQL saved (bench/draw.ts).
- * The winners are the ones this run recorded, or Redis's record on a resume.
+ * Pass 3: the entrant list (entrant, entry, ticket, quantity, won, excluded) into MySQL in batches; a
+ * batch written before a crash is skipped. Rows go in entry order: the table's key is the ticket and
+ * the public list reads by it. The winners and exclusions are this run's, or Redis's record on a resume.
  */
 async function publishEntrants(
   ctx: DrawDeps,
   sale: Sale,
   record: DrawRecord,
-  known: DrawQueue | null,
-  knownWinners: Map<string, string> | null,
+  seed: string,
+  known: { winners: Map<string, string>; excluded: Set<string> } | null,
   s: DrawSettings,
   renew: () => Promise<void>,
 ): Promise<void> {
-  const { entrants } = known ?? (await drawQueue(ctx, sale, record.seed));
-  const winners = knownWinners ?? (await ctx.stock.winners(sale));
-  for (let i = 0; i < entrants.length; i += s.publishBatch) {
-    const rows = entrants
-      .slice(i, i + s.publishBatch)
-      .map((e: OrderedEntrant) => ({ ticket: e.ticket, quantity: e.quantity, won: winners.has(e.userId) }));
-    await insertEntrants(ctx.db, sale.activityId, rows);
+  const winners = known?.winners ?? (await ctx.stock.winners(sale));
+  const excluded = known?.excluded ?? (await ctx.stock.excludedEntrants(sale));
+  const hmac = new DrawHmac(seed);
+  // A scheme-1 draw that an older version drew but did not publish: its tickets are the entrant ids.
+  const ticketHmac = record.entrantsDigest ? new DrawHmac(seed, record.entrantsDigest) : null;
+  const entrant = new Int32Array(8);
+  const ticket = new Int32Array(8);
+  let rows: EntrantRow[] = [];
+  const flush = async () => {
+    if (rows.length === 0) return;
+    const batch = rows;
+    rows = [];
+    await insertEntrants(ctx.db, sale.activityId, batch);
     await renew();
-  }
-}
-
-async function drawQueue(ctx: DrawDeps, sale: Sale, seed: string): Promise<DrawQueue> {
-  const entrants = await ctx.stock.entrants(sale);
-  return DrawQueue.of(
-    seed,
-    Array.from(entrants, ([userId, quantity]) => ({ userId, quantity })),
-  );
+  };
+  await forEachEntryPage(ctx.stock, sale, s, async (lines, first) => {
+    for (let i = 0; i < lines.length; i++) {
+      const e = parseEntry(lines[i]!);
+      hmac.ofString(e.userId, entrant);
+      if (!ticketHmac) {
+        rows.push({ ticket: hexOf(entrant), quantity: e.quantity, won: winners.has(e.userId) });
+      } else {
+        ticketHmac.ofHex(entrant, 0, ticket);
+        rows.push({
+          entrant: hexOf(entrant),
+          entry: first + i + 1,
+          ticket: hexOf(ticket),
+          quantity: e.quantity,
+          won: winners.has(e.userId),
+          excluded: excluded.has(e.userId),
+        });
+      }
+      if (rows.length >= s.publishBatch) await flush();
+    }
+  });
+  await flush();
 }
 
 function pushSnapshot(ctx: DrawDeps, activityId: string): Promise<void> {

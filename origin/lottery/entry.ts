@@ -1,6 +1,6 @@
 /**
  * A purchase that meets a lottery (DESIGN §10): inside the window it becomes the user's one entry
- * (lua/enter-4.lua, no stock moves); between the window's close and the final winners it is turned
+ * (lua/enter-6.lua, no stock moves); between the window's close and the final winners it is turned
  * away with 503 `busy` + Retry-After; after that `null` — the caller reserves FCFS as usual.
  */
 import { ContractError } from '../../contract/errors.js';
@@ -33,7 +33,7 @@ export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest
   if (phase === 'fcfs') return null;
   if (phase === 'drawing') throw drawing();
 
-  // The deny list and the eligibility rule bind entries as they bind purchases (lua/enter-4.lua).
+  // The deny list and the eligibility rule bind entries as they bind purchases (lua/enter-6.lua).
   const result = await ctx.stock.enter({ ...sale, userId: req.userId, quantity: req.quantity, claims: req.claims });
   const body: EntryResponse = { status: 'entered', entryId: entryIdOf(req.activityId, req.userId) };
   switch (result.kind) {

@@ -157,3 +157,13 @@ export async function retryDeadLetter(ctx: DeadLetterAdminDeps, reservationId: s
     throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
   throw new ContractError('conflict', REQUEUE_REFUSALS[requeued.kind]);
 }
+
+/** Open dead letters (waiting for an operator's retry or give-up) per activity, for /metrics. */
+export async function openDeadLetterCounts(db: DeadLetterAdminDeps['db']): Promise<Map<string, number>> {
+  const counts = await rows<{ activityId: string; open: number }>(
+    db.query(
+      "SELECT activity_id AS activityId, COUNT(*) AS open FROM seckill_dead_letter WHERE status = 'open' GROUP BY activity_id",
+    ),
+  );
+  return new Map(counts.map((r) => [String(r.activityId), Number(r.open)]));
+}

@@ -9,10 +9,19 @@
  *
  * It must be exact while a sale is live, so it reads two snapshots and relates them:
  *   1. Redis at one instant per bucket (one MULTI): stock, the Stream's last id (the bound), the
- *      group's position, `released`, `refilled`, `tranches`. Only Stream entries up to the bound
- *      count as issued.
- *   2. MySQL in one transaction (one consistent snapshot), after 1.
- *   3. After 2: the reservations beyond the bound, and `tranches` again.
+ *      group's position, `released`, `refilled`, `tranches`, `lent`, `borrowing`. Only Stream
+ *      entries up to the bound count as issued.
+ *   2. MySQL in one read-only transaction on one consistent snapshot (START TRANSACTION WITH
+ *      CONSISTENT SNAPSHOT at REPEATABLE READ, whatever the server's default), after 1.
+ *   3. After 2: the reservations beyond the bound, `tranches` again, and every bucket's fingerprint
+ *      (what moves when any flow touches it). Equal to 1's: Redis held still across the MySQL read.
+ * The buckets of a sale are read one after another (on a cluster, on different servers), so a
+ * borrow between two buckets' MULTIs is seen half done; and a flow this arithmetic does not know
+ * would show the same way. So a failing check that involves Redis counts only on a reading Redis
+ * held still across (3 equals 1): otherwise the whole reading is taken again, up to
+ * RECONCILE_READ_ATTEMPTS readings; if Redis never held still the result is `unstable` (skipped,
+ * not an alarm). A MySQL-only check is exact on its own snapshot and counts at once; a reading
+ * whose checks all pass is accepted whether Redis moved or not (every equation held).
  * An entry still pending, or not yet delivered, is unsettled — unless MySQL already has its order
  * or dead letter, or Redis had released it (settled or compensated between the reads). Orders of
  * reservations beyond the bound were granted after snapshot 1, so their units are added back to
@@ -46,7 +55,8 @@
 import type { OriginContext } from '../context.js';
 import { requireActivity, saleOf } from '../activity/store.js';
 import { trancheId } from '../activity/tranches.js';
-import { inTransaction, type Db } from '../db/pool.js';
+import { inConsistentSnapshot, type Db } from '../db/pool.js';
+import type { Sale } from '../redis/stock-store.js';
 import type { InTransit } from '../redis/sale-ledger.js';
 import { one, rows } from '../db/rows.js';
 import { StockReleaseStatus } from '../db/statuses.js';
@@ -54,8 +64,10 @@ import { reconcileChecks, type Check, type DbFigures } from './checks.js';
 
 export type { Check } from './checks.js';
 
-/** What reconciliation reads: MySQL and the stock store. */
-export type ReconcileDeps = Pick<OriginContext, 'db' | 'stock'>;
+/** What reconciliation reads: MySQL and the stock store; RECONCILE_READ_ATTEMPTS (1 without a config). */
+export type ReconcileDeps = Pick<OriginContext, 'db' | 'stock'> & {
+  config?: Pick<OriginContext['config'], 'RECONCILE_READ_ATTEMPTS'>;
+};
 
 export interface Reconciliation {
   activityId: string;
@@ -65,31 +77,63 @@ export interface Reconciliation {
   figures: Record<string, number | null>;
   /** Stock buckets: units taken from a donor bucket for a borrow not confirmed (a process died mid-borrow). */
   inTransit: InTransit[];
+  /** Readings taken (more than 1: a Redis-side check failed while Redis moved during the MySQL read). */
+  readings: number;
+  /**
+   * A Redis-side check failed on every reading, and Redis moved during each: the figures were not
+   * read at one moment, so the failure proves nothing — skipped, not an alarm (`ok` stays false).
+   */
+  unstable: boolean;
 }
 
-/** Read Redis, then MySQL, then the reservations after Redis's bound; the checks are pure (checks.ts). */
+/** A check that reads MySQL alone: exact on its consistent snapshot, whatever Redis did meanwhile. */
+const mysqlOnly = (c: Check) => c.name.startsWith('db.');
+
+/** Readings (reconcile.ts header) until one is consistent, at most RECONCILE_READ_ATTEMPTS. */
 export async function reconcile(ctx: ReconcileDeps, activityId: string): Promise<Reconciliation> {
   const record = await requireActivity(ctx.db, activityId);
   const sale = saleOf(record);
+  const attempts = ctx.config?.RECONCILE_READ_ATTEMPTS ?? 1;
+  for (let reading = 1; ; reading++) {
+    const { outcome, ledger, held } = await readOnce(ctx, sale, record.config.skuId);
+    const failing = outcome.checks.filter((c) => !c.ok);
+    // A failure counts when MySQL alone shows it, or when Redis held still around the MySQL read.
+    const proven = held || !ledger || failing.length === 0 || failing.some(mysqlOnly);
+    if (proven || reading >= attempts)
+      return {
+        activityId,
+        ok: failing.length === 0,
+        at: new Date().toISOString(),
+        ...outcome,
+        inTransit: ledger?.inTransit ?? [],
+        readings: reading,
+        unstable: !proven,
+      };
+  }
+}
+
+/** One reading: Redis (1), MySQL (2), Redis after it (3); `held`: Redis's fingerprints did not move from 1 to 3. */
+async function readOnce(ctx: ReconcileDeps, sale: Sale, skuId: string) {
   const ledger = await ctx.stock.ledgerSnapshot(sale);
-  const db = await readDbFigures(ctx.db, activityId, record.config.skuId);
+  const db = await readDbFigures(ctx.db, sale.activityId, skuId);
   // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
   // MySQL could have for them), and the tranches Redis has added (every release MySQL had applied
-  // by its read must be there).
+  // by its read must be there); last, the fingerprints, so that "held" covers those reads too.
   const redis = ledger && {
     ledger,
     later: await ctx.stock.reservationsAfter(sale, ledger.bounds),
     tranchesAfter: await ctx.stock.tranches(sale),
   };
-  const { checks, figures } = reconcileChecks(db, redis, sale.buckets);
-  const ok = checks.every((c) => c.ok);
-  return { activityId, ok, at: new Date().toISOString(), checks, figures, inTransit: ledger?.inTransit ?? [] };
+  const held = !!ledger && sameList(ledger.fingerprints, await ctx.stock.ledgerFingerprints(sale));
+  return { outcome: reconcileChecks(db, redis, sale.buckets), ledger, held };
 }
+
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i]);
 
 /** Snapshot 2: MySQL, every figure from one consistent read view. */
 async function readDbFigures(pool: Db, activityId: string, skuId: string): Promise<DbFigures> {
   const args = [activityId, skuId];
-  return inTransaction(pool, async (tx) => {
+  return inConsistentSnapshot(pool, async (tx) => {
     const stock = (await one<{ initial_stock: number; available: number; held_back: number }>(
       tx.execute(
         'SELECT initial_stock, available, held_back FROM seckill_stock WHERE activity_id = ? AND sku_id = ?',

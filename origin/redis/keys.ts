@@ -26,10 +26,16 @@ export interface ActivityKeys {
   lent: string;
   /** Lottery (DESIGN §10): hash userId -> quantity of the entries. */
   entrants: string;
+  /** Lottery: list of `userId:quantity` in entry order — the closed entrant list the draw digests and pages through. */
+  entryList: string;
+  /** Lottery: hash userId -> JSON of the JWT claims forwarded with the entry (eligibility at the draw). */
+  entrantClaims: string;
   /** Lottery: absent while entries are open, then `closed`, then `drawn`. */
   draw: string;
   /** Lottery: hash userId -> reservationId of the draw's winners. */
   winners: string;
+  /** Lottery: set of the entrants the draw passed over (denied, or not eligible at the close). */
+  drawExcluded: string;
   /** Hash releaseId -> units: tranches of held-back stock already added (DESIGN §10). */
   tranches: string;
   /**
@@ -67,8 +73,11 @@ export function keyspace(prefix = ''): Keyspace {
         borrowing: `${base}:borrowing`,
         lent: `${base}:lent`,
         entrants: `${base}:entrants`,
+        entryList: `${base}:entry-list`,
+        entrantClaims: `${base}:entrant-claims`,
         draw: `${base}:draw`,
         winners: `${base}:winners`,
+        drawExcluded: `${base}:draw-excluded`,
         tranches: `${base}:tranches`,
         denied: `${base}:denied`,
       };

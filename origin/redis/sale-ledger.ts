@@ -35,6 +35,15 @@ export interface LedgerSnapshot {
   tranches: Map<string, number>;
   /** Units taken from a donor bucket for a borrow that is not confirmed: out of stock, in no Stream. */
   inTransit: InTransit[];
+  /** Per bucket, what moves whenever any flow touches it (bucketFingerprint): compared with a re-read. */
+  fingerprints: string[];
+}
+
+/** One bucket's reading (one MULTI), before buckets are put together. */
+export interface BucketSnapshot extends Omit<LedgerSnapshot, 'inTransit'> {
+  /** This bucket's `lent` and `borrowing` hashes, read in the same MULTI as its stock. */
+  lent: Record<string, string>;
+  borrowing: Record<string, string>;
 }
 
 export interface InTransit {
@@ -100,7 +109,13 @@ export class SaleLedgerReader {
     return reservations;
   }
 
-  async snapshot(keys: ActivityKeys): Promise<LedgerSnapshot | null> {
+  /**
+   * One bucket at one instant: every figure reconciliation takes from this bucket, `lent` and
+   * `borrowing` included, in one MULTI (a script moves units and records them in one step, so only
+   * a reading of both in one step sees them agree). Then the Stream up to the bound read then, and
+   * its pending entries (an entry pending up to the bound now was pending at the instant).
+   */
+  async snapshot(keys: ActivityKeys): Promise<BucketSnapshot | null> {
     const replies = (await this.redis
       .multi()
       .get(keys.stock)
@@ -109,8 +124,12 @@ export class SaleLedgerReader {
       .hgetall(keys.released)
       .hgetall(keys.refilled)
       .hgetall(keys.tranches)
+      .hgetall(keys.lent)
+      .hgetall(keys.borrowing)
       .exec())!;
-    const [stock, last, groups, released, refilled, tranches] = replies.map(([err, value]) => (err ? null : value));
+    const [stock, last, groups, released, refilled, tranches, lent, borrowing] = replies.map(([err, value]) =>
+      err ? null : value,
+    );
     if (stock === null) return null;
     const group = ((groups as unknown[][] | null) ?? []).map(fieldsOf).find((g) => g.name === CONSUMER_GROUP);
     const bound = (last as [string, string[]][] | null)?.[0]?.[0] ?? null;
@@ -137,24 +156,21 @@ export class SaleLedgerReader {
       tranches: new Map(
         Object.entries((tranches as Record<string, string> | null) ?? {}).map(([id, u]) => [id, Number(u)]),
       ),
-      inTransit: [],
+      lent: (lent as Record<string, string> | null) ?? {},
+      borrowing: (borrowing as Record<string, string> | null) ?? {},
+      fingerprints: [
+        fingerprintOf({
+          stock,
+          last: bound,
+          group,
+          released: released as Record<string, string> | null,
+          refilled: refilled as Record<string, string> | null,
+          tranches: tranches as Record<string, string> | null,
+          lent: lent as Record<string, string> | null,
+          borrowing: borrowing as Record<string, string> | null,
+        }),
+      ],
     };
-  }
-
-  /** Lent entries of every bucket whose borrow is not confirmed at its home bucket. */
-  async inTransit(buckets: ActivityKeys[]): Promise<InTransit[]> {
-    const lent = await Promise.all(buckets.map((k) => this.redis.hgetall(k.lent)));
-    const borrowing = await Promise.all(buckets.map((k) => this.redis.hgetall(k.borrowing)));
-    const out: InTransit[] = [];
-    for (const [donor, entries] of lent.entries()) {
-      for (const [reservationId, value] of Object.entries(entries)) {
-        const [quantity, home] = value.split('|').map(Number);
-        const state = borrowing[home!]?.[reservationId] ?? '';
-        if (state.startsWith('c')) continue;
-        out.push({ reservationId, quantity: quantity!, donor, home: home!, state: state.slice(0, 1) || 'missing' });
-      }
-    }
-    return out;
   }
 
   async reservationsAfter(events: string, bound: string): Promise<Set<string>> {
@@ -163,4 +179,82 @@ export class SaleLedgerReader {
       later.add(fieldsOf(fields).reservationId ?? '');
     return later;
   }
+
+  /**
+   * What a bucket's snapshot would show moved, read cheaply (one MULTI, no hash bodies): every flow
+   * changes at least one of these — a reservation the Stream's last id and the stock, settlement the
+   * group, a refill, release, tranche or borrow the stock and the size of the hash it records in (a
+   * borrow's confirm appends to the home Stream). Equal before and after the MySQL read: Redis did
+   * not move in between.
+   */
+  async fingerprint(keys: ActivityKeys): Promise<string> {
+    const replies = (await this.redis
+      .multi()
+      .get(keys.stock)
+      .xrevrange(keys.events, '+', '-', 'COUNT', 1)
+      .xinfo('GROUPS', keys.events)
+      .hlen(keys.released)
+      .hlen(keys.refilled)
+      .hlen(keys.tranches)
+      .hlen(keys.lent)
+      .hlen(keys.borrowing)
+      .exec())!;
+    const [stock, last, groups, ...sizes] = replies.map(([err, value]) => (err ? null : value));
+    const group = ((groups as unknown[][] | null) ?? []).map(fieldsOf).find((g) => g.name === CONSUMER_GROUP);
+    return fingerprintParts(
+      stock as string | null,
+      (last as [string, string[]][] | null)?.[0]?.[0] ?? null,
+      group,
+      sizes.map(Number),
+    );
+  }
+}
+
+function fingerprintOf(r: {
+  stock: unknown;
+  last: string | null;
+  group: Record<string, string> | undefined;
+  released: Record<string, string> | null;
+  refilled: Record<string, string> | null;
+  tranches: Record<string, string> | null;
+  lent: Record<string, string> | null;
+  borrowing: Record<string, string> | null;
+}): string {
+  const size = (h: Record<string, string> | null) => Object.keys(h ?? {}).length;
+  return fingerprintParts(
+    r.stock as string | null,
+    r.last,
+    r.group,
+    [r.released, r.refilled, r.tranches, r.lent, r.borrowing].map(size),
+  );
+}
+
+function fingerprintParts(
+  stock: string | null,
+  last: string | null,
+  group: Record<string, string> | undefined,
+  sizes: number[],
+): string {
+  return [stock, last, group?.['last-delivered-id'] ?? '', group?.pending ?? '', ...sizes].join('/');
+}
+
+/**
+ * Lent entries of every bucket whose borrow is not confirmed at its home bucket, from the buckets'
+ * snapshots (`lent` and `borrowing` of bucket b, in b's order).
+ */
+export function unitsInTransit(
+  buckets: { lent: Record<string, string>; borrowing: Record<string, string> }[],
+): InTransit[] {
+  const lent = buckets.map((b) => b.lent);
+  const borrowing = buckets.map((b) => b.borrowing);
+  const out: InTransit[] = [];
+  for (const [donor, entries] of lent.entries()) {
+    for (const [reservationId, value] of Object.entries(entries)) {
+      const [quantity, home] = value.split('|').map(Number);
+      const state = borrowing[home!]?.[reservationId] ?? '';
+      if (state.startsWith('c')) continue;
+      out.push({ reservationId, quantity: quantity!, donor, home: home!, state: state.slice(0, 1) || 'missing' });
+    }
+  }
+  return out;
 }

@@ -62,7 +62,7 @@ export const AbandonCode = { ABANDONED: 1, ALREADY: 2, CONFIRMED: -1, TOO_FRESH:
 /** lua/give-back-2.lua (a given-up borrow's units back to the donor) */
 export const GiveBackCode = { RETURNED: 1, NOTHING: 2, NOT_WARMED: -1 } as const;
 
-/** lua/enter-4.lua */
+/** lua/enter-6.lua */
 export const EnterCode = {
   ENTERED: 1,
   EXISTS: 2,
@@ -130,6 +130,7 @@ const SCRIPT_NAMES = [
   'enter',
   'primary',
   'deny',
+  'replication',
 ] as const;
 type ScriptName = (typeof SCRIPT_NAMES)[number];
 

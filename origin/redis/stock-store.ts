@@ -25,8 +25,15 @@ import {
 import { SaleEventReader } from './event-reader.js';
 import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './keys.js';
 import { Cluster } from 'ioredis';
+import { NodeStatsReader, type RedisNodeStats } from './node-stats.js';
 import type { ReservationEvent } from './reservation-event.js';
-import { SaleLedgerReader, type LedgerSnapshot, type StreamReservation } from './sale-ledger.js';
+import {
+  SaleLedgerReader,
+  unitsInTransit,
+  type BucketSnapshot,
+  type LedgerSnapshot,
+  type StreamReservation,
+} from './sale-ledger.js';
 import {
   EnterCode,
   RecoverCode,
@@ -55,7 +62,10 @@ export interface ReserveInput extends Sale {
   traceId: string;
   /** The user's JWT claims the edge verified; the script checks the sale's eligibility rule against them. */
   claims?: Claims;
-  /** The lottery draw decides eligibility itself (it has no claims of the entrants): the script skips the rule. */
+  /**
+   * The lottery draw decides eligibility itself (the claims stored with each entry, under the rule in
+   * force at the close): the script skips the rule.
+   */
   eligibilityDecided?: boolean;
 }
 
@@ -117,6 +127,18 @@ export type EnterResult =
   | { kind: 'denied' }
   | { kind: 'not_eligible' };
 
+/** One lottery entry. */
+export interface Entry {
+  userId: string;
+  quantity: number;
+}
+
+/** An entry-list line ("userId:quantity", lua/enter-6.lua) read back. */
+export function parseEntry(line: string): Entry {
+  const at = line.lastIndexOf(':');
+  return { userId: line.slice(0, at), quantity: Number(line.slice(at + 1)) };
+}
+
 /** Lottery entries: `open` until the draw closes them, `drawn` once the winners are final. */
 export type DrawPhase = 'open' | 'closed' | 'drawn';
 
@@ -134,6 +156,30 @@ export interface RecoverInput {
   tranches: Map<string, number>;
   /** Reservations MySQL proves (orders) that the surviving Stream lacks: appended again (failover). */
   restore?: Omit<ReservationEvent, 'streamId'>[];
+}
+
+/** A bucket's primary and its replicas as INFO replication lists them. */
+export interface PrimaryReplication {
+  runId: string;
+  /** `host:port` of the primary. */
+  node: string;
+  replicas: { state: string; lag: number }[];
+}
+
+/** `slaveN:ip=…,port=…,state=online,offset=…,lag=…` lines of INFO replication. */
+export function replicasOf(info: string): PrimaryReplication['replicas'] {
+  const out: PrimaryReplication['replicas'] = [];
+  for (const line of info.split(/\r?\n/)) {
+    if (!/^slave\d+:/.test(line)) continue;
+    const fields = Object.fromEntries(
+      line
+        .slice(line.indexOf(':') + 1)
+        .split(',')
+        .map((kv) => kv.split('=') as [string, string]),
+    );
+    out.push({ state: fields.state ?? '', lag: Number(fields.lag ?? Infinity) });
+  }
+  return out;
 }
 
 export interface StockStoreOptions {
@@ -165,6 +211,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PENDING_MARK = '~';
 /** Config-hash field: the primary (per bucket) whose state a failover recovery proved. */
 const PROVEN_FIELD = 'provenPrimary';
+/** Config-hash field (bucket 0): who let the sale open although one failover would stall a bucket. */
+const REPLICA_RISK_FIELD = 'replicaRiskAcceptedBy';
+/** Config-hash field (bucket 0): set when warm-up paused the sale for the replica rule (not an operator's pause). */
+const REPLICA_PAUSE_FIELD = 'replicaPaused';
 /** Config-hash field written only so that a following `WAIT` covers every earlier write on that primary. */
 const WAIT_MARK_FIELD = 'waitMark';
 type Reply = (string | number)[];
@@ -174,7 +224,15 @@ export class StockStore {
   private readonly ledger: SaleLedgerReader;
   private readonly readers = new Set<SaleEventReader>();
   private subscriber: RedisClient | null = null;
+  private nodeStatsReader: NodeStatsReader | null = null;
   private readonly space: Keyspace;
+  /**
+   * The failover watch's own connection (primaries, replication), opened on first use. Not the
+   * request connection: a `WAIT` blocks its connection for up to REDIS_WAIT_TIMEOUT_MS, so on a
+   * primary with too few replicas every reservation's WAIT queues ahead of the watch's question
+   * until it times out — the watch then read "cannot tell" for the very bucket that failed over.
+   */
+  private watch: { redis: RedisClient; scripts: ScriptCommands } | null = null;
 
   private constructor(
     private readonly opts: StockStoreOptions,
@@ -433,13 +491,17 @@ export class StockStore {
     }
   }
 
-  /** lua/enter-4.lua: one lottery entry per user (DESIGN §10), under the deny list and the eligibility rule. */
+  /**
+   * lua/enter-6.lua: one lottery entry per user (DESIGN §10), under the deny list and the eligibility
+   * rule, kept with the claims the edge verified (the draw checks eligibility again under the rule in
+   * force at the close).
+   */
   async enter(input: Sale & { userId: string; quantity: number; claims?: Claims }): Promise<EnterResult> {
     // The entry lives in the user's home bucket, beside that bucket's config (one slot per script).
     const k = this.keys(input, homeBucket(input.userId, input.buckets));
     const reply = await this.breaker.run(() =>
       this.requestScripts.enter(
-        [k.entrants, k.config, k.draw, k.denied],
+        [k.entrants, k.config, k.draw, k.denied, k.entryList, k.entrantClaims],
         [input.userId, input.quantity, claimsArg(input.claims)],
       ),
     );
@@ -484,6 +546,12 @@ export class StockStore {
     return { quantity: quantity === null ? null : Number(quantity), reservationId };
   }
 
+  /** Clients and slow-log growth of every node in use, on the ops connection (never the request path's). */
+  nodeStats(): Promise<RedisNodeStats[]> {
+    this.nodeStatsReader ??= new NodeStatsReader(this.redis, this.opts.opsTimeoutMs);
+    return this.nodeStatsReader.read();
+  }
+
   /** Health: one PING on the request client (no breaker: health must see Redis itself). */
   async ping(): Promise<void> {
     await this.requestRedis.ping();
@@ -495,13 +563,12 @@ export class StockStore {
    * Per sale and bucket, the identity of the Redis primary serving its slot now: the `run_id` of the
    * server that runs a script on the bucket's key (lua/primary-1.lua), routed exactly like the
    * reserve script. A restart or a promoted replica changes it. null = cannot tell right now (the
-   * primary unreachable, the cluster still electing). Asked on the fail-fast request connection.
+   * primary unreachable, the cluster still electing). Asked on the watch's own fail-fast connection.
    */
   async primaries(sales: Sale[]): Promise<Map<string, (string | null)[]>> {
     const result = new Map<string, (string | null)[]>();
     const ask = (key: string) =>
-      this.requestScripts
-        .primary([key], [])
+      this.watchAnswer(this.watchScripts().primary([key], []))
         .then((id) => (id ? String(id) : null))
         .catch(() => null);
     if (!(this.requestRedis instanceof Cluster)) {
@@ -519,9 +586,89 @@ export class StockStore {
     return result;
   }
 
+  /**
+   * Per bucket, the primary serving its slot now as lua/replication-1.lua reports it (routed like the
+   * reserve script): its run id, `host:port` (the host as the client knows that port), and each
+   * replica's `state` and `lag` from INFO replication. null = the primary cannot be asked right now.
+   * Asked on the watch's own fail-fast connection, outside the breaker (the watch must see Redis itself).
+   */
+  async replication(sale: Sale): Promise<(PrimaryReplication | null)[]> {
+    return Promise.all(
+      this.allKeys(sale).map((k) =>
+        this.watchAnswer(this.watchScripts().replication([k.stock], []))
+          .then((reply) => {
+            const [runId, port, info] = (reply as unknown as string[]).map(String);
+            return { runId: runId!, node: `${this.hostOfPort(Number(port))}:${port}`, replicas: replicasOf(info!) };
+          })
+          .catch(() => null),
+      ),
+    );
+  }
+
+  private watchScripts(): ScriptCommands {
+    if (!this.watch) {
+      const redis = createRedis(this.opts.redis, {
+        commandTimeoutMs: this.opts.requestTimeoutMs,
+        queueWhileOffline: false,
+        name: 'origin-failover-watch',
+      });
+      redis.on('error', (err) => this.opts.log.debug({ err: err.message }, 'redis watch error'));
+      this.watch = { redis, scripts: defineScripts(redis, this.lua) };
+    }
+    return this.watch.scripts;
+  }
+
+  /**
+   * A watch question answers within REDIS_COMMAND_TIMEOUT_MS or counts as unanswered: the command
+   * timeout starts only once a command is written to a node, and a cluster client may hold one
+   * before that (a slot refresh, redirections) — the watch's round must never wait on it.
+   */
+  private watchAnswer<T>(question: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer in time')), this.opts.requestTimeoutMs);
+    });
+    return Promise.race([question, deadline]).finally(() => clearTimeout(timer));
+  }
+
+  /** The host the client reaches a node on, by its port (on one machine every node has its own port). */
+  private hostOfPort(port: number): string {
+    const nodes = this.requestRedis instanceof Cluster ? this.requestRedis.nodes('master') : [this.requestRedis];
+    const match = nodes.find((n) => Number(n.options.port) === port);
+    return String(match?.options.host ?? nodes[0]?.options.host ?? '127.0.0.1');
+  }
+
+  /** Units left in each bucket (null where the bucket holds no stock key: not warmed, or lost). */
+  async bucketStocks(sale: Sale): Promise<(number | null)[]> {
+    const values = await Promise.all(this.allKeys(sale).map((k) => this.redis.get(k.stock)));
+    return values.map((v) => (v === null ? null : Number(v)));
+  }
+
+  /** The operator who let this sale open on a layout one failover would stall (REPLICA_RISK_FIELD), or null. */
+  async replicaRiskAcceptedBy(sale: Sale): Promise<string | null> {
+    return this.redis.hget(this.keys(sale, 0).config, REPLICA_RISK_FIELD);
+  }
+
+  async acceptReplicaRisk(sale: Sale, actor: string): Promise<void> {
+    await this.redis.hset(this.keys(sale, 0).config, REPLICA_RISK_FIELD, actor);
+  }
+
+  /** Warm-up paused the sale for the replica rule (REPLICA_PAUSE_FIELD): an override may reopen it. */
+  async markReplicaPause(sale: Sale): Promise<void> {
+    await this.redis.hset(this.keys(sale, 0).config, REPLICA_PAUSE_FIELD, Date.now());
+  }
+
+  /** True (and the mark cleared) when warm-up had paused the sale for the replica rule. */
+  async takeReplicaPause(sale: Sale): Promise<boolean> {
+    return (await this.redis.hdel(this.keys(sale, 0).config, REPLICA_PAUSE_FIELD)) === 1;
+  }
+
   /** The primaries a finished failover recovery proved the sale on (per bucket; null where none). */
   async provenPrimaries(sale: Sale): Promise<(string | null)[]> {
-    return Promise.all(this.allKeys(sale).map((k) => this.requestRedis.hget(k.config, PROVEN_FIELD)));
+    // On the watch's connection: the request connection may be queued behind WAITs (watchScripts).
+    this.watchScripts();
+    const redis = this.watch!.redis;
+    return Promise.all(this.allKeys(sale).map((k) => this.watchAnswer(redis.hget(k.config, PROVEN_FIELD))));
   }
 
   async markProven(sale: Sale, primaries: string[]): Promise<void> {
@@ -800,7 +947,7 @@ export class StockStore {
 
   // ── The lottery draw (origin/lottery/draw.ts): patient client ───────────────────────────────────
 
-  /** No entry after this (lua/enter-4.lua answers CLOSED); keeps `drawn` if already there. */
+  /** No entry after this (lua/enter-6.lua answers CLOSED); keeps `drawn` if already there. */
   async closeEntries(sale: Sale): Promise<void> {
     for (const k of this.allKeys(sale)) await this.redis.set(k.draw, 'closed', 'NX');
   }
@@ -810,18 +957,37 @@ export class StockStore {
     for (const k of this.allKeys(sale).reverse()) await this.redis.set(k.draw, 'drawn');
   }
 
-  /** Every entry: userId → quantity (HSCAN, so a million entrants do not block Redis in one reply). */
-  async entrants(sale: Sale): Promise<Map<string, number>> {
-    const all = new Map<string, number>();
-    for (const k of this.allKeys(sale)) {
-      let cursor = '0';
-      do {
-        const [next, flat] = await this.redis.hscan(k.entrants, cursor, 'COUNT', 10_000);
-        for (let i = 0; i < flat.length; i += 2) all.set(flat[i]!, Number(flat[i + 1]));
-        cursor = next;
-      } while (cursor !== '0');
+  /** Entries per bucket (the closed list's length in each), bucket 0 first. */
+  async entryCounts(sale: Sale): Promise<number[]> {
+    return Promise.all(this.allKeys(sale).map((k) => this.redis.llen(k.entryList)));
+  }
+
+  /**
+   * Entries [start, start + count) of one bucket's list, in entry order, as stored: "userId:quantity"
+   * (parseEntry reads one). Lines, not objects: the draw reads a million of them and hashes most
+   * without keeping any. Pages are addressed by index, so a reader may ask for several at once.
+   */
+  async entryPage(sale: Sale, bucket: number, start: number, count: number): Promise<string[]> {
+    return this.redis.lrange(this.keys(sale, bucket).entryList, start, start + count - 1);
+  }
+
+  /** The claims each user entered with (absent: none forwarded). */
+  async entrantClaims(sale: Sale, userIds: string[]): Promise<Map<string, Claims>> {
+    const byBucket = new Map<number, string[]>();
+    for (const u of userIds) {
+      const b = homeBucket(u, sale.buckets);
+      let list = byBucket.get(b);
+      if (!list) byBucket.set(b, (list = []));
+      list.push(u);
     }
-    return all;
+    const found = new Map<string, Claims>();
+    await Promise.all(
+      [...byBucket].map(async ([b, users]) => {
+        const values = await this.redis.hmget(this.keys(sale, b).entrantClaims, ...users);
+        values.forEach((v, i) => v !== null && found.set(users[i]!, JSON.parse(v) as Claims));
+      }),
+    );
+    return found;
   }
 
   /**
@@ -864,6 +1030,25 @@ export class StockStore {
       fields.push(userId, reservationId);
     }
     for (const [b, fields] of byBucket) await this.redis.hset(this.keys(sale, b).winners, ...fields);
+  }
+
+  /** Entrants the draw passed over (denied / not eligible), each in their home bucket's set. */
+  async recordExcluded(sale: Sale, userIds: string[]): Promise<void> {
+    const byBucket = new Map<number, string[]>();
+    for (const u of userIds) {
+      const b = homeBucket(u, sale.buckets);
+      let list = byBucket.get(b);
+      if (!list) byBucket.set(b, (list = []));
+      list.push(u);
+    }
+    for (const [b, users] of byBucket) await this.redis.sadd(this.keys(sale, b).drawExcluded, ...users);
+  }
+
+  /** Every entrant the draw has passed over so far. */
+  async excludedEntrants(sale: Sale): Promise<Set<string>> {
+    const all = new Set<string>();
+    for (const k of this.allKeys(sale)) for (const u of await this.redis.smembers(k.drawExcluded)) all.add(u);
+    return all;
   }
 
   /** userId → reservationId of every winner recorded so far. */
@@ -922,7 +1107,7 @@ export class StockStore {
   async ledgerSnapshot(sale: Sale): Promise<LedgerSnapshot | null> {
     const parts = await Promise.all(this.allKeys(sale).map((k) => this.ledger.snapshot(k)));
     if (parts.some((p) => p === null)) return null;
-    const all = parts as LedgerSnapshot[];
+    const all = parts as BucketSnapshot[];
     return {
       stock: all.reduce((s, p) => s + p.stock, 0),
       bounds: all.flatMap((p) => p.bounds),
@@ -935,8 +1120,16 @@ export class StockStore {
         for (const [id, units] of p.tranches) sum.set(id, (sum.get(id) ?? 0) + units);
         return sum;
       }, new Map<string, number>()),
-      inTransit: sale.buckets > 1 ? await this.ledger.inTransit(this.allKeys(sale)) : [],
+      // Each bucket's lent and borrowing come from its own MULTI; buckets are read one after the
+      // other (on a cluster, on different servers), which the re-read of the fingerprints brackets.
+      inTransit: sale.buckets > 1 ? unitsInTransit(all) : [],
+      fingerprints: all.flatMap((p) => p.fingerprints),
     };
+  }
+
+  /** Per bucket, the fingerprint of what its snapshot reads (SaleLedgerReader.fingerprint), read now. */
+  async ledgerFingerprints(sale: Sale): Promise<string[]> {
+    return Promise.all(this.allKeys(sale).map((k) => this.ledger.fingerprint(k)));
   }
 
   /** Every bucket's `tranches` hash, shares of one release summed: what Redis added of each release. */
@@ -1004,10 +1197,12 @@ export class StockStore {
   }
 
   async close(): Promise<void> {
+    this.nodeStatsReader?.close();
     await Promise.allSettled([
       this.requestRedis.quit(),
       this.redis.quit(),
       this.subscriber?.quit(),
+      this.watch?.redis.quit(),
       ...[...this.readers].map((r) => r.close()),
     ]);
   }

@@ -8,6 +8,7 @@
  * The caller XACKs only after this returns. One commit per batch instead of one per order.
  */
 import { createHash } from 'node:crypto';
+import { isId } from '../../contract/ids.js';
 import { recordCreatedEvents } from '../db/order-events.js';
 import { inTransaction, isDuplicateKey, type Db, type Tx } from '../db/pool.js';
 import { affected, one, rows } from '../db/rows.js';
@@ -53,8 +54,17 @@ const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
 
 // The batch statements are prepared (`execute`): MariaDB then neither parses thousands of literals
 // per batch nor does the client escape them — about a third less server CPU per order
-// (docs/performance.md). One statement per batch size; a connection keeps the recent ones
+// (docs/performance.md). One statement per sale and batch size; a connection keeps the recent ones
 // (MYSQL_PREPARED_STATEMENTS), and under a backlog nearly every batch is full, so they are reused.
+// The sale's ids, the same in every row, are written into the statement instead of sent as two
+// parameters per row: a quarter fewer parameters for the client to encode and the server to bind.
+
+/** The sale's ids as SQL literals: decimal ids only (contract/ids.ts), so nothing else reaches the text. */
+function saleLiterals(target: SettleTarget): { activity: string; sku: string } {
+  if (!isId(target.activityId) || !isId(target.skuId))
+    throw new Error(`not a sale: activity ${target.activityId}, sku ${target.skuId}`);
+  return { activity: target.activityId, sku: target.skuId };
+}
 
 /** The conditional stock UPDATE matched no row: MySQL has fewer units than the batch needs. */
 class StockShort extends Error {}
@@ -182,16 +192,18 @@ type Written =
 /** Write: the winners' orders, stock-log rows (and order events), then the conditional stock UPDATE. */
 async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEvent[], mode: Mode): Promise<Written> {
   const { activityId, skuId } = target;
+  const sale = saleLiterals(target);
   const expireAt = new Date(Date.now() + target.paymentTimeoutSeconds * 1000);
+  // Once per order (a SHA-256 each): the order rows and the order events both carry it.
+  const orderNos = winners.map((e) => orderNoFor(e.reservationId));
   try {
+    const row = `(?, ?, ?, ${sale.activity}, ${sale.sku}, ?, ?, ${OrderStatus.PENDING}, ?, ?)`;
     await tx.execute(
-      `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${winners.map(() => `(?, ?, ?, ?, ?, ?, ?, ${OrderStatus.PENDING}, ?, ?)`).join(', ')}`,
-      winners.flatMap((e) => [
-        orderNoFor(e.reservationId),
+      `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${winners.map(() => row).join(', ')}`,
+      winners.flatMap((e, i) => [
+        orderNos[i]!,
         e.reservationId,
         storedRequestId(target, e),
-        activityId,
-        skuId,
         e.userId,
         e.quantity,
         expireAt,
@@ -212,8 +224,8 @@ async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEve
   }
   await tx
     .execute(
-      `INSERT INTO seckill_stock_log ${LOG_COLUMNS} VALUES ${winners.map(() => "(?, ?, ?, 'DEDUCT', ?)").join(', ')}`,
-      winners.flatMap((e) => [activityId, skuId, e.reservationId, e.quantity]),
+      `INSERT INTO seckill_stock_log ${LOG_COLUMNS} VALUES ${winners.map(() => `(${sale.activity}, ${sale.sku}, ?, 'DEDUCT', ?)`).join(', ')}`,
+      winners.flatMap((e) => [e.reservationId, e.quantity]),
     )
     .catch((err) => {
       throw mode === 'firstDelivery' && isDuplicateKey(err) ? new NotFirstSettlement() : err;
@@ -222,8 +234,8 @@ async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEve
     await recordCreatedEvents(
       tx,
       activityId,
-      winners.map((e) => ({
-        orderNo: orderNoFor(e.reservationId),
+      winners.map((e, i) => ({
+        orderNo: orderNos[i]!,
         activityId,
         userId: e.userId,
         quantity: e.quantity,

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { entryIdOf } from '../../contract/ids.js';
-import { commitmentOf, drawOrder } from '../../origin/lottery/draw-rule.js';
+import { commitmentOf, orderByTickets } from '../../origin/lottery/draw-rule.js';
 import { verifyDraw } from '../../scripts/verify-draw.js';
 import { scalar } from '../helpers/db.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
@@ -121,8 +121,9 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
   expect(after.draw).toMatchObject({ entrants: 30, winners: 5, units: 5, unitsWon: 5 });
   expect(after.draw.drawMs).toBeGreaterThanOrEqual(0);
   const winners = new Set(
-    drawOrder(
+    orderByTickets(
       after.drawSeed,
+      after.drawEntrantsDigest,
       users.map((userId) => ({ userId, quantity: 1 })),
     )
       .slice(0, 5)
@@ -142,6 +143,17 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
   const someWinner = [...winners][0]!;
   const v = await verifyDraw(stack.edge.url, activityId, someWinner);
   expect(v.checks.filter((c) => !c.ok)).toEqual([]);
+  // Scheme 2: the digest published at the close and every ticket were checked too.
+  expect(v.checks.map((c) => c.name)).toEqual([
+    'commitment',
+    'entrants',
+    'digest',
+    'tickets',
+    'order',
+    'winners',
+    'summary',
+  ]);
+  expect(after.drawEntrantsDigest).toMatch(/^[0-9a-f]{64}$/);
   expect(v.user).toMatchObject({ userId: someWinner, won: true });
   expect(v.user!.place).toBeGreaterThanOrEqual(1);
   expect(v.user!.place).toBeLessThanOrEqual(5);

@@ -41,7 +41,12 @@ afterAll(async () => {
 });
 
 it('prints the secrets, keeps them off command lines, and retires the demo sale on SIGTERM', async () => {
-  const [port, edgePort, inspector] = [await freePort(), await freePort(), await freePort()];
+  const [port, edgePort, inspector, prometheusPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
     cwd: ROOT,
     env: {
@@ -55,6 +60,9 @@ it('prints the secrets, keeps them off command lines, and retires the demo sale 
       REDIS_URL,
       REDIS_KEY_PREFIX: PREFIX,
       LOG_LEVEL: 'warn',
+      // Prometheus beside the stack (docs/watching-a-sale.md): required here, on a port of its own.
+      START_PROMETHEUS: '1',
+      PROMETHEUS_PORT: String(prometheusPort),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -84,6 +92,18 @@ it('prints the secrets, keeps them off command lines, and retires the demo sale 
   expect(pub.status).toBe(200);
   const registry = `${PREFIX}sk:activities`;
   expect(await redis.hexists(registry, activityId!)).toBe(1);
+
+  // Prometheus runs with the repo's rules, scrapes this origin, and its alerts page is printed.
+  const prometheus = `http://127.0.0.1:${prometheusPort}`;
+  expect(output).toMatch(new RegExp(`Prometheus \\(alerts\\):\\s+${prometheus}/(classic/)?alerts`));
+  await waitFor(
+    async () => (await (await fetch(`${prometheus}/api/v1/query?query=up{job="seckill-origin"}`)).json()) as any,
+    (body) => body.data.result[0]?.value[1] === '1',
+    30_000,
+    500,
+  );
+  const rules = (await (await fetch(`${prometheus}/api/v1/rules?type=alert`)).json()) as any;
+  expect(rules.data.groups[0].rules.map((r: { name: string }) => r.name)).toContain('SuccessRateBelowBaseline');
   expect(await redis.exists(`${PREFIX}sk:{${activityId}:1001}:stock`)).toBe(1);
 
   child.kill('SIGTERM');
@@ -91,6 +111,7 @@ it('prints the secrets, keeps them off command lines, and retires the demo sale 
   expect(code, output).toBe(0);
   expect(output).toContain(`demo sale ${activityId} stopped; its Redis keys removed`);
   expect(await redis.hexists(registry, activityId!)).toBe(0);
+  await expect(fetch(`${prometheus}/-/ready`)).rejects.toThrow(); // stopped with the stack
   await waitFor(
     () => redis.exists(`${PREFIX}sk:{${activityId}:1001}:stock`),
     (n) => n === 0,

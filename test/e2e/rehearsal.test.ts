@@ -22,6 +22,7 @@ import { ROOT } from '../../bench/lib/stack.js';
 import { descendantsMatching } from '../../bench/rehearsal/monitor.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { MYSQL_SERVER_URL, REDIS_URL } from '../helpers/db.js';
+import { PROMTOOL_PATH, run } from '../helpers/prometheus.js';
 
 const USERS = 20_000;
 const STOCK = 2_000;
@@ -158,6 +159,7 @@ it('a rehearsal stopped by a signal stops its origin and exits 128 + the signal'
       ['--mysql-url', `${MYSQL_SERVER_URL}/${signalDb}`],
       ['--activity', signalActivity],
       ['--out', outDir],
+      ['--no-baseline'],
       ['--no-progress'],
     ].flat(),
   );
@@ -195,6 +197,8 @@ it(`${USERS} users, ${STOCK} units: exactly ${STOCK} orders, one per user, nothi
       ['--lead', '5'],
       ['--mysql-url', `${MYSQL_SERVER_URL}/${database}`],
       ['--out', outDir],
+      // Not the repo's ops/prometheus/baseline.yml: a test run is no production-like rehearsal.
+      ['--baseline', join(outDir, 'baseline.yml')],
       ['--no-progress'],
     ].flat(),
   );
@@ -219,6 +223,16 @@ it(`${USERS} users, ${STOCK} units: exactly ${STOCK} orders, one per user, nothi
   for (const expected of ['ticket 200', 'ticket 425', 'ticket 409', 'purchase 202', 'purchase 403', 'purchase 429'])
     expect(codes, expected).toContain(expected);
   expect(report.settlement.orders.paid).toBeGreaterThan(0);
+
+  // The order endpoint's success rate, measured over the crowd, became the alerts' baseline: a rules
+  // file promtool accepts, holding exactly the rate the report shows.
+  const success = report.orderSuccess;
+  expect(success.total).toBeGreaterThanOrEqual(STOCK);
+  expect(success.rate).toBe(success.decided / success.total);
+  const baseline = readFileSync(join(outDir, 'baseline.yml'), 'utf8');
+  expect(baseline).toContain(`expr: vector(${Number(success.rate.toFixed(6))})`);
+  const checked = await run(PROMTOOL_PATH, ['check', 'rules', join(outDir, 'baseline.yml')]);
+  expect(checked.stdout).toContain('SUCCESS: 1 rules found');
 
   const html = readFileSync(join(outDir, 'report.html'), 'utf8');
   expect(html).toContain('<svg');

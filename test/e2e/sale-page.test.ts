@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { sign } from 'hono/jwt';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { ticketOf } from '../../origin/lottery/draw-rule.js';
+import { entrantOf, ticketOf } from '../../origin/lottery/draw-rule.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { scalar } from '../helpers/db.js';
 import type { RunningEdge } from '../helpers/edge.js';
@@ -754,7 +754,8 @@ it('lottery through the real draw: two entrants click inside the window, one uni
     (p) => typeof p.drawSeed === 'string',
     30_000,
   );
-  const winner = users.reduce((a, b) => (ticketOf(pub.drawSeed, a) < ticketOf(pub.drawSeed, b) ? a : b));
+  const ticket = (u: string) => ticketOf(pub.drawSeed, pub.drawEntrantsDigest, entrantOf(pub.drawSeed, u));
+  const winner = users.reduce((a, b) => (ticket(a) < ticket(b) ? a : b));
   for (const [i, { page }] of pages.entries()) {
     if (users[i] === winner) {
       await statusKind(page, 'ordered', 30_000);

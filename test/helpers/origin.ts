@@ -36,6 +36,9 @@ export interface TestOrigin {
     maxPerUser?: number;
     paymentTimeoutSeconds?: number;
     stockBuckets?: number;
+    overflow?: 'reject' | 'queue';
+    /** Warm up with `?acceptReplicaRisk=true`: a layout one Redis failover would stall, accepted on purpose. */
+    acceptReplicaRisk?: boolean;
   }): Promise<{ activityId: string; skuId: string }>;
   stop(): Promise<void>;
 }
@@ -137,9 +140,11 @@ export async function startTestOrigin(
         maxPerUser: opts.maxPerUser ?? 1,
         paymentTimeoutSeconds: opts.paymentTimeoutSeconds ?? 900,
         ...(opts.stockBuckets ? { stockBuckets: opts.stockBuckets } : {}),
+        ...(opts.overflow ? { overflow: opts.overflow } : {}),
       });
       if (created.status !== 201) throw new Error(`create activity: ${created.status} ${await created.text()}`);
-      const warmed = await admin('POST', `/admin/activities/${activityId}/warmup`);
+      const override = opts.acceptReplicaRisk ? '?acceptReplicaRisk=true' : '';
+      const warmed = await admin('POST', `/admin/activities/${activityId}/warmup${override}`);
       if (warmed.status !== 200) throw new Error(`warmup: ${warmed.status} ${await warmed.text()}`);
       activities.push({ activityId, skuId });
       return { activityId, skuId };

@@ -20,6 +20,7 @@ const SECRETS = {
   EDGE_ORIGIN_SECRET: 'compiled-edge-origin-secret-0123456789',
   PAYMENT_WEBHOOK_SECRET: 'compiled-payment-secret-0123456789ab',
   METRICS_TOKEN: 'compiled-metrics-token-0123456789abcd',
+  DRAW_SECRET: 'compiled-draw-secret-0123456789abcdef',
 };
 const healthz = (port: number) =>
   fetch(`http://127.0.0.1:${port}/healthz`, { headers: { authorization: `Bearer ${SECRETS.METRICS_TOKEN}` } });

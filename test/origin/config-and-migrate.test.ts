@@ -42,6 +42,7 @@ describe('configuration', () => {
       EDGE_ORIGIN_SECRET: 'b'.repeat(32),
       PAYMENT_WEBHOOK_SECRET: 'c'.repeat(32),
       METRICS_TOKEN: 'd'.repeat(32),
+      DRAW_SECRET: 'e'.repeat(32),
     };
     expect(() => loadConfig({ NODE_ENV: 'production', ...real, EDGE_ORIGIN_SECRET: 'dev-edge-origin-secret' })).toThrow(
       /EDGE_ORIGIN_SECRET/,

@@ -8,7 +8,10 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entryIdOf } from '../../contract/ids.js';
 import { activityKeys } from '../../origin/redis/keys.js';
-import { commitmentOf, drawOrder, expectedOutcomes } from '../../origin/lottery/draw-rule.js';
+import { commitmentOf, drawOrder, expectedOutcomes, orderByTickets } from '../../origin/lottery/draw-rule.js';
+import { DEV_SECRETS } from '../../origin/config.js';
+import { seedOf } from '../../origin/lottery/draw-rule.js';
+import { runDraw } from '../../origin/lottery/draw.js';
 import { REDIS_URL, scalar } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';
 import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
@@ -30,7 +33,13 @@ afterAll(async () => {
 /** A lottery activity whose window opens now and closes after `windowMs`, warmed. */
 async function lotterySale(
   o: TestOrigin,
-  opts: { stock: number; maxPerUser?: number; windowMs: number; stockBuckets?: number },
+  opts: {
+    stock: number;
+    maxPerUser?: number;
+    windowMs: number;
+    stockBuckets?: number;
+    eligibility?: { claim: string; values: string[] };
+  },
 ): Promise<{ activityId: string; skuId: string; closesAt: number }> {
   const activityId = uniqueId();
   const skuId = uniqueId();
@@ -47,18 +56,26 @@ async function lotterySale(
     admission: 'lottery',
     lotteryWindowMs: opts.windowMs,
     ...(opts.stockBuckets ? { stockBuckets: opts.stockBuckets } : {}),
+    ...(opts.eligibility ? { eligibility: opts.eligibility } : {}),
   });
   expect(answer.status).toBe(201);
   expect((await o.admin('POST', `/admin/activities/${activityId}/warmup`)).status).toBe(200);
   return { activityId, skuId, closesAt: startsAt + opts.windowMs };
 }
 
-async function purchase(o: TestOrigin, activityId: string, userId: string, quantity = 1) {
+async function purchase(
+  o: TestOrigin,
+  activityId: string,
+  userId: string,
+  quantity = 1,
+  claims?: Record<string, string | string[]>,
+) {
   const res = await o.internal('POST', '/internal/reserve', {
     activityId,
     userId,
     quantity,
     requestId: `r-${userId}-${Math.random().toString(36).slice(2, 8)}`,
+    ...(claims ? { claims } : {}),
   });
   return { status: res.status, body: (await res.json()) as any };
 }
@@ -81,7 +98,7 @@ const published = (o: TestOrigin, activityId: string, timeoutMs = 60_000) =>
   );
 
 async function entrantList(o: TestOrigin, activityId: string) {
-  const all: { ticket: string; quantity: number; won: boolean }[] = [];
+  const all: { ticket: string; quantity: number; won: boolean; entry?: number; excluded?: boolean }[] = [];
   let after = '';
   for (;;) {
     const res = await o.internal('GET', `/internal/activities/${activityId}/draw/entrants?limit=40&after=${after}`);
@@ -127,15 +144,36 @@ describe('a lottery of 150 entrants for 20 units', () => {
     // Someone else's entry is not readable; a made-up one is not found.
     expect((await poll(t, entryIdOf(sale.activityId, users[3]!), users[4]!)).status).toBe(403);
     expect((await poll(t, entryIdOf(sale.activityId, '99999999'), '99999999')).status).toBe(404);
+    // Issue 24.3: during the window MySQL holds no seed (a reader of it or of a backup cannot predict),
+    // only the nonce and the commitment; no digest is public before the close.
+    const [[stored]] = (await t.db.pool.query(
+      'SELECT seed, seed_nonce, scheme, entrants_digest FROM seckill_draw WHERE activity_id = ?',
+      [sale.activityId],
+    )) as any;
+    expect(stored).toMatchObject({ seed: null, scheme: 2, entrants_digest: null });
+    expect(stored.seed_nonce).toMatch(/^[0-9a-f]{64}$/);
+    expect((await snapshot(t, sale.activityId)).draw.entrantsDigest).toBeUndefined();
 
     await sleepUntil(sale.closesAt);
     const after = await published(t, sale.activityId);
     const seed: string = after.draw.seed;
     expect(commitmentOf(seed)).toBe(before.draw.commitment);
-    expect(after.draw).toMatchObject({ entrants: 150, winners: 20, units: 20, unitsWon: 20 });
+    expect(after.draw).toMatchObject({ entrants: 150, winners: 20, units: 20, unitsWon: 20, excluded: 0, scheme: 2 });
+    // The digest is the closed list's, in entry order (as Redis kept it), and the seed is now in MySQL.
+    const closedList = (await t.redis.lrange(keys.entryList, 0, -1)).map((line) => {
+      const [userId, quantity] = line.split(':');
+      return { userId: userId!, quantity: Number(quantity) };
+    });
+    expect(closedList.map((e) => e.userId).sort()).toEqual([...users].sort());
+    expect(after.draw.entrantsDigest).toBe(drawOrder(seed, closedList).digest);
+    const [[revealed]] = (await t.db.pool.query('SELECT seed FROM seckill_draw WHERE activity_id = ?', [
+      sale.activityId,
+    ])) as any;
+    expect(revealed.seed).toBe(seed);
 
-    const expected = drawOrder(
+    const expected = orderByTickets(
       seed,
+      after.draw.entrantsDigest,
       users.map((userId) => ({ userId, quantity: 1 })),
     )
       .slice(0, 20)
@@ -175,6 +213,148 @@ describe('a lottery of 150 entrants for 20 units', () => {
   });
 });
 
+describe('the deny list and eligibility at the draw (issue 24.1)', () => {
+  it('denied mid-window and eligibility switched mid-window: those entrants win nothing, their units go to the next in draw order', async () => {
+    const sale = await lotterySale(t, { stock: 5, windowMs: 7_000, eligibility: { claim: 'tier', values: ['gold'] } });
+    // 20 gold entrants; 8 of them are platinum as well.
+    const users = Array.from({ length: 20 }, (_, i) => String(7_800_000 + i));
+    const platinum = new Set(users.filter((_, i) => i % 5 < 2));
+    for (const u of users) {
+      const tier = platinum.has(u) ? ['gold', 'platinum'] : 'gold';
+      expect((await purchase(t, sale.activityId, u, 1, { tier })).status).toBe(202);
+    }
+    // All entries are in. An insider with DRAW_SECRET and Redis (this test) can now compute the order
+    // the draw will use, and flips both switches inside the window: the top-ranked platinum entrant is
+    // denied, and the rule becomes platinum-only.
+    const keys = activityKeys(sale.activityId, sale.skuId);
+    const closedList = (await t.redis.lrange(keys.entryList, 0, -1)).map((line) => ({
+      userId: line.split(':')[0]!,
+      quantity: 1,
+    }));
+    const nonce = String(
+      (
+        (await t.db.pool.query('SELECT seed_nonce FROM seckill_draw WHERE activity_id = ?', [sale.activityId])) as any
+      )[0][0].seed_nonce,
+    );
+    const seed = seedOf(DEV_SECRETS.DRAW_SECRET, sale.activityId, nonce);
+    const { ordered } = drawOrder(seed, closedList);
+    const denied = ordered.find((e) => platinum.has(e.userId))!.userId;
+    expect((await t.admin('PUT', `/admin/deny/${denied}`)).status).toBe(200);
+    expect(
+      (
+        await t.admin('PATCH', `/admin/activities/${sale.activityId}`, {
+          eligibility: { claim: 'tier', values: ['platinum'] },
+        })
+      ).status,
+    ).toBe(200);
+    expect(Date.now()).toBeLessThan(sale.closesAt);
+
+    await sleepUntil(sale.closesAt);
+    const after = await published(t, sale.activityId);
+    expect(after.draw.seed).toBe(seed);
+    // The expected walk: excluded = denied or not platinum; the first 5 others win; nobody after them is walked.
+    const excludedOf = (u: string) => u === denied || !platinum.has(u);
+    const winners: string[] = [];
+    const passedOver: string[] = [];
+    for (const e of ordered) {
+      if (winners.length === 5) break;
+      if (excludedOf(e.userId)) passedOver.push(e.userId);
+      else winners.push(e.userId);
+    }
+    expect(winners).toHaveLength(5);
+    expect(passedOver).toContain(denied);
+    expect(after.draw).toMatchObject({ entrants: 20, winners: 5, unitsWon: 5, excluded: passedOver.length });
+    // Units conserved: the 5 units went to exactly these 5, in Redis and in MySQL; nothing stranded.
+    expect(Object.keys(await t.redis.hgetall(keys.holders)).sort()).toEqual([...winners].sort());
+    expect(await t.redis.get(keys.stock)).toBe('0');
+    expect((await t.redis.smembers(keys.drawExcluded)).sort()).toEqual([...passedOver].sort());
+    await waitFor(
+      () => scalar(t.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [sale.activityId]),
+      (n) => n === 5,
+    );
+    const [rows] = (await t.db.pool.query('SELECT user_id FROM seckill_order WHERE activity_id = ?', [
+      sale.activityId,
+    ])) as any;
+    expect(rows.map((r: any) => String(r.user_id)).sort()).toEqual([...winners].sort());
+    expect((await poll(t, entryIdOf(sale.activityId, denied), denied)).body).toEqual({ status: 'lost' });
+    // The published list marks exactly the passed-over entrants, and the rule replays to its won flags.
+    const list = await entrantList(t, sale.activityId);
+    expect(
+      list
+        .filter((e: any) => e.excluded)
+        .map((e: any) => e.entry)
+        .sort((a: number, b: number) => a - b),
+    ).toEqual(
+      ordered
+        .filter((e) => passedOver.includes(e.userId))
+        .map((e) => e.entry)
+        .sort((a, b) => a - b),
+    );
+    expect(list.map((e) => e.won)).toEqual(expectedOutcomes(list, 5));
+    await t.admin('DELETE', `/admin/deny/${denied}`);
+  });
+
+  it('a winner the reserve script refuses as denied (denied in Redis after the draw read the list) is passed over and flagged, the unit goes to the next', async () => {
+    const sale = await lotterySale(t, { stock: 2, windowMs: 4_000 });
+    const users = Array.from({ length: 6 }, (_, i) => String(7_900_000 + i));
+    for (const u of users) expect((await purchase(t, sale.activityId, u)).status).toBe(202);
+    const keys = activityKeys(sale.activityId, sale.skuId);
+    const closedList = (await t.redis.lrange(keys.entryList, 0, -1)).map((line) => ({
+      userId: line.split(':')[0]!,
+      quantity: 1,
+    }));
+    const nonce = String(
+      (
+        (await t.db.pool.query('SELECT seed_nonce FROM seckill_draw WHERE activity_id = ?', [sale.activityId])) as any
+      )[0][0].seed_nonce,
+    );
+    const { ordered } = drawOrder(seedOf(DEV_SECRETS.DRAW_SECRET, sale.activityId, nonce), closedList);
+    // The bucket's deny hash only (lua/deny-1.lua's format), no MySQL row: the draw's one read of the
+    // deny list misses this user, as it would a deny that lands while the draw runs.
+    const top = ordered[0]!.userId;
+    await t.redis.hset(keys.denied, top, 1);
+
+    await sleepUntil(sale.closesAt);
+    const after = await published(t, sale.activityId);
+    const winners = [ordered[1]!.userId, ordered[2]!.userId];
+    expect(after.draw).toMatchObject({ entrants: 6, winners: 2, unitsWon: 2, excluded: 1 });
+    expect(Object.keys(await t.redis.hgetall(keys.holders)).sort()).toEqual([...winners].sort());
+    expect(await t.redis.smembers(keys.drawExcluded)).toEqual([top]);
+    const list = await entrantList(t, sale.activityId);
+    expect(list.filter((e: any) => e.excluded).map((e: any) => e.entry)).toEqual([ordered[0]!.entry]);
+    expect(list.map((e) => e.won)).toEqual(expectedOutcomes(list, 2));
+  });
+});
+
+describe('DRAW_SECRET', () => {
+  it('a draw whose seed from DRAW_SECRET does not match the published commitment refuses to run (secret changed)', async () => {
+    // A second origin sharing the database with another DRAW_SECRET, and no draw job of its own.
+    const other = await startTestOrigin({ DRAW_SECRET: 'another-draw-secret-0123456789', ORIGIN_ROLE: 'http' });
+    try {
+      const sale = await lotterySale(t, { stock: 2, windowMs: 60_000 });
+      const settings = {
+        owner: 'test',
+        leaseMs: 5_000,
+        reserveBatch: 10,
+        publishBatch: 10,
+        pageSize: 100,
+        inFlight: 2,
+        drawSecret: other.config.DRAW_SECRET,
+      };
+      await expect(runDraw(t.origin.ctx, sale.activityId, settings)).rejects.toThrow(/DRAW_SECRET changed/);
+      // Nothing moved: still pending, no digest, no seed, entries still open.
+      const [[row]] = (await t.db.pool.query(
+        'SELECT state, seed, entrants_digest FROM seckill_draw WHERE activity_id = ?',
+        [sale.activityId],
+      )) as any;
+      expect(row).toEqual({ state: 'pending', seed: null, entrants_digest: null });
+      expect(await t.redis.exists(activityKeys(sale.activityId, sale.skuId).draw)).toBe(0);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
 describe('a lottery on bucketed stock', () => {
   it('entries in each home bucket, one draw over all buckets: exactly the units the seed picks, borrowed where needed', async () => {
     const sale = await lotterySale(t, { stock: 12, windowMs: 10_000, stockBuckets: 4 });
@@ -188,8 +368,9 @@ describe('a lottery on bucketed stock', () => {
     await sleepUntil(sale.closesAt);
     const after = await published(t, sale.activityId);
     expect(after.draw).toMatchObject({ entrants: 40, winners: 12, unitsWon: 12 });
-    const expected = drawOrder(
+    const expected = orderByTickets(
       after.draw.seed,
+      after.draw.entrantsDigest,
       users.map((userId) => ({ userId, quantity: 1 })),
     )
       .slice(0, 12)
@@ -229,7 +410,7 @@ describe('entrants asking for more than one unit', () => {
 
     await sleepUntil(sale.closesAt);
     const after = await published(t, sale.activityId);
-    const ordered = drawOrder(after.draw.seed, users);
+    const ordered = orderByTickets(after.draw.seed, after.draw.entrantsDigest, users);
     const outcomes = expectedOutcomes(ordered, 10);
     const winners = ordered.filter((_, i) => outcomes[i]);
     const unitsWon = winners.reduce((n, e) => n + e.quantity, 0);
@@ -382,8 +563,9 @@ describe('the origin SIGKILLed during the draw', () => {
       const second = drawer();
       try {
         const after = await published(writer, sale.activityId, 90_000);
-        const expected = drawOrder(
+        const expected = orderByTickets(
           after.draw.seed,
+          after.draw.entrantsDigest,
           users.map((userId) => ({ userId, quantity: 1 })),
         )
           .slice(0, STOCK)

@@ -60,8 +60,9 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       deny: '43ae373dad66034f4992221f6bb64aabb60cf281',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
+      replication: 'f502fba7d5d8378dbff0b52a67821621f41d133f',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
-      enter: 'c87a69ebe6e97be49d011a05e6188d44efe84eb7',
+      enter: '7f536c79b12648708ad4f49bbaafe30600266740',
       refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: 'c266f6f0accdcb6eb20b504362f3c8a9e53662be',
@@ -510,9 +511,12 @@ describe('borrowing between buckets: reserve-6 BORROW/PENDING, take-3, confirm-3
   });
 });
 
-describe('lua/enter-4.lua', () => {
+describe('lua/enter-6.lua', () => {
   const enter = (userId: string, quantity = 1, claims = '{}') =>
-    scripts.enter([keys.entrants, keys.config, keys.draw, keys.denied], [userId, quantity, claims]);
+    scripts.enter(
+      [keys.entrants, keys.config, keys.draw, keys.denied, keys.entryList, keys.entrantClaims],
+      [userId, quantity, claims],
+    );
 
   it('DENIED and NOT_ELIGIBLE: no entry; an entry made before the change stands (the draw decides it)', async () => {
     await warm(5, 'open', 2);
@@ -524,16 +528,21 @@ describe('lua/enter-4.lua', () => {
     expect(await enter('9', 1, JSON.stringify({ tier: 'silver' }))).toEqual([EnterCode.NOT_ELIGIBLE]);
     expect(await enter('9', 1, JSON.stringify({ tier: 'gold' }))).toEqual([EnterCode.ENTERED, 2]);
     expect(await redis.hgetall(keys.entrants)).toEqual({ '7': '1', '9': '1' });
+    expect(await redis.lrange(keys.entryList, 0, -1)).toEqual(['7:1', '9:1']);
+    expect(await redis.hgetall(keys.entrantClaims)).toEqual({ '9': '{"tier":"gold"}' });
   });
 
-  it('ENTERED: one entry per user, no stock moves; EXISTS: a second entry keeps the first quantity', async () => {
+  it('ENTERED: one entry per user in entry order, its claims kept, no stock moves; EXISTS: the first entry stands', async () => {
     await warm(5, 'open', 3);
-    expect(await enter('7', 2)).toEqual([EnterCode.ENTERED, 1]);
+    expect(await enter('7', 2, '{"tier":"gold"}')).toEqual([EnterCode.ENTERED, 1]);
     expect(await enter('8', 1)).toEqual([EnterCode.ENTERED, 2]);
-    expect(await enter('7', 3)).toEqual([EnterCode.EXISTS, 2]);
+    expect(await enter('7', 3, '{"tier":"silver"}')).toEqual([EnterCode.EXISTS, 2]);
     expect(await redis.hgetall(keys.entrants)).toEqual({ '7': '2', '8': '1' });
+    expect(await redis.lrange(keys.entryList, 0, -1)).toEqual(['7:2', '8:1']);
+    expect(await redis.hgetall(keys.entrantClaims)).toEqual({ '7': '{"tier":"gold"}' });
     expect(await redis.get(keys.stock)).toBe('5');
     expect(await redis.xlen(keys.events)).toBe(0);
+    await redis.del(keys.entrants, keys.entryList, keys.entrantClaims);
   });
 
   it('NOT_WARMED, PAUSED, ENDED, LIMIT_EXCEEDED, CLOSED: nothing entered', async () => {
@@ -546,7 +555,7 @@ describe('lua/enter-4.lua', () => {
     expect(await enter('7', 3)).toEqual([EnterCode.LIMIT_EXCEEDED]);
     await redis.set(keys.draw, 'closed');
     expect(await enter('7', 1)).toEqual([EnterCode.CLOSED]);
-    expect(await redis.exists(keys.entrants)).toBe(0);
+    expect(await redis.exists(keys.entrants, keys.entryList, keys.entrantClaims)).toBe(0);
     await redis.del(keys.stock, keys.config, keys.events, keys.draw);
   });
 });

@@ -362,7 +362,13 @@ describe("a settlement batch's order.created events", () => {
         }),
         ORDER_EVENTS_URL: receiver.url,
       });
+      // seckill_order_events_delivered_total counts delivered events (counted once per round and type).
+      const delivered = async () =>
+        (await t.origin.ctx.metrics.orderEventsDelivered.get()).values.find((v) => v.labels.type === 'order.created')
+          ?.value ?? 0;
+      const deliveredBefore = await delivered();
       await worker.round();
+      expect((await delivered()) - deliveredBefore).toBe(2);
       const orderNo = orderNoFor(events[2]!.reservationId);
       expect(await rows()).toEqual([{ event_id: `${orderNo}:order.created`, events: 1, status: 0, attempts: 1 }]);
       expect(receiver.arrivals.map((a) => [a.event.userId, a.answered])).toEqual(
@@ -378,6 +384,7 @@ describe("a settlement batch's order.created events", () => {
       await new Promise((r) => setTimeout(r, 20)); // past its 1 ms backoff
       await worker.round();
       expect(await rows()).toEqual([]);
+      expect((await delivered()) - deliveredBefore).toBe(3);
       expect(receiver.arrivals).toHaveLength(4); // only the failed one again
       expect(receiver.arrivals[3]!.event).toMatchObject({ id: `${orderNo}:order.created`, userId: failUser });
     } finally {

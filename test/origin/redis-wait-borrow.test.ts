@@ -62,7 +62,7 @@ describe('REDIS_WAIT_REPLICAS=1 with stock buckets on a cluster', () => {
     let masters: number[];
     let pair: [number, number] | undefined;
     do {
-      sale = await t.sale({ stock: BUCKETS, stockBuckets: BUCKETS });
+      sale = await t.sale({ stock: BUCKETS, stockBuckets: BUCKETS, acceptReplicaRisk: true });
       const s = sale;
       masters = await Promise.all(
         Array.from({ length: BUCKETS }, (_, b) =>

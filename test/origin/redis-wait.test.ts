@@ -58,7 +58,7 @@ const reserve = async (activityId: string, userId: string) => {
 
 describe('REDIS_WAIT_REPLICAS=1', () => {
   it('without a replica: 503 unavailable, the lookup finds the reservation, it settles; a retry stays unconfirmed', async () => {
-    const { activityId } = await t.sale({ stock: 5 });
+    const { activityId } = await t.sale({ stock: 5, acceptReplicaRisk: true });
     const u = user();
     expect(await reserve(activityId, u)).toMatchObject({ status: 503, body: { error: 'unavailable' } });
     expect(await counterValue(t, 'seckill_reserve_unconfirmed_total', {})).toBeGreaterThanOrEqual(1);
@@ -110,7 +110,7 @@ describe('REDIS_WAIT_REPLICAS=1', () => {
         ),
       (info) => info.includes('master_link_status:up'),
     );
-    const { activityId } = await t.sale({ stock: 5 });
+    const { activityId } = await t.sale({ stock: 5, acceptReplicaRisk: true });
     const u = user();
     const first = await reserve(activityId, u);
     expect(first.status).toBe(202);

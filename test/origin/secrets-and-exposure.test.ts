@@ -14,6 +14,7 @@ const LONG = {
   EDGE_ORIGIN_SECRET: 'b'.repeat(32),
   PAYMENT_WEBHOOK_SECRET: 'c'.repeat(32),
   METRICS_TOKEN: 'd'.repeat(32),
+  DRAW_SECRET: 'e'.repeat(32),
 };
 
 describe('dev default secrets', () => {
@@ -37,6 +38,15 @@ describe('dev default secrets', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', ...LONG, EDGE_ORIGIN_SECRET: 'dev-edge-origin-secret' })).toThrow(
       /EDGE_ORIGIN_SECRET/,
     );
+  });
+
+  it('DRAW_SECRET (the key of every lottery seed): its public dev default is refused off loopback and in production', () => {
+    expect(() => loadConfig({ HOST: '0.0.0.0', ...LONG, DRAW_SECRET: undefined })).toThrow(
+      /DRAW_SECRET: is the public dev default/,
+    );
+    expect(() => loadConfig({ NODE_ENV: 'production', ...LONG, DRAW_SECRET: undefined })).toThrow(/DRAW_SECRET/);
+    expect(() => loadConfig({ ...LONG, DRAW_SECRET: 'short' })).toThrow(/DRAW_SECRET/);
+    expect(loadConfig({ HOST: '0.0.0.0', ...LONG }).DRAW_SECRET).toBe(LONG.DRAW_SECRET);
   });
 
   it('production requires every secret to have at least 32 characters', () => {

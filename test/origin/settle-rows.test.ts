@@ -126,6 +126,29 @@ describe('settlement batch rows and the session clock', () => {
       expect({ ...rows[0], n: Number(rows[0]!.n) }).toMatchObject({ n: 11, sku: s.skuId, skuMax: s.skuId });
       expect(Number(rows[0]!.w)).toBeGreaterThanOrEqual(s.paymentTimeoutSeconds - 1);
       expect(Number(rows[0]!.wMax)).toBeLessThanOrEqual(s.paymentTimeoutSeconds + 1);
+      // The sale's ids are written into the statements: each sale's stock-log rows carry its own.
+      const [log] = (await db.query(
+        'SELECT COUNT(*) AS n, MIN(sku_id) AS sku, MAX(sku_id) AS skuMax FROM seckill_stock_log WHERE activity_id = ?',
+        [s.activityId],
+      )) as unknown as [{ n: number; sku: string; skuMax: string }[]];
+      expect({ ...log[0], n: Number(log[0]!.n) }).toEqual({ n: 11, sku: s.skuId, skuMax: s.skuId });
     }
+  });
+
+  it('a sale whose ids are not decimal ids is refused before anything is written', async () => {
+    const activityId = '8800000004';
+    await saleWithStock(activityId, '1', 10);
+    for (const target of [
+      { activityId: `${activityId}, 1) --`, skuId: '1' },
+      { activityId, skuId: '1 OR 1' },
+    ]) {
+      await expect(
+        settleBatch(db, { ...target, paymentTimeoutSeconds: 60 }, [event(activityId, 0)], { firstDelivery: true }),
+      ).rejects.toThrow(/not a sale/);
+    }
+    const [orders] = (await db.query('SELECT COUNT(*) AS n FROM seckill_order WHERE activity_id = ?', [
+      activityId,
+    ])) as unknown as [{ n: number }[]];
+    expect(Number(orders[0]!.n)).toBe(0);
   });
 });

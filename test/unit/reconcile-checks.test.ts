@@ -37,6 +37,7 @@ const ledger = (over: Partial<LedgerSnapshot> = {}): LedgerSnapshot => ({
   refilled: {},
   tranches: new Map(),
   inTransit: [],
+  fingerprints: ['7/5-0'],
   ...over,
 });
 

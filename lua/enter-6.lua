@@ -1,12 +1,14 @@
 --[[
   Enter: a purchase inside a lottery window (DESIGN §10) becomes one entry per user. No stock moves;
-  the draw reserves for the winners later, in the order the seed decides.
+  the draw reserves for the winners later, in the order the seed and the closed list decide.
 
   Input:
-    KEYS[1] entrants key  sk:{A:S}:entrants  hash userId -> quantity asked for
-    KEYS[2] config key    sk:{A:S}:cfg       hash: state (open|paused|stopped), maxPerUser, eligibility
-    KEYS[3] draw key      sk:{A:S}:draw      string: absent while entries are open, then closed|drawn
-    KEYS[4] denied key    sk:{A:S}:denied    hash userId -> signed deny-list revision (+ denied)
+    KEYS[1] entrants key   sk:{A:S}:entrants        hash userId -> quantity asked for
+    KEYS[2] config key     sk:{A:S}:cfg             hash: state (open|paused|stopped), maxPerUser, eligibility
+    KEYS[3] draw key       sk:{A:S}:draw            string: absent while entries are open, then closed|drawn
+    KEYS[4] denied key     sk:{A:S}:denied          hash userId -> signed deny-list revision (+ denied)
+    KEYS[5] entry list     sk:{A:S}:entry-list      list of "userId:quantity" in entry order
+    KEYS[6] claims key     sk:{A:S}:entrant-claims  hash userId -> JSON of the forwarded JWT claims
 
     ARGV[1] userId
     ARGV[2] quantity (integer >= 1)
@@ -23,7 +25,8 @@
     -8             DENIED: the user is on the deny list (no new entry; an existing one stands, the draw decides it)
     -9             NOT_ELIGIBLE: the claims do not meet the sale's eligibility rule
 
-  Side effects (ENTERED only): HSET entrants.
+  Side effects (ENTERED only): HSET entrants, RPUSH entry list (the order the draw's digest fixes),
+  HSET claims unless `{}` (the draw checks eligibility again under the rule in force at the close).
 ]]
 --- @include "includes/access-rules"
 
@@ -32,9 +35,12 @@ local entrantsKey = KEYS[1]
 local configKey = KEYS[2]
 local drawKey = KEYS[3]
 local deniedKey = KEYS[4]
+local entryListKey = KEYS[5]
+local claimsKey = KEYS[6]
 
 local userId = ARGV[1]
 local quantity = tonumber(ARGV[2])
+local claims = ARGV[3]
 
 local config = rcall('HMGET', configKey, 'state', 'maxPerUser', 'eligibility')
 if not config[1] then
@@ -57,7 +63,7 @@ end
 if isDenied(deniedKey, userId) then
   return { -8 }
 end
-if not isEligible(config[3], ARGV[3]) then
+if not isEligible(config[3], claims) then
   return { -9 }
 end
 if quantity > tonumber(config[2] or '1') then
@@ -65,4 +71,8 @@ if quantity > tonumber(config[2] or '1') then
 end
 
 rcall('HSET', entrantsKey, userId, quantity)
+rcall('RPUSH', entryListKey, userId .. ':' .. quantity)
+if claims ~= '{}' then
+  rcall('HSET', claimsKey, userId, claims)
+end
 return { 1, rcall('HLEN', entrantsKey) }

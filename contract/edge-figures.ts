@@ -1,0 +1,26 @@
+/**
+ * The edge's own figures, as `GET /internal/figures` answers them to the origin (signed like every
+ * internal call), which exposes them on its /metrics as `seckill_edge_*` (docs/watching-a-sale.md).
+ * Counters count since the edge's figures object started (a restart starts them again at 0, which
+ * Prometheus reads as a counter reset); `waitingLine` is a level, per live activity.
+ */
+import { z } from 'zod';
+
+const count = z.number().int().min(0);
+
+export const edgeFiguresSchema = z.object({
+  clicks: count,
+  tickets: count,
+  admitted: count,
+  /** Refused answers by contract code (sold_out, rate_limited, bad_ticket, …). */
+  refusals: z.record(z.string(), count),
+  /** Origin calls by `<call>/<result>`: call reserve | status | activity | other; result answered | timeout | unreachable. */
+  originCalls: z.record(z.string(), count),
+  /** Buyers waiting in each live activity's waiting line. */
+  waitingLine: z.record(z.string(), count),
+});
+
+export type EdgeFigures = z.infer<typeof edgeFiguresSchema>;
+
+/** Where the origin reads them. */
+export const EDGE_FIGURES_PATH = '/internal/figures';

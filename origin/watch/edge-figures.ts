@@ -1,0 +1,41 @@
+/**
+ * Pulls the edge's figures (clicks, tickets, admissions, refusals by reason, origin calls, waiting
+ * lines) over the signed internal channel when /metrics is scraped, so Prometheus scrapes one
+ * target and the edge grows no public route (docs/watching-a-sale.md explains the choice).
+ */
+import { EDGE_FIGURES_PATH, edgeFiguresSchema, type EdgeFigures } from '../../contract/edge-figures.js';
+import { signEdgeRequest } from '../../contract/signing.js';
+import type { Metrics } from '../metrics.js';
+import { CounterMirror } from './mirror.js';
+
+export async function fetchEdgeFigures(edgeUrl: string, secret: string, timeoutMs: number): Promise<EdgeFigures> {
+  const headers = await signEdgeRequest(secret, { method: 'GET', pathWithQuery: EDGE_FIGURES_PATH, body: '' });
+  const res = await fetch(new URL(EDGE_FIGURES_PATH, edgeUrl), { headers, signal: AbortSignal.timeout(timeoutMs) });
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new Error(`edge figures: HTTP ${res.status}`);
+  }
+  return edgeFiguresSchema.parse(await res.json());
+}
+
+/** Sets the `seckill_edge_*` series from one reading of the edge's figures. */
+export function edgeFiguresSink(metrics: Metrics) {
+  const clicks = new CounterMirror(metrics.edgeClicks);
+  const tickets = new CounterMirror(metrics.edgeTickets);
+  const admitted = new CounterMirror(metrics.edgeAdmitted);
+  const refusals = new CounterMirror(metrics.edgeRefusals);
+  const originCalls = new CounterMirror(metrics.edgeOriginCalls);
+  return (f: EdgeFigures) => {
+    clicks.set(f.clicks);
+    tickets.set(f.tickets);
+    admitted.set(f.admitted);
+    for (const [reason, n] of Object.entries(f.refusals)) refusals.set(n, { reason });
+    for (const [key, n] of Object.entries(f.originCalls)) {
+      const [call = 'other', result = 'answered'] = key.split('/');
+      originCalls.set(n, { call, result });
+    }
+    // A level: activities no longer live leave the gauge.
+    metrics.edgeWaitingLine.reset();
+    for (const [activity, n] of Object.entries(f.waitingLine)) metrics.edgeWaitingLine.set({ activity }, n);
+  };
+}

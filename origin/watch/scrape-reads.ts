@@ -1,0 +1,138 @@
+/**
+ * The reads /metrics makes when scraped: Redis clients and slow log per node, MySQL status and the
+ * pool, open dead letters, Stream backlog per sale, the order-event outbox and the edge's figures.
+ * Each read is bounded by METRICS_READ_TIMEOUT_MS (a slow source keeps its last values and counts
+ * in seckill_metrics_read_failures_total, so a scrape never hangs on a struggling Redis or MySQL),
+ * and one round of reads is reused for METRICS_CACHE_MS, so several scrapers cost one round.
+ */
+import { publicState, type PublicState } from '../../contract/activity.js';
+import type { OriginContext } from '../context.js';
+import { poolState, readServerStatus } from '../db/server-status.js';
+import { collectOrderEventGauges } from '../http/order-event-routes.js';
+import { openDeadLetterCounts } from '../operations/dead-letter-admin.js';
+import { collectStreamGauges } from '../settlement/stream-stats.js';
+import { edgeFiguresSink, fetchEdgeFigures } from './edge-figures.js';
+import { CounterMirror } from './mirror.js';
+
+export type ScrapeReadDeps = Pick<
+  OriginContext,
+  'config' | 'db' | 'log' | 'metrics' | 'stock' | 'snapshot' | 'failover'
+>;
+
+const PUBLIC_STATES: PublicState[] = ['upcoming', 'open', 'sold_out', 'paused', 'ended'];
+
+/** Per warmed sale: its phase, units left per bucket, and whether a failover holds it closed here. */
+async function collectSaleGauges(ctx: ScrapeReadDeps): Promise<void> {
+  const sales = await ctx.stock.warmedSales();
+  const read = await Promise.all(
+    sales.map(async (sale) => ({
+      sale,
+      snapshot: await ctx.snapshot(sale.activityId),
+      stocks: await ctx.stock.bucketStocks(sale),
+    })),
+  );
+  const now = Date.now();
+  ctx.metrics.saleState.reset();
+  ctx.metrics.stockLeft.reset();
+  for (const { sale, snapshot, stocks } of read) {
+    const activity = sale.activityId;
+    if (snapshot) {
+      const phase = publicState(snapshot, now);
+      for (const state of PUBLIC_STATES) ctx.metrics.saleState.set({ activity, state }, state === phase ? 1 : 0);
+    }
+    stocks.forEach((units, bucket) => {
+      if (units !== null) ctx.metrics.stockLeft.set({ activity, bucket: String(bucket) }, units);
+    });
+    ctx.metrics.failoverClosed.set({ activity }, ctx.failover.isClosed(activity) ? 1 : 0);
+  }
+}
+
+export class ScrapeReads {
+  private round: Promise<void> | null = null;
+  private roundAt = 0;
+  private readonly sources: [string, () => Promise<void>][];
+
+  constructor(private readonly ctx: ScrapeReadDeps) {
+    const { metrics: m, config } = ctx;
+    const slowlog = new CounterMirror(m.redisSlowlogEntries);
+    const slowQueries = new CounterMirror(m.mysqlSlowQueries);
+    this.sources = [
+      [
+        'redis_nodes',
+        async () => {
+          for (const n of await ctx.stock.nodeStats()) {
+            m.redisConnectedClients.set({ node: n.node }, n.connectedClients);
+            m.redisMaxclients.set({ node: n.node }, n.maxclients);
+            slowlog.set(n.slowlogEntries, { node: n.node });
+          }
+        },
+      ],
+      [
+        'mysql_status',
+        async () => {
+          const s = await readServerStatus(ctx.db);
+          m.mysqlThreadsRunning.set(s.threadsRunning);
+          m.mysqlThreadsConnected.set(s.threadsConnected);
+          m.mysqlMaxConnections.set(s.maxConnections);
+          slowQueries.set(s.slowQueries);
+        },
+      ],
+      [
+        'dead_letters',
+        async () => {
+          const [open, sales] = await Promise.all([openDeadLetterCounts(ctx.db), ctx.stock.warmedSales()]);
+          m.deadLettersOpen.reset();
+          // Every warmed sale shows, 0 included, so a screen tells "none" from "not read".
+          for (const sale of sales) m.deadLettersOpen.set({ activity: sale.activityId }, 0);
+          for (const [activity, n] of open) m.deadLettersOpen.set({ activity }, n);
+        },
+      ],
+      ['sales', () => collectSaleGauges(ctx)],
+      ['streams', () => collectStreamGauges(ctx)],
+      ['order_events', () => collectOrderEventGauges(ctx)],
+    ];
+    if (config.EDGE_URL && config.ORIGIN_ROLE !== 'consumers') {
+      const edgeUrl = config.EDGE_URL;
+      const sink = edgeFiguresSink(m);
+      this.sources.push([
+        'edge',
+        async () => sink(await fetchEdgeFigures(edgeUrl, config.EDGE_ORIGIN_SECRET, config.METRICS_READ_TIMEOUT_MS)),
+      ]);
+    }
+  }
+
+  /** Brings the scrape-time series up to date (at most one round per METRICS_CACHE_MS). */
+  collect(): Promise<void> {
+    const now = Date.now();
+    if (this.round && now - this.roundAt < this.ctx.config.METRICS_CACHE_MS) return this.round;
+    this.roundAt = now;
+    this.round = Promise.all(this.sources.map(([name, read]) => this.bounded(name, read))).then(() => undefined);
+    return this.round;
+  }
+
+  private async bounded(source: string, read: () => Promise<void>): Promise<void> {
+    const limitMs = this.ctx.config.METRICS_READ_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        read(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs);
+        }),
+      ]);
+    } catch (err) {
+      this.ctx.metrics.scrapeReadFailures.inc({ source });
+      this.ctx.log.debug({ source, err: (err as Error).message }, 'metrics read failed');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** The pool's figures need no read: set them from the pool itself on every scrape. */
+export function setPoolGauges(ctx: Pick<OriginContext, 'db' | 'metrics'>): void {
+  const pool = poolState(ctx.db);
+  ctx.metrics.dbPoolConnections.set({ state: 'in_use' }, pool.inUse);
+  ctx.metrics.dbPoolConnections.set({ state: 'idle' }, pool.idle);
+  ctx.metrics.dbPoolLimit.set(pool.limit);
+}
