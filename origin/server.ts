@@ -3,11 +3,13 @@
  * `npm run origin` (main.ts) and by tests, which start real origins in-process.
  */
 import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
+import { createServer } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { OriginConfig } from './config.js';
 import { createOriginContext, type OriginContext } from './context.js';
 import { LiveListJob, createLiveListPush } from './edge-push.js';
 import { createApp, createOpsApp } from './http/app.js';
+import { reserveFastPath, type RequestListener } from './http/reserve-fast-path.js';
 import type { Logger } from './logger.js';
 import { DrawJob } from './jobs/draw-job.js';
 import { FailoverWatch } from './jobs/failover-watch.js';
@@ -59,17 +61,19 @@ async function listen(
   port: number,
   host: string,
   bounds: ConnectionBounds,
+  /** Routes answered before the Hono app (reserve-fast-path.ts); the rest reach `fetch`. */
+  before: (next: RequestListener) => RequestListener = (next) => next,
 ) {
   // Node's defaults hold a slow client for minutes (headers 60 s, whole request 300 s, checked every
   // 30 s); the body's own, shorter deadline is BODY_TIMEOUT_MS in the app (a JSON 408).
-  const server = createAdaptorServer({
-    fetch,
-    serverOptions: {
+  const server = createServer(
+    {
       headersTimeout: bounds.HEADERS_TIMEOUT_MS,
       requestTimeout: bounds.REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: bounds.TIMEOUT_CHECK_MS,
     },
-  }) as Server;
+    before(getRequestListener(fetch)),
+  );
   // The edge keeps connections open; keep them longer than its idle timeout to avoid resets.
   server.keepAliveTimeout = bounds.KEEP_ALIVE_TIMEOUT_MS;
   server.maxConnections = bounds.MAX_CONNECTIONS;
@@ -87,7 +91,9 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   let url: string | null = null;
   let metricsUrl: string | null = null;
   if (config.ORIGIN_ROLE !== 'consumers') {
-    const main = await listen(createApp(ctx).fetch, config.PORT, config.HOST, config);
+    const main = await listen(createApp(ctx).fetch, config.PORT, config.HOST, config, (next) =>
+      reserveFastPath(ctx, next),
+    );
     servers.push(main.server);
     url = metricsUrl = main.url;
     if (config.METRICS_PORT !== undefined) {

@@ -3,7 +3,7 @@
  * computed with node:crypto synchronously (Web Crypto's async round trips cost more than the
  * reserve itself on the hot path). Constant-time compare.
  */
-import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, hash, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { checkEdgeHeaders, edgeCanonicalString, type EdgeSignatureFailure } from '../../contract/signing.js';
 
 /** The secret as a key object, made once: an HMAC keyed by a string copies and imports it per call. */
@@ -24,7 +24,8 @@ export function verifyEdgeSignatureSync(
 ): EdgeSignatureFailure | null {
   const header = checkEdgeHeaders(req.timestamp, req.signature, req.now ?? Date.now());
   if (header) return header;
-  const bodyHash = createHash('sha256').update(req.body).digest('hex');
+  // One-shot hash: half the cost of a createHash object per request (measured under the reserve load).
+  const bodyHash = hash('sha256', req.body, 'hex');
   const expected = createHmac('sha256', secret)
     .update(edgeCanonicalString(req.timestamp!, req.method, req.pathWithQuery, bodyHash))
     .digest();

@@ -4,8 +4,10 @@
  * → a logged 500 without internals.
  */
 import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ZodError } from 'zod';
 import { ContractError, errorBody } from '../../contract/errors.js';
+import type { Logger } from '../logger.js';
 import type { OriginEnv } from './types.js';
 
 const OUTAGE_CODES = new Set([
@@ -41,17 +43,28 @@ export function toContractError(err: unknown): ContractError | null {
   return null;
 }
 
-export function onError(err: Error, c: Context<OriginEnv>) {
-  const traceId = c.get('traceId') ?? '';
+/** What an error answers: status, `{error, message, traceId}` and headers; logs a 5xx (warn) or an unknown error. */
+export function errorAnswer(
+  err: Error,
+  traceId: string,
+  log: () => Logger | undefined,
+): { status: ContentfulStatusCode; body: ReturnType<typeof errorBody>; headers: Record<string, string> } {
   const known = toContractError(err);
   if (!known) {
-    c.get('log')?.error({ err, traceId }, 'unhandled error');
-    return c.json(errorBody('internal', 'internal error', traceId), 500);
+    log()?.error({ err, traceId }, 'unhandled error');
+    return { status: 500, body: errorBody('internal', 'internal error', traceId), headers: {} };
   }
   if (known.status >= 500)
-    c.get('log')?.warn({ code: known.code, err: (err.cause as Error)?.message ?? err.message }, 'request failed');
-  if (known.retryAfter !== undefined) c.header('Retry-After', String(known.retryAfter));
+    log()?.warn({ code: known.code, err: (err.cause as Error)?.message ?? err.message }, 'request failed');
+  const headers: Record<string, string> = {};
+  if (known.retryAfter !== undefined) headers['Retry-After'] = String(known.retryAfter);
   // The rest of a late body may still come (or never): the connection is not reused.
-  if (known.code === 'request_timeout') c.header('Connection', 'close');
-  return c.json(errorBody(known.code, known.message, traceId), known.status);
+  if (known.code === 'request_timeout') headers['Connection'] = 'close';
+  return { status: known.status as ContentfulStatusCode, body: errorBody(known.code, known.message, traceId), headers };
+}
+
+export function onError(err: Error, c: Context<OriginEnv>) {
+  const answer = errorAnswer(err, c.get('traceId') ?? '', () => c.get('log'));
+  for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+  return c.json(answer.body, answer.status);
 }

@@ -5,12 +5,11 @@ import { parseEntryId } from '../../contract/ids.js';
 import { reserveRequestSchema } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
 import { entrantsPage } from '../lottery/draw-store.js';
-import { lotteryPurchase } from '../lottery/entry.js';
 import { entryStatus } from '../lottery/entry-status.js';
-import { reserve } from '../reservation/reserve.js';
 import { reservationOfUser, reservationStatus } from '../reservation/status.js';
 import { edgeSignature, inFlightLimit } from './middleware.js';
 import { countOrderAnswers } from './order-answers.js';
+import { answerReserve, reserveGate } from './reserve-answer.js';
 import type { OriginEnv } from './types.js';
 import { idParam, jsonBody, requireId } from './validate.js';
 
@@ -20,51 +19,13 @@ export function internalRoutes(ctx: OriginContext) {
   app.use('/reserve', countOrderAnswers({ metrics: ctx.metrics, deadlineMs: ctx.config.RESERVE_ANSWER_DEADLINE_MS }));
   app.use('*', edgeSignature({ secret: ctx.config.EDGE_ORIGIN_SECRET }));
 
-  app.use(
-    '/reserve',
-    inFlightLimit({
-      max: ctx.config.RESERVE_MAX_IN_FLIGHT,
-      onShed: () => ctx.metrics.reserveOutcomes.inc({ code: 'busy' }),
-    }),
-  );
+  app.use('/reserve', inFlightLimit({ gate: reserveGate(ctx) }));
+  // The usual path of this route is reserve-fast-path.ts (outside Hono); this one serves the rest
+  // (a chunked body, a query string) with the same answer.
   app.post('/reserve', jsonBody(reserveRequestSchema), async (c) => {
-    const req = c.req.valid('json');
-    // The edge's trace id wins over the header's only when it sent one in the body.
-    const traceId = req.traceId ?? c.get('traceId');
-    // Lottery activities (DESIGN §10): an entry inside the window, `busy` while the draw runs.
-    const entry = await lotteryPurchase(ctx, req);
-    if (entry) {
-      c.get('log').info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');
-      c.set('answer', entry.status === 202 ? 'entered' : 'entered_again');
-      return c.json(entry.body, entry.status);
-    }
-    const result = await reserve(ctx, req, traceId);
-    // One line per reserve only at debug: at info it cost the hot path a JSON line per request.
-    // Outcomes are counted in seckill_reserve_total (reserve.ts); failures still log at warn.
-    c.get('log').debug(
-      { activityId: req.activityId, userId: req.userId, reservationId: result.reservationId, created: result.created },
-      'reserve',
-    );
-    c.set('answer', result.created ? 'reserved' : 'repeat');
-    if (result.created) return c.json({ status: 'queued' as const, reservationId: result.reservationId }, 202);
-    // A repeat answers where the reservation stands now (ordered, paid, …), not a stale "queued".
-    // The lookup is best effort and bounded: the reserve path stays fast while settlement keeps MySQL
-    // busy, and a repeat never fails because of it — the pollUrl tells the rest.
-    const queued = { status: 'queued' as const, reservationId: result.reservationId };
-    let timer: NodeJS.Timeout | undefined;
-    const current = await Promise.race([
-      reservationStatus(ctx, result.reservationId, req.userId).catch((err) => {
-        c.get('log').warn(
-          { err: (err as Error).message, reservationId: result.reservationId },
-          'repeat status lookup failed',
-        );
-        return queued;
-      }),
-      new Promise<typeof queued>(
-        (resolve) => (timer = setTimeout(resolve, ctx.config.REPEAT_STATUS_TIMEOUT_MS, queued)),
-      ),
-    ]).finally(() => clearTimeout(timer));
-    return c.json(current, 200);
+    const answer = await answerReserve(ctx, c.req.valid('json'), c.get('traceId'), () => c.get('log'));
+    c.set('answer', answer.answer);
+    return c.json(answer.body, answer.status);
   });
 
   // Status reads share one cap: a flood of polls cannot starve the event loop or the Redis/MySQL

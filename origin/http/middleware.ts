@@ -10,7 +10,7 @@ import { edgeSecretKey, verifyEdgeSignatureSync } from './edge-signature.js';
 import type { OriginEnv } from './types.js';
 
 /** Longest caller `traceparent` kept as a log field (a well-formed one is 55 characters). */
-const MAX_TRACEPARENT_LOGGED = 128;
+export const MAX_TRACEPARENT_LOGGED = 128;
 
 /**
  * Sets a fresh `traceId` and a child logger carrying it. The caller's `traceparent` is not
@@ -109,6 +109,13 @@ async function readWithin<T>(read: Promise<T>, timeoutMs: number): Promise<T> {
   }
 }
 
+/** The 401 message of each reason an edge signature is refused. */
+export const EDGE_SIGNATURE_REFUSALS = {
+  missing: 'missing edge signature',
+  stale: 'stale edge signature',
+  bad_signature: 'bad edge signature',
+} as const;
+
 /** Edge → origin calls must carry a fresh, valid §9 signature. */
 export function edgeSignature(opts: { secret: string }): MiddlewareHandler<OriginEnv> {
   const key = edgeSecretKey(opts.secret);
@@ -123,14 +130,7 @@ export function edgeSignature(opts: { secret: string }): MiddlewareHandler<Origi
       timestamp: c.req.header('x-edge-timestamp'),
       signature: c.req.header('x-edge-signature'),
     });
-    if (failure) {
-      const why = {
-        missing: 'missing edge signature',
-        stale: 'stale edge signature',
-        bad_signature: 'bad edge signature',
-      }[failure];
-      throw new ContractError('unauthenticated', why);
-    }
+    if (failure) throw new ContractError('unauthenticated', EDGE_SIGNATURE_REFUSALS[failure]);
     adoptCallerTrace(c);
     await next();
   };
@@ -178,27 +178,50 @@ export function adminToken(opts: { operators: readonly AdminOperator[] }): Middl
 }
 
 /**
- * Sheds load: at most `max` requests in progress through this middleware; the rest get 503 `busy`
- * with Retry-After at once, before any Redis or MySQL work.
+ * Sheds load: at most `max` requests in progress through this gate; the rest get 503 `busy` with
+ * Retry-After at once, before any Redis or MySQL work. One gate can serve several paths (the reserve
+ * route and its fast path share one).
  */
-export function inFlightLimit(opts: {
-  max: number;
-  onShed?: () => void;
-  /** What is in progress, for the message ("purchases", "status reads"). */
-  what?: string;
-}): MiddlewareHandler<OriginEnv> {
-  let inFlight = 0;
-  const message = `too many ${opts.what ?? 'purchases'} in progress, try again shortly`;
-  return async function inFlightLimit(c, next) {
-    if (inFlight >= opts.max) {
-      opts.onShed?.();
-      throw new ContractError('busy', message, { retryAfter: 1 });
+export class InFlightGate {
+  private inFlight = 0;
+  private readonly message: string;
+
+  constructor(
+    private readonly opts: {
+      max: number;
+      onShed?: () => void;
+      /** What is in progress, for the message ("purchases", "status reads"). */
+      what?: string;
+    },
+  ) {
+    this.message = `too many ${opts.what ?? 'purchases'} in progress, try again shortly`;
+  }
+
+  /** Counts one request in, or throws 503 `busy`; every enter that returns is followed by one leave. */
+  enter(): void {
+    if (this.inFlight >= this.opts.max) {
+      this.opts.onShed?.();
+      throw new ContractError('busy', this.message, { retryAfter: 1 });
     }
-    inFlight++;
+    this.inFlight++;
+  }
+
+  leave(): void {
+    this.inFlight--;
+  }
+}
+
+/** An InFlightGate as middleware: a new gate from `max`/`onShed`/`what`, or a shared `gate`. */
+export function inFlightLimit(
+  opts: ConstructorParameters<typeof InFlightGate>[0] | { gate: InFlightGate },
+): MiddlewareHandler<OriginEnv> {
+  const gate = 'gate' in opts ? opts.gate : new InFlightGate(opts);
+  return async function inFlightLimit(c, next) {
+    gate.enter();
     try {
       await next();
     } finally {
-      inFlight--;
+      gate.leave();
     }
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Counts every answer of `POST /internal/reserve` in `seckill_order_answers_total{outcome,decided}`:
  * the order endpoint's success rate is decided answers over all answers (docs/watching-a-sale.md).
- * Registered before the signature check, so a secret mismatch between edge and origin counts too.
+ * Registered before the signature check, so a secret mismatch between edge and origin counts too;
+ * the route's fast path (reserve-fast-path.ts) counts the same way.
  */
 import type { MiddlewareHandler } from 'hono';
 import type { Metrics } from '../metrics.js';
@@ -23,13 +24,25 @@ export function isDecided(outcome: string, status: number): boolean {
   return status < 500;
 }
 
+/**
+ * Counts one answer: its outcome (the answer, else the error's contract code, else the status),
+ * `timeout` when it took longer than `deadlineMs` since `startedMs` (performance.now()).
+ */
+export function countOrderAnswer(
+  opts: { metrics: Metrics; deadlineMs: number },
+  answer: { status: number; answer?: string; error?: unknown; startedMs: number },
+): void {
+  let outcome =
+    answer.answer ??
+    (answer.error !== undefined ? (toContractError(answer.error)?.code ?? 'internal') : String(answer.status));
+  if (performance.now() - answer.startedMs > opts.deadlineMs) outcome = 'timeout';
+  opts.metrics.orderAnswers.inc({ outcome, decided: String(isDecided(outcome, answer.status)) });
+}
+
 export function countOrderAnswers(opts: { metrics: Metrics; deadlineMs: number }): MiddlewareHandler<OriginEnv> {
   return async function countOrderAnswers(c, next) {
-    const started = performance.now();
+    const startedMs = performance.now();
     await next();
-    const status = c.res.status;
-    let outcome = c.get('answer') ?? (c.error ? (toContractError(c.error)?.code ?? 'internal') : String(status));
-    if (performance.now() - started > opts.deadlineMs) outcome = 'timeout';
-    opts.metrics.orderAnswers.inc({ outcome, decided: String(isDecided(outcome, status)) });
+    countOrderAnswer(opts, { status: c.res.status, answer: c.get('answer'), error: c.error, startedMs });
   };
 }
