@@ -6,9 +6,10 @@
  * the origin refreshes the DO, the colo entry and the receiving isolate at once. Misses are cached
  * too.
  */
-import { ContractError, type ActivitySnapshot } from '../contract/index.js';
+import { type ActivitySnapshot } from '../contract/index.js';
 import { assertLive } from './live-activities.js';
 import { originFailure } from './origin.js';
+import { refusal } from './refusal.js';
 import { settingsOf } from './settings.js';
 import { TtlCache } from './ttl-cache.js';
 
@@ -94,7 +95,7 @@ export async function loadActivity(env: Env, activityId: string, traceId: string
   const now = Date.now();
   const entry = entries.get(activityId, now);
   const snapshot = entry !== undefined ? entry.snapshot : await reload(env, activityId, traceId, now);
-  if (!snapshot) throw new ContractError('not_found', `activity ${activityId} not found`);
+  if (!snapshot) throw refusal('not_found', `activity ${activityId} not found`);
   return snapshot;
 }
 

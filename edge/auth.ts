@@ -11,6 +11,7 @@
 import { verify } from 'hono/jwt';
 import { ContractError, hmacKey, isId } from '../contract/index.js';
 import type { EdgeContext } from './context.js';
+import { refusal } from './refusal.js';
 import { settingsOf, type EdgeSettings } from './settings.js';
 import { TtlCache } from './ttl-cache.js';
 
@@ -38,10 +39,15 @@ const NOT_YET_VALID = 'the bearer token is not valid yet';
 const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 function invalid(message = 'the bearer token is not valid'): ContractError {
-  return new ContractError('unauthenticated', message);
+  return refusal('unauthenticated', message);
 }
 
-export async function requireUser(c: EdgeContext): Promise<string> {
+/**
+ * The user id of the request's bearer token. A token this isolate already verified or refused is
+ * answered synchronously (no promise, no rejected-promise chain for a replayed bad token); only a
+ * new token returns the promise of its verification.
+ */
+export function requireUser(c: EdgeContext): string | Promise<string> {
   const header = c.req.header('authorization') ?? '';
   const token = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
   if (!token || token.length > MAX_TOKEN_LENGTH) throw invalid('a bearer token is required');
@@ -54,6 +60,10 @@ export async function requireUser(c: EdgeContext): Promise<string> {
   }
   const refused = refusedTokens.get(token, now);
   if (refused !== undefined) throw invalid(refused);
+  return verifyAndRemember(c, token, now);
+}
+
+async function verifyAndRemember(c: EdgeContext, token: string, now: number): Promise<string> {
   const settings = settingsOf(c.env); // outside the try: a missing secret is our 500, not the user's 401
   let verified;
   try {

@@ -3,10 +3,11 @@
  * switches (from the cached snapshot), then who may buy (eligibility by a JWT claim), then the
  * per-user gate (which also holds the deny list, DESIGN §10), then admission to the origin.
  */
-import { ContractError, isEligible, publicState, type ActivitySnapshot } from '../contract/index.js';
+import { isEligible, publicState, type ActivitySnapshot, type ContractError } from '../contract/index.js';
 import type { EntryAnswer } from './durable/admission.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
 import type { KeptPurchase } from './durable/waiting-line.js';
+import { refusal } from './refusal.js';
 import { TtlCache } from './ttl-cache.js';
 
 /** Refuses unless the sale is open right now: 425 too_early, 410 ended, 503 paused, 409 sold_out. */
@@ -16,14 +17,14 @@ export function assertOpen(snapshot: ActivitySnapshot, now: number): void {
       return;
     case 'upcoming': {
       const wait = Date.parse(snapshot.config.startsAt) - now;
-      throw new ContractError('too_early', 'the sale has not started yet', { retryAfter: retryAfterSeconds(wait) });
+      throw refusal('too_early', 'the sale has not started yet', retryAfterSeconds(wait));
     }
     case 'ended':
-      throw new ContractError('ended', 'the sale has ended');
+      throw refusal('ended', 'the sale has ended');
     case 'paused':
-      throw new ContractError('paused', 'the sale is paused', { retryAfter: 5 });
+      throw refusal('paused', 'the sale is paused', 5);
     case 'sold_out':
-      throw new ContractError('sold_out', 'sold out');
+      throw refusal('sold_out', 'sold out');
   }
 }
 
@@ -33,7 +34,7 @@ export function assertOpen(snapshot: ActivitySnapshot, now: number): void {
  */
 export function assertEligible(snapshot: ActivitySnapshot, claims: Record<string, unknown> | undefined): void {
   if (isEligible(snapshot.config.eligibility, claims)) return;
-  throw new ContractError('not_eligible', 'this sale is open to eligible members only');
+  throw refusal('not_eligible', 'this sale is open to eligible members only');
 }
 
 /** FNV-1a: a stable, cheap spread of user ids over shards. */
@@ -78,9 +79,7 @@ export function assertNotRefusedEarly(scope: string, userId: string, ratePerSec:
 }
 
 function rateLimited(retryAfterMs: number): ContractError {
-  return new ContractError('rate_limited', 'too many requests; slow down', {
-    retryAfter: retryAfterSeconds(retryAfterMs),
-  });
+  return refusal('rate_limited', 'too many requests; slow down', retryAfterSeconds(retryAfterMs));
 }
 
 /**
@@ -114,7 +113,7 @@ export async function admitUser(
       refusedUntil.set(key, { until: now + answer.emptyForMs, ratePerSec }, now + answer.emptyForMs, now);
     return;
   }
-  if ('denied' in answer) throw new ContractError('denied', 'this account may not buy');
+  if ('denied' in answer) throw refusal('denied', 'this account may not buy');
   const until = now + answer.retryAfterMs;
   refusedUntil.set(key, { until, ratePerSec }, until, now);
   throw rateLimited(answer.retryAfterMs);
@@ -239,9 +238,7 @@ export async function admitToOrigin(
   const ns = env.ADMISSION;
   const grant = await ns.get(ns.idFromName(shard.name)).take(leaseWant(lease), shard.ratePerSec);
   if (grant.granted < 1) {
-    throw new ContractError('busy', 'too many buyers right now; try again shortly', {
-      retryAfter: retryAfterSeconds(grant.retryAfterMs),
-    });
+    throw refusal('busy', 'too many buyers right now; try again shortly', retryAfterSeconds(grant.retryAfterMs));
   }
   addToLease(shard.name, lease, grant.granted);
 }

@@ -4,7 +4,7 @@
  * Set lookup: no origin call, no ActivityDO. A push received by this isolate adds its id at once;
  * other isolates see a new activity within the TTL.
  */
-import { ContractError } from '../contract/index.js';
+import { refusal } from './refusal.js';
 
 let live: { ids: Set<string>; expiresAt: number } | null = null;
 
@@ -17,7 +17,7 @@ export async function assertLive(env: Env, activityId: string, ttlMs: number, no
   if (!live || live.expiresAt <= now) {
     live = { ids: new Set(await directory(env).list()), expiresAt: now + ttlMs };
   }
-  if (!live.ids.has(activityId)) throw new ContractError('not_found', 'no such activity');
+  if (!live.ids.has(activityId)) throw refusal('not_found', 'no such activity');
 }
 
 /** Every id on the live list (the stored one, not this isolate's copy). */

@@ -6,6 +6,7 @@
  * tickets in flight valid.
  */
 import { ContractError, hmacHex, isId, randomHex, verifyHmacHex } from '../contract/index.js';
+import { refusal } from './refusal.js';
 import { TtlCache } from './ttl-cache.js';
 
 export interface TicketKey {
@@ -90,5 +91,5 @@ export async function verifyTicket(
 }
 
 function badTicket(message: string): ContractError {
-  return new ContractError('bad_ticket', message);
+  return refusal('bad_ticket', message);
 }

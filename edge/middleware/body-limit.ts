@@ -57,14 +57,14 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  */
 async function readDeclared(req: Request, maxBytes: number, timeoutMs: number): Promise<string> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), timeoutMs);
-  });
-  const read = req.arrayBuffer();
-  read.catch(() => undefined); // still pending when late: its end is no one's error
   let bytes: ArrayBuffer | 'late';
   try {
-    bytes = await Promise.race([read, deadline]);
+    // One promise settled by whichever comes first (no Promise.race, no second promise): the read's
+    // late end, after the deadline, settles nothing and is no one's error.
+    bytes = await new Promise<ArrayBuffer | 'late'>((resolve, reject) => {
+      timer = setTimeout(() => resolve('late'), timeoutMs);
+      req.arrayBuffer().then(resolve, reject);
+    });
   } catch {
     throw new ContractError('bad_request', 'the request body could not be read'); // the client went away
   } finally {

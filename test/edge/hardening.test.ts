@@ -11,7 +11,8 @@ import { ContractError, hmacHex, verifyHmacHex } from '../../contract/index.js';
 import { ACTIVITY_CACHE_TTL_MS } from '../../edge/activity-cache.js';
 import '../../edge/errors.js'; // the edge's one error handler: ContractErrors record no stack here
 import { verifyUserToken } from '../../edge/auth.js';
-import { shardOf } from '../../edge/gates.js';
+import { assertOpen, shardOf } from '../../edge/gates.js';
+import { refusal } from '../../edge/refusal.js';
 import { parseSettings } from '../../edge/settings.js';
 import { issueTicket, parseTicketKeys, verifyTicket } from '../../edge/ticket.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
@@ -448,6 +449,43 @@ describe('issue 13: a refusal at the edge is an answer, not a fault', () => {
     const refusal = new ContractError('sold_out', 'sold out');
     expect(refusal.stack).toBe('ContractError: sold out');
     expect(new Error('a fault').stack).toMatch(/\n\s+at /);
+  });
+
+  it('a repeated refusal is one shared instance per (code, message, retryAfter), not a new Error per click', () => {
+    const first = refusal('sold_out', 'sold out');
+    expect(refusal('sold_out', 'sold out')).toBe(first);
+    expect(first).toMatchObject({ code: 'sold_out', status: 409, message: 'sold out', retryAfter: undefined });
+    const in3 = refusal('rate_limited', 'too many requests; slow down', 3);
+    expect(refusal('rate_limited', 'too many requests; slow down', 3)).toBe(in3);
+    expect(refusal('rate_limited', 'too many requests; slow down', 4)).toMatchObject({ retryAfter: 4 });
+    expect(refusal('rate_limited', 'too many requests; slow down', 4)).not.toBe(in3);
+    // The gates throw it: two doomed clicks on a sold-out sale get the same instance.
+    const soldOut = {
+      config: {
+        activityId: '1',
+        skuId: '1',
+        title: 't',
+        startsAt: new Date(0).toISOString(),
+        endsAt: new Date(Date.now() + 60_000).toISOString(),
+        maxPerUser: 1,
+        paymentTimeoutSeconds: 900,
+        userRatePerSec: 1,
+        admissionRatePerSec: 10,
+        admissionShards: 1,
+        version: 1,
+      },
+      state: 'open',
+      soldOut: true,
+    } as const;
+    const thrown = () => {
+      try {
+        assertOpen(soldOut, Date.now());
+      } catch (err) {
+        return err;
+      }
+      return undefined;
+    };
+    expect(thrown()).toBe(thrown());
   });
 });
 
