@@ -1,5 +1,5 @@
 /**
- * Deny-list cost (DESIGN §10: bounded and cheap per request with 100k denied users).
+ * Deny-list cost (docs/design.md §10: bounded and cheap per request with 100k denied users).
  *
  * 1. Memory and lookup of the structure each UserGateDO shard holds (a Set of user-id strings), in
  *    V8 — the engine workerd runs — for 100k ids in one Set and spread over 16 shards.

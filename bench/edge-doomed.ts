@@ -4,7 +4,7 @@
  * tool (autocannon), same connections, same run. One scenario per step:
  *
  *   state, no credentials   sold-out activity, no JWT, no ticket: 409 where the cached public state
- *                           answers before the JWT (DESIGN §10), 401 where the JWT is checked first
+ *                           answers before the JWT (docs/design.md §10), 401 where the JWT is checked first
  *   state, genuine ticket   sold-out activity with a valid JWT and ticket (409 either way)
  *   JWT                     a token signed with another secret (401)
  *   ticket                  a valid JWT, a forged ticket (403)

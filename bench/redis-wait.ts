@@ -1,5 +1,5 @@
 /**
- * What REDIS_WAIT_REPLICAS costs (DESIGN §10 durability), in one run on servers of its own: a Redis
+ * What REDIS_WAIT_REPLICAS costs (docs/design.md §10 durability), in one run on servers of its own: a Redis
  * primary with one replica (`--replicaof`, no persistence on either, so the figure is the replica
  * round trip and not the disk), then `POST /internal/reserve` of an HTTP origin on that primary
  * (autocannon, signed, a new user each) with REDIS_WAIT_REPLICAS=0 and =1, alternating, two rounds.

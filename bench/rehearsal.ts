@@ -1,5 +1,5 @@
 /**
- * The sale rehearsal (`npm run rehearsal`, DESIGN §7): a realistic crowd — up to millions of
+ * The sale rehearsal (`npm run rehearsal`, docs/design.md §7): a realistic crowd — up to millions of
  * distinct users, most clicking once at the start, some retrying, bots, early birds, forged and
  * shared tickets, pollers and payers — driven through the edge over HTTP, then settlement and
  * reconciliation, a funnel, latency percentiles, report.json and report.html. Exits non-zero when

@@ -83,7 +83,7 @@ async function bareUpdates(pool: mysql.Pool, total: number) {
   });
 }
 
-/** The seeds' settlement: one transaction per reservation, as DESIGN §6 writes it per message. */
+/** The seeds' settlement: one transaction per reservation, as docs/design.md §6 writes it per message. */
 async function perMessageTransactions(pool: mysql.Pool, total: number) {
   const activityId = newId();
   await stockRow(pool, activityId, total);

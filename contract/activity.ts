@@ -1,5 +1,5 @@
 /**
- * What an activity is, as the origin pushes it to the edge (DESIGN §9 `PUT /internal/activities/:id`)
+ * What an activity is, as the origin pushes it to the edge (docs/design.md §9 `PUT /internal/activities/:id`)
  * and how its public state is derived — one rule, used by edge and origin alike.
  */
 import { z } from 'zod';
@@ -8,7 +8,7 @@ import { productFieldsSchema, type ProductFields } from './product.js';
 
 export const ACTIVITY_STATES = ['open', 'paused', 'stopped'] as const;
 export type ActivitySwitch = (typeof ACTIVITY_STATES)[number];
-/** What the edge does with a purchase beyond the admission rate (DESIGN §10 `overflow`). */
+/** What the edge does with a purchase beyond the admission rate (docs/design.md §10 `overflow`). */
 export const OVERFLOW_MODES = ['reject', 'queue'] as const;
 export type Overflow = (typeof OVERFLOW_MODES)[number];
 export type PublicState = 'upcoming' | 'open' | 'sold_out' | 'paused' | 'ended';
@@ -23,7 +23,7 @@ export const LOTTERY_WINDOW_MAX_MS = 600_000;
 export const LOTTERY_WINDOW_DEFAULT_MS = 3_000;
 
 /**
- * What the public may know of a lottery's draw (DESIGN §10): the commitment from creation on; the
+ * What the public may know of a lottery's draw (docs/design.md §10): the commitment from creation on; the
  * seed and the summary once the winners are final. `entrantsPublished` tells when the list is complete.
  */
 export const drawPublicSchema = z.object({
@@ -83,16 +83,16 @@ export const activityConfigSchema = z.object({
   version: z.number().int().min(1),
   /** What is sold, for the sale page: description, priceCents, currency, imageUrl (all optional). */
   ...productFieldsSchema.shape,
-  /** DESIGN §10: `lottery` turns the first `lotteryWindowMs` after startsAt into a draw. */
+  /** docs/design.md §10: `lottery` turns the first `lotteryWindowMs` after startsAt into a draw. */
   /** Absent means `fcfs` / LOTTERY_WINDOW_DEFAULT_MS. */
   admission: z.enum(ADMISSION_MODES).optional(),
   lotteryWindowMs: z.number().int().min(LOTTERY_WINDOW_MIN_MS).max(LOTTERY_WINDOW_MAX_MS).optional(),
-  /** Public state sold out once Redis has this many units or fewer (DESIGN §10); 0 = only when empty. */
+  /** Public state sold out once Redis has this many units or fewer (docs/design.md §10); 0 = only when empty. */
   soldOutThreshold: z.number().int().min(0).max(100_000_000).optional(),
   /** Members-only sale: the JWT claim that must hold one of `values`; absent / null = everyone. */
   eligibility: eligibilitySchema.nullable().optional(),
   /**
-   * Beyond the admission rate: `reject` → 503 busy + Retry-After; `queue` → a waiting room (DESIGN §10).
+   * Beyond the admission rate: `reject` → 503 busy + Retry-After; `queue` → a waiting room (docs/design.md §10).
    * Absent means `reject` (snapshots from before the option, hand-written test configs).
    */
   overflow: z.enum(OVERFLOW_MODES).optional(),
@@ -111,7 +111,7 @@ export const activitySnapshotSchema = z.object({
 });
 export type ActivitySnapshot = z.infer<typeof activitySnapshotSchema>;
 
-/** Public body of `GET /api/activities/:id` (DESIGN §3). */
+/** Public body of `GET /api/activities/:id` (docs/design.md §3). */
 export interface PublicActivity {
   activityId: string;
   skuId: string;
@@ -136,7 +136,7 @@ export interface PublicActivity {
   /** SHA-256 of the closed entrant list, public from the window's close on (before drawSeed). */
   drawEntrantsDigest?: string;
   draw?: Omit<DrawPublic, 'commitment' | 'seed'>;
-  /** Coarse stock left (DESIGN §10); absent when the edge has no figure yet. */
+  /** Coarse stock left (docs/design.md §10); absent when the edge has no figure yet. */
   stockHint?: StockHint;
 }
 

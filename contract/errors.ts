@@ -1,5 +1,5 @@
 /**
- * The public error contract (DESIGN §3, §9): every error code, its HTTP status, and the one error
+ * The public error contract (docs/design.md §3, §9): every error code, its HTTP status, and the one error
  * type both edge and origin throw. Bodies are `{error, message, traceId}`.
  */
 export const ERROR_STATUS = {

@@ -1,5 +1,5 @@
 /**
- * Identifier rules (DESIGN §9): activity, SKU and user ids are decimal strings of positive 64-bit
+ * Identifier rules (docs/design.md §9): activity, SKU and user ids are decimal strings of positive 64-bit
  * integers; request ids are client-chosen idempotency keys; trace ids are W3C trace ids.
  */
 const MAX_U64 = 18446744073709551615n;

@@ -1,5 +1,5 @@
 /**
- * Downstream order events (DESIGN §10) as a receiver sees them: the body and the signature
+ * Downstream order events (docs/design.md §10) as a receiver sees them: the body and the signature
  * `x-event-signature: v1=<hex HMAC-SHA256(ORDER_EVENTS_SECRET, ts + "\n" + body)>` with
  * `x-event-timestamp: <ms>`. Web Crypto only (contract/signing.ts), so a receiver written in
  * TypeScript — Node or a Worker — can verify with the same code that signs.

@@ -1,4 +1,4 @@
-/** Reservation requests and bodies shared by edge and origin (DESIGN §3, §9). */
+/** Reservation requests and bodies shared by edge and origin (docs/design.md §3, §9). */
 import { z } from 'zod';
 import { MAX_QUANTITY } from './activity.js';
 import { claimsSchema } from './eligibility.js';
@@ -48,7 +48,7 @@ export interface ReserveResponse {
 /** The purchase body a client sends to the edge. */
 export const purchaseBodySchema = z.object({ quantity });
 
-/** A purchase inside a lottery window (DESIGN §10): 202 `{status:"entered", entryId, pollUrl}` at the edge. */
+/** A purchase inside a lottery window (docs/design.md §10): 202 `{status:"entered", entryId, pollUrl}` at the edge. */
 export interface EntryResponse {
   status: 'entered';
   entryId: string;

@@ -2,7 +2,7 @@
  * HMAC-SHA256 signing shared by edge and origin (Web Crypto only, so it runs in workerd and Node).
  * Verification goes through `crypto.subtle.verify`, which compares in constant time.
  *
- * Edge → origin (DESIGN §9): `x-edge-timestamp: <ms>` and
+ * Edge → origin (docs/design.md §9): `x-edge-timestamp: <ms>` and
  * `x-edge-signature: v1=<hex HMAC(secret, ts \n METHOD \n path-with-query \n hex SHA-256(body))>`.
  */
 import { toHex } from './ids.js';

@@ -1,5 +1,5 @@
 /**
- * Reading an activity at scale (DESIGN §4): isolate memory (ACTIVITY_CACHE_TTL_MS) → the colo's
+ * Reading an activity at scale (docs/design.md §4): isolate memory (ACTIVITY_CACHE_TTL_MS) → the colo's
  * Cache API (COLO_CACHE_TTL_MS) → ActivityDO. Thousands of isolates must not each poll one DO (soft
  * limit ~1,000 req/s): per colo, the DO sees about one read per COLO_CACHE_TTL_MS per activity.
  * The two TTLs add up to < 1 s, so an admin change is in force everywhere within 1 s; a push from
@@ -22,7 +22,7 @@ const MAX_ENTRIES = 10_000;
 /**
  * A hit older than this is reloaded in the background by the request that meets it (the route
  * answers from the hit meanwhile), so steady traffic never meets an expired entry and the public
- * state keeps answering before the crypto (DESIGN §10). The entry's age limit is unchanged.
+ * state keeps answering before the crypto (docs/design.md §10). The entry's age limit is unchanged.
  */
 export const ACTIVITY_REFRESH_AHEAD_MS = ACTIVITY_CACHE_TTL_MS / 2;
 
@@ -48,7 +48,7 @@ export interface Refresher {
 
 /**
  * The snapshot this isolate holds right now, without any I/O (null when it holds none or an expired
- * one): lets a doomed click be refused on the public state before the JWT and ticket (DESIGN §10).
+ * one): lets a doomed click be refused on the public state before the JWT and ticket (docs/design.md §10).
  * With `refresher`, a hit older than ACTIVITY_REFRESH_AHEAD_MS is reloaded in the background.
  */
 export function peekActivity(activityId: string, now = Date.now(), refresher?: Refresher): ActivitySnapshot | null {
@@ -66,7 +66,7 @@ const refreshing = new TtlCache<true>(MAX_ENTRIES);
  * Reloads the activity after this request's answer (`waitUntil`): for a hit due for refresh, and
  * for a request that found no snapshot and was refused before it loaded one (no JWT, a bad
  * ticket), so the doomed clicks that follow are answered on the public state before any crypto
- * (DESIGN §10). One such load per activity at a time in this isolate (after a failure, none for
+ * (docs/design.md §10). One such load per activity at a time in this isolate (after a failure, none for
  * ACTIVITY_CACHE_TTL_MS); it reads the colo cache or the ActivityDO like any other miss (never the
  * origin while the DO holds the snapshot), never overwrites a snapshot this isolate learned
  * first-hand meanwhile, and a failure only means a later request tries again. Staleness is the

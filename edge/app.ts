@@ -1,4 +1,4 @@
-/** The edge's Hono app: routes of DESIGN §3 and the internal API of §9, one error handler. */
+/** The edge's Hono app: routes of docs/design.md §3 and the internal API of §9, one error handler. */
 import { Hono } from 'hono';
 import type { EdgeContext, EdgeEnv } from './context.js';
 import { notFound, onError } from './errors.js';
@@ -20,7 +20,7 @@ app.use(
     figuresFlushMs: (env) => settingsOf(env).figuresFlushMs,
   }),
 );
-// Before any route, so before every signature, JWT or ticket check: 413 / bounded read (DESIGN §10).
+// Before any route, so before every signature, JWT or ticket check: 413 / bounded read (docs/design.md §10).
 app.use(
   bodyLimit({
     limits(env, _method, path) {

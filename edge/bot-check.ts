@@ -1,5 +1,5 @@
 /**
- * Bot check at ticket issuance (DESIGN §10). With BOT_CHECK_URL set, a ticket needs the header
+ * Bot check at ticket issuance (docs/design.md §10). With BOT_CHECK_URL set, a ticket needs the header
  * `x-challenge-token` (the widget's answer, e.g. Cloudflare Turnstile's), verified by a
  * siteverify-style POST: form fields `secret` and `response`, answer `{"success": true|false}`.
  *   missing token, or success false → 403 `challenge_failed`;

@@ -1,5 +1,5 @@
 /**
- * Forwarding a purchase the edge has admitted (DESIGN §4 step 8): the one signed
+ * Forwarding a purchase the edge has admitted (docs/design.md §4 step 8): the one signed
  * `POST /internal/reserve`. Used by the purchase route for an admitted click and by the waiting room
  * for a kept purchase whose turn has come (its ticket was verified when it joined the line and is
  * not checked again). A granted reservation sets the holder receipt; an origin `sold_out` marks the

@@ -1,7 +1,7 @@
 /**
- * The edge's cheap refusals, in the order DESIGN §4 runs them after the ticket: sale window and
+ * The edge's cheap refusals, in the order docs/design.md §4 runs them after the ticket: sale window and
  * switches (from the cached snapshot), then who may buy (eligibility by a JWT claim), then the
- * per-user gate (which also holds the deny list, DESIGN §10), then admission to the origin.
+ * per-user gate (which also holds the deny list, docs/design.md §10), then admission to the origin.
  */
 import { isEligible, publicState, type ActivitySnapshot, type ContractError } from '../contract/index.js';
 import type { EntryAnswer } from './durable/admission.js';
@@ -54,7 +54,7 @@ export function shardOf(userId: string, shards: number): number {
  * itself — exact, because only the DO hands out tokens and nothing but a rate change can make that
  * time earlier; it counts from before the call, so it ends no later than the DO's own — so a
  * buyer's repeat click after a purchase, or a bot hammering one user, costs no DO call. An entry
- * remembers the rate it was set at: after a live change of `userRatePerSec` (DESIGN §10) it no
+ * remembers the rate it was set at: after a live change of `userRatePerSec` (docs/design.md §10) it no
  * longer counts and the DO is asked. Bounded; expired entries are pruned when it fills.
  */
 const REFUSED_MAX_ENTRIES = 50_000;
@@ -70,7 +70,7 @@ function assertNotRefused(key: string, ratePerSec: number, now: number): void {
 
 /**
  * The remembered half of `admitUser`, with no call: 429 when this isolate already holds the gate's
- * refusal of (scope, user). A route runs it right after the JWT, before the ticket crypto (DESIGN
+ * refusal of (scope, user). A route runs it right after the JWT, before the ticket crypto (docs/design.md
  * §10: refusals about the user come after the JWT), so a repeat click of a user who just bought
  * costs a map lookup. Without a remembered refusal it does nothing; `admitUser` decides later.
  */
@@ -154,7 +154,7 @@ export function waitingPollRate(pollMinMs: number): number {
 }
 
 /**
- * Admission leases (DESIGN §4, the way Cloudflare Waiting Room hands slot allocations to Workers):
+ * Admission leases (docs/design.md §4, the way Cloudflare Waiting Room hands slot allocations to Workers):
  * an isolate takes a small batch of tokens from its AdmissionDO shard and spends them from memory,
  * instead of calling the shard for every purchase. A lease lives ADMISSION_LEASE_TTL_MS; unspent
  * tokens then lapse, so leasing can only ever admit less than the shard's rate, never more. The
@@ -244,7 +244,7 @@ export async function admitToOrigin(
 }
 
 /**
- * `overflow: "queue"` (DESIGN §10): a token from the lease, else the shard's answer — tokens while
+ * `overflow: "queue"` (docs/design.md §10): a token from the lease, else the shard's answer — tokens while
  * nobody waits, else this user's place in line (the shard keeps the purchase). Once the shard says a
  * line exists, this isolate drops its leased tokens, so its newcomers queue behind the line too.
  */

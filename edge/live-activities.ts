@@ -1,5 +1,5 @@
 /**
- * Is this an activity the origin told the edge about? (DESIGN §10.) The isolate keeps a copy of
+ * Is this an activity the origin told the edge about? (docs/design.md §10.) The isolate keeps a copy of
  * LiveActivitiesDO's list and re-reads it at most every LIVE_LIST_TTL_MS, so an unknown id costs a
  * Set lookup: no origin call, no ActivityDO. A push received by this isolate adds its id at once;
  * other isolates see a new activity within the TTL.

@@ -1,5 +1,5 @@
 /**
- * Calls from the edge to the origin's internal API (DESIGN §9): signed with EDGE_ORIGIN_SECRET,
+ * Calls from the edge to the origin's internal API (docs/design.md §9): signed with EDGE_ORIGIN_SECRET,
  * carrying a W3C traceparent, bounded by ORIGIN_TIMEOUT_MS. An origin that is down, slow, or
  * answers something outside the contract becomes 503 `unavailable` (fail closed) — never a hang.
  * The client only ever reads a generic message; what went wrong (timeout, status, the origin's own

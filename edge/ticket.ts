@@ -1,5 +1,5 @@
 /**
- * Signed, time-limited purchase tickets (DESIGN §3). A ticket is
+ * Signed, time-limited purchase tickets (docs/design.md §3). A ticket is
  * `v1.<activityId>.<userId>.<expiresAtMs>.<kid>.<nonce>.<hex HMAC-SHA256(key[kid], everything before)>`:
  * URL-safe, parsed without JSON, checked with the contract's constant-time HMAC verify. `TICKET_KEYS`
  * holds several keys (`kid:secret,kid:secret`); the first signs, all verify, so rotating keys keeps

@@ -1,5 +1,5 @@
 /**
- * The waiting room's answers (DESIGN §10 `overflow: "queue"`): what a purchase or a poll says for
+ * The waiting room's answers (docs/design.md §10 `overflow: "queue"`): what a purchase or a poll says for
  * the shard's answer about the user's entry — waiting (202 from a purchase, 200 from a poll) with
  * `{status:"waiting", position, etaSeconds, pollUrl, pollAfterMs}`; its turn (the kept purchase is
  * forwarded now and the result answered: the §3 reservation body or the refusal); its recorded

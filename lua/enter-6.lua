@@ -1,5 +1,5 @@
 --[[
-  Enter: a purchase inside a lottery window (DESIGN §10) becomes one entry per user. No stock moves;
+  Enter: a purchase inside a lottery window (docs/design.md §10) becomes one entry per user. No stock moves;
   the draw reserves for the winners later, in the order the seed and the closed list decide.
 
   Input:

@@ -1,6 +1,6 @@
 --[[
   Refill: puts the units of a timed-out order back on sale, once per reservation. Runs after the
-  timeout transaction committed `available += quantity` and an outbox row (DESIGN §6).
+  timeout transaction committed `available += quantity` and an outbox row (docs/design.md §6).
   Never creates a stock key: if Redis lost data, recover rebuilds the stock from MySQL instead.
 
   Input:

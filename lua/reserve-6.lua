@@ -1,6 +1,6 @@
 --[[
   Reserve: the one atomic decision of a flash sale — check, pre-deduct, record the pending event.
-  With stock buckets (DESIGN §10) it runs on the user's home bucket, where the user's holder record
+  With stock buckets (docs/design.md §10) it runs on the user's home bucket, where the user's holder record
   lives; when that bucket cannot serve and borrowing is allowed, it marks the user pending instead
   (holder = "~" .. reservationId, borrowing[reservationId] = "p|now|userId|quantity") and the origin
   takes the units from another bucket (take-3), then confirms (confirm-3) or gives up (abandon-2).

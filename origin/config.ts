@@ -1,5 +1,5 @@
 /**
- * Origin configuration: parsed and validated once at start from the environment (DESIGN §9), then
+ * Origin configuration: parsed and validated once at start from the environment (docs/design.md §9), then
  * passed down. Every timeout and retry limit lives here with its default.
  */
 import { z } from 'zod';
@@ -137,7 +137,7 @@ const envSchema = z.object({
    * outcome. Changing it strands the seeds of lotteries not yet drawn (their draws refuse to run).
    */
   DRAW_SECRET: z.string().min(16).default(DEV_SECRETS.DRAW_SECRET),
-  /** Where admin changes and sold-out transitions are pushed (DESIGN §9); unset = no edge. */
+  /** Where admin changes and sold-out transitions are pushed (docs/design.md §9); unset = no edge. */
   EDGE_URL: z.url().optional(),
   /** What this process runs: HTTP API, settlement consumers, or both. */
   ORIGIN_ROLE: z.enum(['all', 'http', 'consumers']).default('all'),
@@ -203,7 +203,7 @@ const envSchema = z.object({
   OUTBOX_BATCH_SIZE: int(200, 1),
   /** A claimed outbox row not marked done within this long is claimed again (its worker died). */
   OUTBOX_CLAIM_LEASE_MS: int(10_000, 100),
-  /** Downstream order events (DESIGN §10) are POSTed here (http or https); unset = no events are written at all. */
+  /** Downstream order events (docs/design.md §10) are POSTed here (http or https); unset = no events are written at all. */
   ORDER_EVENTS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   /** HMAC-SHA256 key of `x-event-signature`; required when ORDER_EVENTS_URL is set. */
   ORDER_EVENTS_SECRET: z.string().min(16).optional(),
@@ -242,7 +242,7 @@ const envSchema = z.object({
   RECONCILE_READ_ATTEMPTS: int(5, 1),
   /** After cleanup, a sale's Redis keys live this long (seconds) before Redis expires them. */
   CLEANUP_RETENTION_SECONDS: int(86_400, 1),
-  /** How often lottery activities are checked for a closed window whose draw is due (DESIGN §10). */
+  /** How often lottery activities are checked for a closed window whose draw is due (docs/design.md §10). */
   DRAW_POLL_MS: int(250, 10),
   /** The draw's lease on its MySQL record: a draw whose origin died is resumed after this long. */
   DRAW_LEASE_MS: int(10_000, 500),
@@ -260,7 +260,7 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: int(10_000, 0),
   /** A repeat purchase looks up its reservation's current status (MySQL) for at most this long, else answers `queued`. */
   REPEAT_STATUS_TIMEOUT_MS: int(100, 1),
-  /** The origin warms an activity by itself this long before its start (DESIGN §10). */
+  /** The origin warms an activity by itself this long before its start (docs/design.md §10). */
   WARMUP_LEAD_SECONDS: int(600, 1),
   /** ... and verifies Redis against MySQL this long before its start; a mismatch pauses the sale. */
   WARMUP_VERIFY_SECONDS: int(60, 0),

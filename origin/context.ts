@@ -38,9 +38,9 @@ export interface OriginContext {
   failover: FailoverGate;
   /** Units in buckets whose primary is short of replicas (activity/replica-layout.ts; set by the failover watch). */
   shortBuckets: ShortBuckets;
-  /** Lottery activities: entry window, then drawing, then FCFS (DESIGN §10). */
+  /** Lottery activities: entry window, then drawing, then FCFS (docs/design.md §10). */
   lottery: LotteryAdmission;
-  /** Pushes the edge when reservations cross the stock hint / early sold-out lines (DESIGN §10). */
+  /** Pushes the edge when reservations cross the stock hint / early sold-out lines (docs/design.md §10). */
   stockWatch: StockWatch;
   /**
    * The activity as the edge should see it: MySQL config and switch, units left, and sold out when

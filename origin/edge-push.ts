@@ -1,5 +1,5 @@
 /**
- * Origin → edge pushes, signed like edge→origin calls (DESIGN §9, §10):
+ * Origin → edge pushes, signed like edge→origin calls (docs/design.md §9, §10):
  * - `PUT /internal/activities/:id`: an activity snapshot, on every admin change and every sold-out /
  *   refilled transition; the edge also puts the id on its live list at once;
  * - `PUT /internal/activities`: the full list of live activity ids (LiveListJob: at start and every

@@ -126,7 +126,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
     lifecycle.warmups.start();
     lifecycle.releases.start();
   }
-  // The HTTP role tells the edge which activities exist (DESIGN §10); nothing to tell without an edge.
+  // The HTTP role tells the edge which activities exist (docs/design.md §10); nothing to tell without an edge.
   const liveList =
     config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL
       ? new LiveListJob(
@@ -143,7 +143,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
         )
       : null;
   liveList?.start();
-  // Deny-list changes the edge did not confirm are pushed again (DESIGN §10: in force within 1 s).
+  // Deny-list changes the edge did not confirm are pushed again (docs/design.md §10: in force within 1 s).
   const denyPush = config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL ? new DenyPushJob(ctx) : null;
   denyPush?.start();
   const failoverWatch = new FailoverWatch(ctx, config.ORIGIN_ROLE !== 'http');

@@ -1,4 +1,4 @@
--- Core tables of DESIGN §6. Runs on MySQL 8 and MariaDB >= 10.6 (no engine-specific syntax).
+-- Core tables of docs/design.md §6. Runs on MySQL 8 and MariaDB >= 10.6 (no engine-specific syntax).
 
 CREATE TABLE seckill_activity (
   id                      BIGINT UNSIGNED  NOT NULL,

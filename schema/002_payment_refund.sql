@@ -1,4 +1,4 @@
--- Payments that cannot be kept (DESIGN §6, §9): a payment for an order that timed out, or a second
+-- Payments that cannot be kept (docs/design.md §6, §9): a payment for an order that timed out, or a second
 -- payment for an order already paid. The shop refunds them; one row per order and payment.
 -- status: needed | refunded
 CREATE TABLE seckill_refund (

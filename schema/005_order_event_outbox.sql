@@ -1,4 +1,4 @@
--- Downstream order events (DESIGN §10): written in the same transaction as the order change they
+-- Downstream order events (docs/design.md §10): written in the same transaction as the order change they
 -- announce (order.created by settlement, order.paid by the payment webhook, order.timed_out by the
 -- timeout job), only when ORDER_EVENTS_URL is set; delivered at least once by the order-event
 -- worker, which deletes a row once its event is delivered — the table holds the backlog and the

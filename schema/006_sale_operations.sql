@@ -1,4 +1,4 @@
--- Sale operations (DESIGN §10): tranches, early sold-out threshold, eligibility, scheduled and
+-- Sale operations (docs/design.md §10): tranches, early sold-out threshold, eligibility, scheduled and
 -- verified warm-up, deny list. Runs on MySQL 8 and MariaDB >= 10.6 (no engine-specific syntax).
 
 -- Units of the stock not yet put on sale. `available` never includes them (so the settlement's

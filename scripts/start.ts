@@ -1,5 +1,5 @@
 /**
- * `npm start`: the whole stack on this machine (DESIGN §7). Redis and MariaDB up (scripts/services.sh),
+ * `npm start`: the whole stack on this machine (docs/design.md §7). Redis and MariaDB up (scripts/services.sh),
  * migrations applied, the origin (HTTP + consumers + jobs, as `npm run origin`) and the edge (wrangler
  * dev, as `npm run edge`, off the network) as child processes, then a demo activity that opens a little
  * later. Prints the sale page URL with a ready user token, and the metrics URL. Ctrl-C / SIGTERM stops
@@ -9,7 +9,7 @@
  * would die of it and leave everything running).
  *
  * Environment (all optional): PORT (origin, 3000), EDGE_PORT (8787), REDIS_URL, MYSQL_URL, the secrets
- * of DESIGN §9 (dev defaults otherwise, the same for origin and edge), DEMO_OPENS_IN_SECONDS (30),
+ * of docs/design.md §9 (dev defaults otherwise, the same for origin and edge), DEMO_OPENS_IN_SECONDS (30),
  * DEMO_STOCK (10), DEMO_USER (42), START_SKIP_SERVICES=1 (Redis/MySQL are managed elsewhere),
  * START_PROMETHEUS (`auto`: run Prometheus beside the stack when it is installed; `1`: required;
  * `0`: not), PROMETHEUS_PORT (9090). Prometheus scrapes the origin with the repo's rules

@@ -1,6 +1,6 @@
 /**
  * `npm run token -- --user 42 [--ttl 86400]`: prints a user JWT (HS256, `sub` = user id, `exp`) that
- * the edge accepts (DESIGN §3) — what the shop's login would issue. Signed with USER_TOKEN_SECRET
+ * the edge accepts (docs/design.md §3) — what the shop's login would issue. Signed with USER_TOKEN_SECRET
  * from the environment, else the edge's dev default, so it matches `npm run edge` / `npm start`.
  */
 import { sign } from 'hono/jwt';

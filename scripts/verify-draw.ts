@@ -1,6 +1,6 @@
 /**
  * `npm run verify-draw -- --activity <id> [--edge <url>] [--user <id>]`: checks a lottery's draw from
- * public data only (DESIGN §10, rule in origin/lottery/draw-rule.ts), as any buyer could: the public
+ * public data only (docs/design.md §10, rule in origin/lottery/draw-rule.ts), as any buyer could: the public
  * activity (drawCommitment, drawEntrantsDigest, drawSeed, summary) and the published entrant list,
  * both from the edge (EDGE_URL, default http://127.0.0.1:8787).
  *  1. commitment: SHA-256(drawSeed) = drawCommitment (the seed is the one fixed before the sale);

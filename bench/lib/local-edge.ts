@@ -17,7 +17,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const COMPATIBILITY_DATE = '2026-04-01';
 const EDGE_WORKER = 'flash-sale-edge';
 
-/** The edge's secrets (DESIGN §9): who signs user tokens, tickets, and edge↔origin calls. */
+/** The edge's secrets (docs/design.md §9): who signs user tokens, tickets, and edge↔origin calls. */
 export interface EdgeSecrets {
   USER_TOKEN_SECRET: string;
   TICKET_KEYS: string;

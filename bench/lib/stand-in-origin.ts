@@ -1,5 +1,5 @@
 /**
- * A small real HTTP stand-in for the origin's internal API (DESIGN §9), for edge tests and the edge
+ * A small real HTTP stand-in for the origin's internal API (docs/design.md §9), for edge tests and the edge
  * benchmark — not a Redis/MySQL mock: it verifies the §9 signature, answers per activity as told,
  * remembers reservations in a map, and counts every call. Tests steer it in-process (Node) or
  * through its unsigned `/__control` endpoints (from workerd).

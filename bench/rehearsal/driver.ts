@@ -257,7 +257,7 @@ export class Driver {
       return r;
     }
     if (r.body?.status === 'entered') {
-      // Lottery (DESIGN §10): an entry, not a reservation; the draw's winners are registered after it.
+      // Lottery (docs/design.md §10): an entry, not a reservation; the draw's winners are registered after it.
       if (r.status === 202) this.rec.entered++;
       if (r.status === 202 && user.luck < this.o.pollRatio) {
         const pollUrl = r.body.pollUrl as string;
@@ -308,7 +308,7 @@ export class Driver {
     }
   }
 
-  /** The payment provider's webhook to the origin (DESIGN §9), as the provider signs it. */
+  /** The payment provider's webhook to the origin (docs/design.md §9), as the provider signs it. */
   private async pay(orderNo: string, user: User): Promise<void> {
     const body = JSON.stringify({ orderNo, paymentId: `pay-${user.id}`, status: 'paid' });
     const ts = String(Date.now());

@@ -1,6 +1,6 @@
 /**
  * User tokens for the rehearsal: `Authorization: Bearer <JWT HS256>` with `sub` = user id and `exp`
- * (DESIGN §3), built directly with node:crypto — header.payload.signature in base64url — because a
+ * (docs/design.md §3), built directly with node:crypto — header.payload.signature in base64url — because a
  * million users means a million signatures and a JWT library's async Web Crypto path costs several
  * times more per token. Tokens are minted when a user arrives and dropped with the user, so memory
  * does not grow with the population.

@@ -1,5 +1,5 @@
 /**
- * `--admission lottery` (DESIGN §10): after the crowd, wait for the draw to be published on the
+ * `--admission lottery` (docs/design.md §10): after the crowd, wait for the draw to be published on the
  * public activity, register its winners as the sale's holders (read from the origin's Redis, so
  * settlement and the verdict count them like any reservation), and report entrants, winners and
  * the time to draw. The rest of the rehearsal (settlement, reconciliation, funnel) runs as usual.

@@ -42,7 +42,7 @@ export interface RehearsalOptions {
   adminToken: string;
   userTokenSecret: string;
   paymentSecret: string;
-  /** `lottery`: the first `lotteryWindowMs` of the sale is a draw (DESIGN §10). */
+  /** `lottery`: the first `lotteryWindowMs` of the sale is a draw (docs/design.md §10). */
   admission: 'fcfs' | 'lottery';
   lotteryWindowMs: number;
   /**

@@ -7,7 +7,7 @@
 export type Curve = 'spike' | 'ramp' | 'uniform';
 export const CURVES: readonly Curve[] = ['spike', 'ramp', 'uniform'];
 
-/** What a user does (the mix of DESIGN §7's "realistic sale"). */
+/** What a user does (the mix of docs/design.md §7's "realistic sale"). */
 export type UserKind =
   | 'click' // one ticket, one purchase; follows Retry-After on 429/503 a couple of times
   | 'retrier' // clicks, then repeats the purchase (same Idempotency-Key; sometimes a new key)

@@ -160,7 +160,7 @@ export function buildReport(args: {
     );
   if (rec.holderRepeatsRefused.size > 0)
     notes.push(
-      `holders' repeat purchases were refused (${[...rec.holderRepeatsRefused].map(([k, v]) => `${v} × ${k}`).join(', ')}) instead of answered 200 with their reservation (DESIGN §3); they found it by lookup. A sold_out before the ticket check is DESIGN §10's order (the public state first); an expired ticket is refused by contract`,
+      `holders' repeat purchases were refused (${[...rec.holderRepeatsRefused].map(([k, v]) => `${v} × ${k}`).join(', ')}) instead of answered 200 with their reservation (docs/design.md §3); they found it by lookup. A sold_out before the ticket check is docs/design.md §10's order (the public state first); an expired ticket is refused by contract`,
     );
   if (rec.foundByLookup > 0)
     notes.push(

@@ -1,5 +1,5 @@
 /**
- * The waiting room as the crowd saw it (`--overflow queue`, DESIGN §10): buyers who were given a
+ * The waiting room as the crowd saw it (`--overflow queue`, docs/design.md §10): buyers who were given a
  * place in line, what their wait ended in (a reservation, sold out, dropped, given up), the time in
  * line from the first `waiting` answer to the result, and the line's length second by second.
  */

@@ -1,9 +1,9 @@
 /**
- * ActivityDO (DESIGN §4): one per activity, SQLite storage. Holds the ActivitySnapshot the origin
+ * ActivityDO (docs/design.md §4): one per activity, SQLite storage. Holds the ActivitySnapshot the origin
  * pushes (`PUT /internal/activities/:id`) and the edge's own sold-out flag. With no snapshot it
  * fetches one from the origin's `GET /internal/activities/:id` — once, shared by concurrent callers.
  *
- * Pushes are best effort, so the object heals a missed one by itself (DESIGN §10): while the sale
+ * Pushes are best effort, so the object heals a missed one by itself (docs/design.md §10): while the sale
  * is not over, an alarm refetches the snapshot every ACTIVITY_REFRESH_MS. With the isolate and colo
  * cache TTLs on top, a lost pause / unpause / sold-out / refill is in force everywhere within ~3 s.
  */

@@ -1,5 +1,5 @@
 /**
- * AdmissionDO (DESIGN §4, §10): one of N shards per activity, each a token bucket of
+ * AdmissionDO (docs/design.md §4, §10): one of N shards per activity, each a token bucket of
  * admissionRatePerSec / N that caps what the edge forwards to the origin. `take(n)` grants up to n
  * tokens: isolates lease small batches and spend them from memory (edge/gates.ts) instead of
  * calling a shard per purchase. With `overflow: "queue"` the shard also keeps the waiting room

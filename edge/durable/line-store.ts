@@ -1,5 +1,5 @@
 /**
- * The waiting line's rows in its AdmissionDO shard's SQLite storage (DESIGN §10 `overflow: "queue"`):
+ * The waiting line's rows in its AdmissionDO shard's SQLite storage (docs/design.md §10 `overflow: "queue"`):
  * one row per entry (`waiting_entry`, keyed by its sequence number, so loading in key order is line
  * order) and one row for the line itself (`waiting_line`: the id incarnation that entry ids carry,
  * the next sequence number, the counters). This module owns the SQL; the shard decides when to

@@ -1,5 +1,5 @@
 /**
- * LiveActivitiesDO (DESIGN §10): the one list of activity ids the origin has told the edge about.
+ * LiveActivitiesDO (docs/design.md §10): the one list of activity ids the origin has told the edge about.
  * An id not on it is answered 404 without an origin call and without creating an ActivityDO, so
  * made-up ids cost a map lookup. The origin replaces the list (`PUT /internal/activities`, on start
  * and every EDGE_LIVE_LIST_PUSH_MS) and every per-activity push adds its id at once. Isolates copy

@@ -1,10 +1,10 @@
 /**
- * UserGateDO (DESIGN §4): per-user rate limit. Users are spread over N shards by hash; each shard
+ * UserGateDO (docs/design.md §4): per-user rate limit. Users are spread over N shards by hash; each shard
  * keeps a map key → token bucket in memory, pruned of idle (fully refilled) buckets. Exact per
  * user because one user always lands on the same shard. In memory only: an evicted shard forgets,
  * which at worst lets a user through once more — a rate limit, not a stock guard.
  *
- * The shard also keeps its users' deny-list entries (DESIGN §10), because every ticket and purchase
+ * The shard also keeps its users' deny-list entries (docs/design.md §10), because every ticket and purchase
  * already calls it: a denied user costs no extra call, and the check is one Set lookup. Unlike the
  * buckets the deny list must survive eviction, so it is stored (key `deny:<userId>`) and loaded into
  * the Set when the object starts. 100k denied users over 16 shards ≈ 6k ids per shard (docs/operations.md).

@@ -1,5 +1,5 @@
 /**
- * One admission shard's token bucket and its waiting room (DESIGN §4, §10 `overflow: "queue"`): pure
+ * One admission shard's token bucket and its waiting room (docs/design.md §4, §10 `overflow: "queue"`): pure
  * data and functions of `now`, so the order, the positions and the ETAs are testable without workerd.
  *
  * The bucket refills at the shard's rate. While nobody waits, tokens go to whoever asks (isolates
@@ -86,7 +86,7 @@ export interface LineMeta {
 
 /** Upper bounds (ms) of the time-in-line histogram; the last bucket is +Inf. */
 export const TIME_IN_LINE_BUCKETS_MS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 300_000] as const;
-/** A missed poll deadline is 3 × the pollAfterMs last given (DESIGN §10). */
+/** A missed poll deadline is 3 × the pollAfterMs last given (docs/design.md §10). */
 export const MISSED_POLLS_TO_DROP = 3;
 /** How often (at most) the line is swept of ghosts and compacted. */
 export const SWEEP_EVERY_MS = 1_000;

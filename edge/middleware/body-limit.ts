@@ -1,5 +1,5 @@
 /**
- * Bounded request bodies (DESIGN §10 "Body limits"): before any signature, JWT or ticket work, a body
+ * Bounded request bodies (docs/design.md §10 "Body limits"): before any signature, JWT or ticket work, a body
  * over the route's limit is refused with 413 `payload_too_large` — from the declared Content-Length
  * when there is one, else by counting while reading a chunked body — and a body that does not
  * arrive within the deadline (a Content-Length larger than what is sent) is refused with 400

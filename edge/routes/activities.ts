@@ -1,5 +1,5 @@
 /**
- * Public activity routes (DESIGN §3): the activity itself, purchase tickets, and the caller's own
+ * Public activity routes (docs/design.md §3): the activity itself, purchase tickets, and the caller's own
  * reservation in an activity.
  */
 import { Hono } from 'hono';
@@ -52,7 +52,7 @@ export const activityRoutes = new Hono<EdgeEnv>()
     now = Date.now();
     assertOpen(snapshot, now);
     const settings = settingsOf(c.env);
-    // Who may buy (DESIGN §10): members-only, then the deny list (in the user's gate shard).
+    // Who may buy (docs/design.md §10): members-only, then the deny list (in the user's gate shard).
     assertEligible(snapshot, c.get('claims'));
     // Issuance is behind the user's gate too: a burst of tickets is 429 + Retry-After.
     await admitUser(c.env, {

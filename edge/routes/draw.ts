@@ -1,5 +1,5 @@
 /**
- * `GET /api/activities/:id/draw/entrants?after=<ticket>&limit=<n>` (DESIGN §10): the published
+ * `GET /api/activities/:id/draw/entrants?after=<ticket>&limit=<n>` (docs/design.md §10): the published
  * entrant list of a lottery, in draw order, a page at a time — `{activityId, entrants: [{ticket,
  * entrant, entry, quantity, won, excluded}], next}`. An entrant id is hex HMAC-SHA256(drawSeed,
  * userId): the list shows no user ids, and each buyer finds their own line from the public seed.

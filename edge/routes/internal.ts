@@ -1,11 +1,11 @@
 /**
- * Edge internal API, called by the origin (DESIGN §9, §10), signed like edge→origin calls:
+ * Edge internal API, called by the origin (docs/design.md §9, §10), signed like edge→origin calls:
  * - `PUT /internal/activities/:id` with a full ActivitySnapshot: upserts the ActivityDO, the colo
  *   cache and this isolate's cache, and puts the id on the live list;
  * - `PUT /internal/activities` `{"activityIds": [...]}`: the origin's full list of live activities
  *   (replaces the stored one); ids not on it are answered 404 without an origin call;
  * - `PUT /internal/deny` `{"users": [{"userId", "denied", "revision"}]}`: deny-list changes, handed
- *   to each user's UserGateDO shard (DESIGN §10), which ignores any older than the revision it holds.
+ *   to each user's UserGateDO shard (docs/design.md §10), which ignores any older than the revision it holds.
  * - `GET /internal/activities/:id/waiting-room`: the waiting room's figures, all shards summed.
  * - `GET /internal/figures`: the edge's figures over all isolates (EdgeFiguresDO) and the waiting
  *   line of each live queueing sale, read by the origin when Prometheus scrapes it.

@@ -1,5 +1,5 @@
 /**
- * `POST /api/activities/:id/purchase?t=<ticket>` (DESIGN §3, §4, §10): the cheapest checks first —
+ * `POST /api/activities/:id/purchase?t=<ticket>` (docs/design.md §3, §4, §10): the cheapest checks first —
  * shape (the body limit ran before), the public state when this isolate already holds the
  * activity's snapshot (no crypto for a doomed click), user JWT, ticket, activity (window, switches,
  * sold-out flag), per-user gate, admission — and only then one signed call to the origin's
@@ -90,7 +90,7 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   // 5. Activity window, switches and sold-out flag, from isolate memory.
   const snapshot = await loadActivity(c.env, activityId, traceId);
   if (snapshot.soldOut) {
-    // A holder's repeat still gets its reservation (DESIGN §3), from its receipt, without the origin.
+    // A holder's repeat still gets its reservation (docs/design.md §3), from its receipt, without the origin.
     const held = await readReceipt(c, settings.ticketKeys, activityId, userId);
     if (held && publicState(snapshot, now) === 'sold_out') return queued(c, held, 'repeat');
   }
@@ -107,7 +107,7 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
     now: Date.now(),
     deny: true,
   });
-  // Lottery window (DESIGN §10): every click in the window counts, so admission does not cap
+  // Lottery window (docs/design.md §10): every click in the window counts, so admission does not cap
   // entries (an entry is one cheap script, no stock); the user gate above still applies.
   const lottery = inLotteryWindow(snapshot.config, now);
   // Beyond the admission rate: 503 busy, or with overflow "queue" a place in the waiting room, which

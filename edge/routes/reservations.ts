@@ -1,5 +1,5 @@
 /**
- * `GET /api/reservations/:reservationId` (DESIGN §3): the owner polls; the origin answers. Polls are
+ * `GET /api/reservations/:reservationId` (docs/design.md §3): the owner polls; the origin answers. Polls are
  * rate-limited per user — over all reservation ids, so made-up ids cannot multiply a user's origin
  * calls (POLL_RATE_PER_SEC, 429 + Retry-After) — and a reservation of an activity the edge was not
  * told about is 404 without an origin call. So 100k holders polling through a settlement backlog
@@ -22,7 +22,7 @@ export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', (c) 
 );
 
 /**
- * `GET /api/activities/:id/entries/:entryId` — a lottery entry's poll (DESIGN §10) under its activity,
+ * `GET /api/activities/:id/entries/:entryId` — a lottery entry's poll (docs/design.md §10) under its activity,
  * the shape the sale page accepts; the same answer as `/api/reservations/<entryId>`.
  */
 export const entryRoutes = new Hono<EdgeEnv>().get('/:id/entries/:entryId', (c) => {

@@ -1,5 +1,5 @@
 /**
- * `GET /api/activities/:id/waiting/:entryId` (DESIGN §10 `overflow: "queue"`): a waiting buyer's poll.
+ * `GET /api/activities/:id/waiting/:entryId` (docs/design.md §10 `overflow: "queue"`): a waiting buyer's poll.
  * Cheapest refusals first, none of them calling the admission shard: a malformed entry id (404,
  * before anything else), the user's JWT, a poll sooner than this isolate told the entry (429 from
  * isolate memory), an activity without a waiting room (404, from the cached snapshot), then the

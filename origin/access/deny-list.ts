@@ -1,5 +1,5 @@
 /**
- * The deny list (DESIGN §10): `PUT` / `DELETE /admin/deny/:userId`. MySQL keeps the list; the edge
+ * The deny list (docs/design.md §10): `PUT` / `DELETE /admin/deny/:userId`. MySQL keeps the list; the edge
  * keeps its own copy in the UserGateDO shard of each user (the shard every ticket and purchase of
  * that user already calls), so a denied user costs no extra call and no origin call at the edge.
  * The origin's own copy, which every decision reads, is in Redis (access/sale-rules.ts): written

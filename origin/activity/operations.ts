@@ -172,7 +172,7 @@ export async function setState(
 }
 
 /**
- * The live switches (DESIGN §10): state, userRatePerSec, admissionRatePerSec, soldOutThreshold,
+ * The live switches (docs/design.md §10): state, userRatePerSec, admissionRatePerSec, soldOutThreshold,
  * eligibility. Written to MySQL with a version bump, the state also to Redis (the Lua script reads
  * it), then the snapshot is pushed: in force at the edge within 1 s. Each change is logged with who
  * made it (`actor`, the authenticated operator's name: origin/http/admin-routes.ts) and each

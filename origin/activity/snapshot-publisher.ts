@@ -1,5 +1,5 @@
 /**
- * The one place that builds an activity's snapshot as the edge sees it (DESIGN §9, §10: MySQL
+ * The one place that builds an activity's snapshot as the edge sees it (docs/design.md §9, §10: MySQL
  * config and switch, units left, sold out when the flag is set or Redis has `soldOutThreshold` units
  * or fewer left; a lottery's public draw) and pushes it to the edge. Operations that change what the edge
  * should show call `publish`, or `setSoldOut` when they set or clear the sold-out flag.

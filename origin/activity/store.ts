@@ -63,7 +63,7 @@ export const createActivitySchema = z
     admissionRatePerSec: config.admissionRatePerSec.default(5_000),
     admissionShards: config.admissionShards.default(4),
     state: z.enum(['open', 'paused']).default('open'),
-    /** Redis buckets the stock is split over (DESIGN §10); more buckets spread a hot sale over cluster shards. */
+    /** Redis buckets the stock is split over (docs/design.md §10); more buckets spread a hot sale over cluster shards. */
     stockBuckets: z.number().int().min(1).max(MAX_STOCK_BUCKETS).default(1),
     ...productFieldsSchema.shape,
     admission: z.enum(ADMISSION_MODES).default('fcfs'),
@@ -92,7 +92,7 @@ export const createActivitySchema = z
   });
 export type CreateActivity = z.infer<typeof createActivitySchema>;
 
-/** The live switches (DESIGN §10): any of them, at least one. */
+/** The live switches (docs/design.md §10): any of them, at least one. */
 export const patchActivitySchema = z
   .object({
     state: z.enum(ACTIVITY_STATES),
@@ -279,7 +279,7 @@ export async function updateState(db: Db, activityId: string, state: ActivitySwi
   }
 }
 
-/** Column of each live setting other than `state` (DESIGN §10 live switches). */
+/** Column of each live setting other than `state` (docs/design.md §10 live switches). */
 const SETTING_COLUMNS = {
   userRatePerSec: 'user_rate_per_sec',
   admissionRatePerSec: 'admission_rate_per_sec',

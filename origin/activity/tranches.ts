@@ -1,5 +1,5 @@
 /**
- * Tranches (DESIGN §10, the seeds: "don't release all the stock at once"): `initialRelease` puts
+ * Tranches (docs/design.md §10, the seeds: "don't release all the stock at once"): `initialRelease` puts
  * part of the stock on sale; `POST /admin/activities/:id/releases {"units"}` releases more.
  *
  * MySQL keeps the truth. A release is two steps, each idempotent:

@@ -1,5 +1,5 @@
 /**
- * Warm-up verification (DESIGN §10, the seeds: "the interface returns the keys and values it
+ * Warm-up verification (docs/design.md §10, the seeds: "the interface returns the keys and values it
  * warmed"): what Redis holds for a sale, compared with MySQL. `GET /admin/activities/:id/warmup`
  * and the scheduled verification (WarmupJob) both use it.
  *

@@ -1,5 +1,5 @@
 /**
- * The order_event_outbox table (DESIGN §10 "Downstream order events"): rows written in the same
+ * The order_event_outbox table (docs/design.md §10 "Downstream order events"): rows written in the same
  * transaction as the order change they announce, claimed, deleted once delivered, or parked by
  * the order-event worker (origin/jobs/order-event-worker.ts); listed and retried by the
  * admin routes. One place for its SQL.

@@ -1,4 +1,4 @@
-/** The admin API (`Authorization: Bearer $ADMIN_TOKEN` or an operator's token of ADMIN_TOKENS, DESIGN §9). */
+/** The admin API (`Authorization: Bearer $ADMIN_TOKEN` or an operator's token of ADMIN_TOKENS, docs/design.md §9). */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { publicState, type ActivitySnapshot } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
@@ -15,7 +15,7 @@ import type { OriginEnv } from './types.js';
 import { idParam, jsonBody } from './validate.js';
 
 /**
- * Admin answers keep `state` = the switch (open / paused / stopped, DESIGN §9) and add `publicState`
+ * Admin answers keep `state` = the switch (open / paused / stopped, docs/design.md §9) and add `publicState`
  * = the phase buyers see (upcoming / open / sold_out / paused / ended), so nobody reads one as the other.
  */
 function withPublicState<T extends object>(body: T, snapshot: ActivitySnapshot | null) {

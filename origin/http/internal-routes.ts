@@ -1,4 +1,4 @@
-/** The origin's internal API, called by the edge with a §9 signature (DESIGN §9). */
+/** The origin's internal API, called by the edge with a §9 signature (docs/design.md §9). */
 import { Hono } from 'hono';
 import { ContractError } from '../../contract/errors.js';
 import { parseEntryId } from '../../contract/ids.js';
@@ -48,7 +48,7 @@ export function internalRoutes(ctx: OriginContext) {
     return c.json(await reservationOfUser(ctx, activityId, userId));
   });
 
-  // The published entrant list of a lottery (DESIGN §10), in draw order, a page at a time.
+  // The published entrant list of a lottery (docs/design.md §10), in draw order, a page at a time.
   app.use('/activities/:id/draw/entrants', statusLimit);
   app.get('/activities/:id/draw/entrants', idParam(), async (c) => {
     const activityId = c.req.valid('param').id;

@@ -1,4 +1,4 @@
-/** The payment provider's webhook `POST /payments/callback` (DESIGN §9), HMAC signed. */
+/** The payment provider's webhook `POST /payments/callback` (docs/design.md §9), HMAC signed. */
 import { Hono, type MiddlewareHandler } from 'hono';
 import {
   applyPayment,

@@ -29,7 +29,7 @@ export async function answerReserve(
   traceId: string,
   log: () => Logger,
 ): Promise<ReserveAnswer> {
-  // Lottery activities (DESIGN §10): an entry inside the window, `busy` while the draw runs.
+  // Lottery activities (docs/design.md §10): an entry inside the window, `busy` while the draw runs.
   const entry = await lotteryPurchase(ctx, req);
   if (entry) {
     log().info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');

@@ -1,5 +1,5 @@
 /**
- * Runs the lottery draws (DESIGN §10): every DRAW_POLL_MS it looks for lottery activities whose
+ * Runs the lottery draws (docs/design.md §10): every DRAW_POLL_MS it looks for lottery activities whose
  * window has closed and whose draw is not published, and runs each (origin/lottery/draw.ts). Safe
  * with many origins: the draw record's lease lets one work at a time, and a draw left half done by
  * a dead process is resumed once its lease (DRAW_LEASE_MS) has run out.

@@ -1,5 +1,5 @@
 /**
- * Failover handling (DESIGN §10, durability). A Redis failover under a sale — the primary serving one
+ * Failover handling (docs/design.md §10, durability). A Redis failover under a sale — the primary serving one
  * of its slots is another node now, or the same server restarted — may have lost the last writes the
  * old primary had not passed on: reservations, acks, compensations. So the origin never trusts the
  * surviving Redis state by itself. Per warmed sale, every FAILOVER_POLL_MS:

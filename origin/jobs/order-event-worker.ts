@@ -1,5 +1,5 @@
 /**
- * The order-event worker (DESIGN §10): delivers order_event_outbox rows to ORDER_EVENTS_URL.
+ * The order-event worker (docs/design.md §10): delivers order_event_outbox rows to ORDER_EVENTS_URL.
  * A round claims due rows with a lease (origin/db/order-events.ts: `FOR UPDATE SKIP LOCKED`,
  * committed before any POST), POSTs each signed event — at most ORDER_EVENTS_CONCURRENCY at once;
  * a claim never holds two events of one order, as an order's later event is not claimed while an

@@ -1,5 +1,5 @@
 /**
- * The outbox worker (DESIGN §6): applies refills that the timeout job committed in MySQL to Redis.
+ * The outbox worker (docs/design.md §6): applies refills that the timeout job committed in MySQL to Redis.
  * A round claims pending stock_sync_outbox rows (`FOR UPDATE SKIP LOCKED`, then a lease on
  * `updated_at`, committed — no Redis call inside the transaction), runs lua/refill-2.lua for each
  * (idempotent by the `refilled` hash: a reservation is refilled at most once), marks the row done

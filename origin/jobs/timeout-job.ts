@@ -1,5 +1,5 @@
 /**
- * The timeout job (DESIGN §6): PENDING orders past expire_at become TIMEOUT(2), and in the SAME
+ * The timeout job (docs/design.md §6): PENDING orders past expire_at become TIMEOUT(2), and in the SAME
  * transaction their units go back to MySQL (`available += q`), a REFILL stock-log row (unique per
  * reservation by uk_biz_change) and a stock_sync_outbox row are written; the outbox worker then
  * puts the units back in Redis. With ORDER_EVENTS_URL set, an `order.timed_out` event per order too.

@@ -1,5 +1,5 @@
 /**
- * Scheduled warm-up (DESIGN §10, the seeds: a full warm-up 10 minutes before, a verifying one 1
+ * Scheduled warm-up (docs/design.md §10, the seeds: a full warm-up 10 minutes before, a verifying one 1
  * minute before). Every WARMUP_SCAN_MS:
  *   - an activity within WARMUP_LEAD_SECONDS of its start (or past it, not ended, not stopped) whose
  *     warm-up is `pending` is warmed (the same warm-up as the admin call: never resets a sale);

@@ -1,5 +1,5 @@
 /**
- * Which admission a purchase meets (DESIGN §10). FCFS activities: the reserve decision, as always.
+ * Which admission a purchase meets (docs/design.md §10). FCFS activities: the reserve decision, as always.
  * Lottery activities: inside `[startsAt, startsAt + lotteryWindowMs)` an entry; after the window,
  * `drawing` until the winners are final (so nobody buys ahead of a winner), then FCFS on what is left.
  * The window is immutable config, cached for the process's life; `drawn` is final, cached once seen.

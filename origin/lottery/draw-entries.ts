@@ -1,5 +1,5 @@
 /**
- * Reading the closed entrant list (DESIGN §10) the way the draw needs it at a million entrants: a
+ * Reading the closed entrant list (docs/design.md §10) the way the draw needs it at a million entrants: a
  * page at a time, in entry order (bucket 0's list first, then bucket 1's …, the order the digest
  * fixes), with several pages requested ahead — across buckets too — so Redis serves the next pages
  * while this process hashes the current one. Memory: at most `inFlight` pages at once.

@@ -1,5 +1,5 @@
 /**
- * An entry's poll (DESIGN §10): `drawing` until the winners are final, then the winner's reservation
+ * An entry's poll (docs/design.md §10): `drawing` until the winners are final, then the winner's reservation
  * (the §3 body, from reservationStatus) or `lost`. Only the entrant may read it.
  */
 import { ContractError } from '../../contract/errors.js';

@@ -1,5 +1,5 @@
 /**
- * A purchase that meets a lottery (DESIGN §10): inside the window it becomes the user's one entry
+ * A purchase that meets a lottery (docs/design.md §10): inside the window it becomes the user's one entry
  * (lua/enter-6.lua, no stock moves); between the window's close and the final winners it is turned
  * away with 503 `busy` + Retry-After; after that `null` — the caller reserves FCFS as usual.
  */

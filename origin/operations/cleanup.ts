@@ -1,5 +1,5 @@
 /**
- * Cleanup after a sale (DESIGN §7): once the sale has ended, nothing is left to settle and the
+ * Cleanup after a sale (docs/design.md §7): once the sale has ended, nothing is left to settle and the
  * reconciliation is clean, its Redis keys are set to expire after CLEANUP_RETENTION_SECONDS, the
  * settlement registry forgets it, and the edge is told the sale is stopped. Refuses (409) while
  * anything is unsettled: Stream entries pending or not yet delivered, outbox rows not applied,

@@ -1,5 +1,5 @@
 /**
- * Recover after Redis lost a sale's data (DESIGN §5): rebuilds stock, holders, `released`,
+ * Recover after Redis lost a sale's data (docs/design.md §5): rebuilds stock, holders, `released`,
  * `refilled` and `tranches` from what can be proven, atomically (lua/recover-9.lua), then the sale may sell again.
  * Read → compute → write: `readFacts` reads the Stream, then MySQL; `computeRecovery`
  * (recovery-plan.ts, pure, where the per-reservation rules live) decides; the store writes.

@@ -13,7 +13,7 @@ export interface SaleReport {
   refills: { logged: number; applied: number; pending: number };
   deadLetters: Record<string, number>;
   refundsNeeded: number;
-  /** Tranches (DESIGN §10): units still held back, releases committed but not yet in Redis, units released. */
+  /** Tranches (docs/design.md §10): units still held back, releases committed but not yet in Redis, units released. */
   tranches: { heldBack: number; pending: number; applied: number };
   /** Scheduled warm-up step reached (pending, warmed, verified, mismatch, ...). */
   warmupStatus: string | null;

@@ -1,5 +1,5 @@
 /**
- * The arithmetic of reconciliation (DESIGN §6), with no Redis and no MySQL: given what the two
+ * The arithmetic of reconciliation (docs/design.md §6), with no Redis and no MySQL: given what the two
  * snapshots read (reconcile.ts), which checks hold and the figures behind them. The equations and
  * why each term is there are in reconcile.ts's header.
  */

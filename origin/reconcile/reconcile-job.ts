@@ -1,5 +1,5 @@
 /**
- * Reconciles every warmed activity every RECONCILE_INTERVAL_MS (DESIGN §6). During a live sale the
+ * Reconciles every warmed activity every RECONCILE_INTERVAL_MS (docs/design.md §6). During a live sale the
  * figures move while they are read (an entry committed but not yet acknowledged, a reservation
  * between two reads), so a mismatch is confirmed before it alarms: the activity is reconciled again
  * after RECONCILE_CONFIRM_DELAY_MS, up to RECONCILE_CONFIRM_RUNS times in all, and only a check that

@@ -1,5 +1,5 @@
 /**
- * Reconciliation (DESIGN §6), per activity+SKU. Every check reports expected and actual; any
+ * Reconciliation (docs/design.md §6), per activity+SKU. Every check reports expected and actual; any
  * mismatch — under-selling as much as over-selling — makes `ok` false.
  *
  *   DB:    initial = available + not released + Σ deduct − Σ refill;  Σ order quantity = Σ deduct
@@ -40,7 +40,7 @@
  *   - "Dead-lettered units not restocked" = Σ quantity − `released`[reservation] (lua/release-3.lua
  *     on the home bucket), not MySQL's `restocked`, which dead-lettering.ts writes after the release.
  *     Surplus compensation (no dead letter) is read from snapshot 1 alone.
- *   - Tranches (DESIGN §10, activity/tranches.ts): step 1 moves units from `held_back` to a release
+ *   - Tranches (docs/design.md §10, activity/tranches.ts): step 1 moves units from `held_back` to a release
  *     row in one transaction (their sum is constant); step 2 gives Redis the release's share per
  *     bucket (lua/refill-2.lua on `tranches`), then marks the row applied and adds it to `available`.
  *     "Not released" for the Redis check = held back + every release − what `tranches` held of

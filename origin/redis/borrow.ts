@@ -1,5 +1,5 @@
 /**
- * Borrowing between stock buckets (DESIGN §10): the short cross-slot protocol run when a user's home
+ * Borrowing between stock buckets (docs/design.md §10): the short cross-slot protocol run when a user's home
  * bucket cannot serve. Each step is one script on one slot:
  *
  *   1. reserve-6 at home   marks the user pending (holder "~rid", borrowing[rid] = p|ts|user|q)
@@ -21,7 +21,7 @@ import type { ActivityKeys } from './keys.js';
 import { AbandonCode, ConfirmCode, GiveBackCode, TakeCode, type ScriptCommands } from './scripts.js';
 import type { ReserveInput, ReserveResult, Sale } from './stock-store.js';
 
-/** Other buckets asked per borrow, at most (DESIGN §10: "at most 2"). */
+/** Other buckets asked per borrow, at most (docs/design.md §10: "at most 2"). */
 export const MAX_DONORS = 2;
 
 export interface BorrowDeps {

@@ -1,5 +1,5 @@
 /**
- * Stock buckets (DESIGN §10), pure arithmetic: how a sale's stock is split, which bucket is a user's
+ * Stock buckets (docs/design.md §10), pure arithmetic: how a sale's stock is split, which bucket is a user's
  * home (where the user's holder record lives), and which bucket a refill goes back to.
  */
 

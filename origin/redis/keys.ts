@@ -1,5 +1,5 @@
 /**
- * Every Redis key of the product is built here (DESIGN §5, §10). Keys of one stock bucket share a
+ * Every Redis key of the product is built here (docs/design.md §5, §10). Keys of one stock bucket share a
  * hash tag, so one script touches one slot and the same code runs on Redis Cluster. A sale with one
  * bucket keeps the tag `{A:S}`; with B > 1 buckets, bucket b has the tag `{A:S:b}`, so buckets
  * spread over the cluster's shards, each with its own Stream and consumer group.
@@ -24,7 +24,7 @@ export interface ActivityKeys {
   borrowing: string;
   /** Units this bucket lent to other buckets' users: reservationId -> "quantity|homeBucket". */
   lent: string;
-  /** Lottery (DESIGN §10): hash userId -> quantity of the entries. */
+  /** Lottery (docs/design.md §10): hash userId -> quantity of the entries. */
   entrants: string;
   /** Lottery: list of `userId:quantity` in entry order — the closed entrant list the draw digests and pages through. */
   entryList: string;
@@ -36,7 +36,7 @@ export interface ActivityKeys {
   winners: string;
   /** Lottery: set of the entrants the draw passed over (denied, or not eligible at the close). */
   drawExcluded: string;
-  /** Hash releaseId -> units: tranches of held-back stock already added (DESIGN §10). */
+  /** Hash releaseId -> units: tranches of held-back stock already added (docs/design.md §10). */
   tranches: string;
   /**
    * Deny list (issue 24): hash userId -> signed revision of the user's row (+ denied, − allowed
@@ -85,7 +85,7 @@ export function keyspace(prefix = ''): Keyspace {
   };
 }
 
-/** The keyspace without a prefix (REDIS_KEY_PREFIX unset): DESIGN §5's names as written. */
+/** The keyspace without a prefix (REDIS_KEY_PREFIX unset): docs/design.md §5's names as written. */
 const UNPREFIXED = keyspace('');
 export const ACTIVITY_REGISTRY_KEY = UNPREFIXED.registry;
 export const SOLD_OUT_CHANNEL = UNPREFIXED.soldOutChannel;

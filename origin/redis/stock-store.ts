@@ -4,7 +4,7 @@
  * keeps the request path on its own fail-fast client behind the circuit breaker. Admin, jobs and
  * settlement use a patient client that queues while reconnecting.
  *
- * A sale's stock may be split into buckets (DESIGN §10), each on its own hash tag; callers never see
+ * A sale's stock may be split into buckets (docs/design.md §10), each on its own hash tag; callers never see
  * them: a user's decision runs on the user's home bucket (borrow.ts when it cannot serve), and every
  * operator figure is summed over the buckets here.
  */
@@ -492,7 +492,7 @@ export class StockStore {
   }
 
   /**
-   * lua/enter-6.lua: one lottery entry per user (DESIGN §10), under the deny list and the eligibility
+   * lua/enter-6.lua: one lottery entry per user (docs/design.md §10), under the deny list and the eligibility
    * rule, kept with the claims the edge verified (the draw checks eligibility again under the rule in
    * force at the close).
    */

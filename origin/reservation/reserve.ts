@@ -79,7 +79,7 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
       ctx.publisher.setSoldOut(req.activityId, true);
       throw new ContractError('sold_out', 'sold out');
     case 'insufficient_stock':
-      // Some units remain: smaller requests still succeed, so no sold-out flag (DESIGN §10).
+      // Some units remain: smaller requests still succeed, so no sold-out flag (docs/design.md §10).
       throw new ContractError('insufficient_stock', 'fewer units are left than asked for; ask for fewer');
     case 'limit_exceeded':
       throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');

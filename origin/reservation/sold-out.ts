@@ -1,5 +1,5 @@
 /**
- * In-process sold-out flags (DESIGN §5): set when the script says SOLD_OUT, shared between origin
+ * In-process sold-out flags (docs/design.md §5): set when the script says SOLD_OUT, shared between origin
  * instances over Redis pub/sub, cleared when a refill puts stock back. A flag may only ever cause
  * the script to be skipped — never the holder lookup. The flags themselves push nothing to the edge:
  * callers set them through `SnapshotPublisher.setSoldOut` (activity/snapshot-publisher.ts), which does.

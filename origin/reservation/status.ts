@@ -1,5 +1,5 @@
 /**
- * Where a reservation stands (DESIGN §3 body): `queued` while only Redis knows it, then the order's
+ * Where a reservation stands (docs/design.md §3 body): `queued` while only Redis knows it, then the order's
  * state from MySQL (`ordered`, `paid`, `timeout`), or `failed` when settlement gave up on it.
  */
 import { ContractError } from '../../contract/errors.js';

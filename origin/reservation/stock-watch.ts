@@ -1,6 +1,6 @@
 /**
  * Pushes the edge a fresh snapshot when a reservation moves the units left across a line the edge
- * shows (DESIGN §10): the `stockHint` buckets (50 %, 10 %, empty) and the `soldOutThreshold`. So
+ * shows (docs/design.md §10): the `stockHint` buckets (50 %, 10 %, empty) and the `soldOutThreshold`. So
  * the hint and the early sold-out flag are in force at the edge within a push, while the edge is
  * told at most a handful of times per sale instead of once per reservation. The ActivityDO's own
  * refresh (ACTIVITY_REFRESH_MS) repairs anything a lost push left behind.

@@ -1,5 +1,5 @@
 /**
- * Settles reservations into MySQL: the transaction of DESIGN §6, for a batch of reservations of one
+ * Settles reservations into MySQL: the transaction of docs/design.md §6, for a batch of reservations of one
  * activity at a time, with exactly the per-reservation semantics of the single-message version.
  * Read (what MySQL holds) → decide (decide.ts: duplicate, dead-lettered, surplus, insufficient
  * stock, or a winner; nothing written for the others) → write: INSERT orders, INSERT stock log

@@ -150,7 +150,7 @@ export class StreamSettler {
       activityId: this.target.activityId,
       reservationId: e.reservationId,
     });
-    // At info one line per batch carries the settled orders' trace ids (DESIGN §4: the trace id is
+    // At info one line per batch carries the settled orders' trace ids (docs/design.md §4: the trace id is
     // in the settlement log); a line per order only at debug — at the rates settlement runs at, a
     // line per order was a per-order cost of the consumer process.
     const settledLine = log.isLevelEnabled('debug');

@@ -1,5 +1,5 @@
 /**
- * The payment provider's webhook (DESIGN §9): verifies `x-payment-signature` over
+ * The payment provider's webhook (docs/design.md §9): verifies `x-payment-signature` over
  * `ts + "\n" + body`, then moves the order PENDING(0) → PAID(1) by a conditional update. The
  * timeout job races it with its own conditional update; whoever changes the row owns the outcome.
  * With ORDER_EVENTS_URL set, the same transaction writes the `order.paid` event.

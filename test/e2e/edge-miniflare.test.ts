@@ -58,7 +58,7 @@ beforeAll(async () => {
   origin = await startStandInOrigin({ secret: TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET });
   origin.setActivity(activityId, { snapshot: snapshot() });
   edge = await startEdge({ originUrl: origin.url });
-  // The origin's list of live activities (DESIGN §10): ids not on it are 404 without an origin call.
+  // The origin's list of live activities (docs/design.md §10): ids not on it are 404 without an origin call.
   const body = JSON.stringify({ activityIds: [activityId] });
   const headers = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
     method: 'PUT',

@@ -1,5 +1,5 @@
 /**
- * Sale operations through the real edge (workerd via Miniflare) and the real origin (DESIGN §10):
+ * Sale operations through the real edge (workerd via Miniflare) and the real origin (docs/design.md §10):
  * the early sold-out threshold, the stock hint, every live switch in force at the edge within 1 s,
  * eligibility and the deny list refused at the edge without an origin call, and the bot check
  * against a real local HTTP server speaking the siteverify protocol.

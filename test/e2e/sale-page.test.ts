@@ -3,7 +3,7 @@
  * real origin (Redis, MariaDB, settlement consumers). The browser's clock is an hour fast: the page
  * must count down by the server's clock. Screenshots of each state go to test-artifacts/sale-page/
  * (git-ignored). Where the real stack cannot produce an answer on cue (a stock hint the page does not
- * know, waiting-room and lottery answers at chosen moments: DESIGN §10), a test stands in for that
+ * know, waiting-room and lottery answers at chosen moments: docs/design.md §10), a test stands in for that
  * one answer with page.route and says so in its name; everything else is the real edge and origin.
  *
  * Chromium is Debian's (`scripts/browser.sh` installs it; CHROMIUM_PATH overrides the path) driven by
@@ -610,7 +610,7 @@ it('not eligible (a members-only sale, real edge check) and denied (real deny li
 });
 
 /**
- * The lottery and waiting-room answers (DESIGN §10) are stood in at the purchase URL and at their
+ * The lottery and waiting-room answers (docs/design.md §10) are stood in at the purchase URL and at their
  * poll URLs; the purchase itself is then made for real, so the result is a real reservation and order.
  */
 async function standInQueue(page: Page, answers: ((realPurchase: () => Promise<unknown>) => Promise<unknown>)[]) {

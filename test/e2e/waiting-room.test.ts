@@ -1,5 +1,5 @@
 /**
- * The waiting room (DESIGN §10 `overflow: "queue"`) end to end: the real edge (workerd via Miniflare)
+ * The waiting room (docs/design.md §10 `overflow: "queue"`) end to end: the real edge (workerd via Miniflare)
  * in front of the real origin (Redis, MariaDB). Buyers poll exactly as told (after pollAfterMs).
  * - admission 20/s, one shard, stock 100, 150 buyers in the same second: everyone ends with a
  *   reservation or sold_out (none busy), the winners are the first 100 in line, positions fall on

@@ -1,5 +1,5 @@
 /**
- * Sale operations inside workerd (DESIGN §10): the deny list in the user-gate shards (stored, so an
+ * Sale operations inside workerd (docs/design.md §10): the deny list in the user-gate shards (stored, so an
  * evicted shard keeps it), eligibility by a JWT claim, and the stock hint derived from the pushed
  * units. The through-the-origin versions are in test/e2e/sale-operations.test.ts.
  */

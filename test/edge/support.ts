@@ -68,7 +68,7 @@ export async function push(
   });
 }
 
-/** The origin's `PUT /internal/activities`: the full list of live activity ids (DESIGN §10). */
+/** The origin's `PUT /internal/activities`: the full list of live activity ids (docs/design.md §10). */
 export async function pushLiveList(
   activityIds: string[],
   secret: string = TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET,

@@ -1,5 +1,5 @@
 /**
- * The stage of the cluster drills (DESIGN §10 durability): a real Redis Cluster of 3 masters + 3
+ * The stage of the cluster drills (docs/design.md §10 durability): a real Redis Cluster of 3 masters + 3
  * replicas with AOF and REDIS_WAIT_REPLICAS=1, a settlement origin (the recoverer, in-process) and two
  * HTTP origin processes. `drillCluster()` registers the suite's beforeAll/afterAll and returns the
  * stage, filled in once beforeAll has run. One stage per test file: a drill never starts on a cluster

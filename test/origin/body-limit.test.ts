@@ -1,5 +1,5 @@
 /**
- * Body limits (DESIGN §10): every origin endpoint with a body answers 413 `payload_too_large` from
+ * Body limits (docs/design.md §10): every origin endpoint with a body answers 413 `payload_too_large` from
  * the declared Content-Length, or by counting a chunked body while reading it, before any
  * signature, token or HMAC check — and an oversized body is never held in memory.
  */

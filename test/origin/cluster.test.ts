@@ -1,5 +1,5 @@
 /**
- * Bucketed stock on a real local Redis Cluster (3 masters, test/helpers/redis-cluster.ts), DESIGN
+ * Bucketed stock on a real local Redis Cluster (3 masters, test/helpers/redis-cluster.ts), docs/design.md
  * §10: two HTTP origin processes plus a consumer origin share the cluster and MySQL; borrowing
  * between buckets sells every unit; a process killed mid-borrow leaves units in transit that
  * reconciliation names and recover returns.

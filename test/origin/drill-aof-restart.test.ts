@@ -1,5 +1,5 @@
 /**
- * Drill (b), DESIGN §10 durability: one Redis with AOF `appendfsync always`, SIGKILLed mid-sale and
+ * Drill (b), docs/design.md §10 durability: one Redis with AOF `appendfsync always`, SIGKILLed mid-sale and
  * started again on its file. The origin sees a new run id under the sale, closes it (503 not_ready),
  * rebuilds it from MySQL + the Stream, and reopens by itself; afterwards every acknowledged
  * reservation is exactly one order, no user has two, orders ≤ stock, and reconciliation is ok.

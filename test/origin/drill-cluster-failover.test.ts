@@ -1,5 +1,5 @@
 /**
- * Drill (a), DESIGN §10 durability (stage: test/helpers/drill-cluster.ts — 3 masters + 3 replicas,
+ * Drill (a), docs/design.md §10 durability (stage: test/helpers/drill-cluster.ts — 3 masters + 3 replicas,
  * AOF, REDIS_WAIT_REPLICAS=1, two HTTP origins and a settlement origin, the recoverer): SIGKILL the
  * master holding the sale's keys a second into a storm; its replica takes over, the origins close the
  * sale, the recoverer rebuilds it from MySQL + the surviving Stream, everyone reopens by themselves.

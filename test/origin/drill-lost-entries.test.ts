@@ -1,5 +1,5 @@
 /**
- * Drill (c), DESIGN §10 durability (stage: test/helpers/drill-cluster.ts, a cluster of its own): a
+ * Drill (c), docs/design.md §10 durability (stage: test/helpers/drill-cluster.ts, a cluster of its own): a
  * consumer settles entries the replica never received (the replica frozen with SIGSTOP and its link
  * cut by the master with CLIENT KILL TYPE replica), then the master dies and the replica takes over
  * without them: MySQL stays the ledger — recovery counts those orders out of the stock, restores

@@ -1,5 +1,5 @@
 /**
- * The origin's pushes to the edge (DESIGN §9, §10), received by a small recording "edge" that checks
+ * The origin's pushes to the edge (docs/design.md §9, §10), received by a small recording "edge" that checks
  * the §9 signature: a created activity is pushed at once, and the list of live activities is pushed
  * at start and every EDGE_LIVE_LIST_PUSH_MS, without sales that ended long ago.
  */

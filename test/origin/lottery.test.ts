@@ -1,5 +1,5 @@
 /**
- * Lottery admission (DESIGN §10, issue 12) through the origin's signed internal API, on the real
+ * Lottery admission (docs/design.md §10, issue 12) through the origin's signed internal API, on the real
  * Redis and MariaDB: entries inside the window, the draw at its close, polls, the published list,
  * FCFS afterwards, and a draw that survives its origin being SIGKILLed.
  */

@@ -62,12 +62,12 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
       replication: 'f502fba7d5d8378dbff0b52a67821621f41d133f',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
-      enter: '7f536c79b12648708ad4f49bbaafe30600266740',
-      refill: '41d1161e71acd6d4bc2e786fb26ac93f59b38fb9',
+      enter: '7fa80370eb022b5c087ad9f7f7fcfe877d9b5c4d',
+      refill: '6f8294d4811ea0f7b44c3c1f88f0016dff4e86e5',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: 'c266f6f0accdcb6eb20b504362f3c8a9e53662be',
-      reserve: '491a2ad2f014c361eaf6fad89643b93fed00953e',
-      take: '527e431a4347c252fe28f3ce5ba3a65cb01c6808',
+      reserve: '341dc260fb61a45e7c55f137bc9113415cad92e2',
+      take: '84f6dd0b22fa72890aca884a1e7d9c47df7941d8',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
   });

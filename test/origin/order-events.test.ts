@@ -1,5 +1,5 @@
 /**
- * Downstream order events (DESIGN §10): written with the order change, delivered at least once and
+ * Downstream order events (docs/design.md §10): written with the order change, delivered at least once and
  * in order per order to a real local HTTP receiver that fails some deliveries; parked after
  * ORDER_EVENTS_MAX_ATTEMPTS and sent again by the admin; a worker SIGKILLed mid-delivery loses none.
  */

@@ -1,5 +1,5 @@
 /**
- * Reconciliation while held-back units are released (DESIGN §10 tranches, origin/activity/tranches.ts).
+ * Reconciliation while held-back units are released (docs/design.md §10 tranches, origin/activity/tranches.ts).
  * A release gives Redis the units first (recorded in the `tranches` hash in the same script), then
  * MySQL marks it applied and adds the units to `available`; reconciliation reads Redis first and
  * MySQL after it. A release applied between the two reads, or one Redis got before its read that

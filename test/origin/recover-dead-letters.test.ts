@@ -1,5 +1,5 @@
 /**
- * Dead letters across a failover (DESIGN §10 durability): a dead-lettered reservation is in MySQL
+ * Dead letters across a failover (docs/design.md §10 durability): a dead-lettered reservation is in MySQL
  * (`seckill_dead_letter`, with the units compensation gave back) and in Redis (its Stream entry,
  * acked; `released[rid]`; the holder freed). A failover can lose the Redis half: the entry itself,
  * or the release and the ack after it. Recovery must account for them from MySQL: the entry appended

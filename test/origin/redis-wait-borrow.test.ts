@@ -1,5 +1,5 @@
 /**
- * REDIS_WAIT_REPLICAS covers every node a borrow wrote to (DESIGN §10 durability, stock buckets): a
+ * REDIS_WAIT_REPLICAS covers every node a borrow wrote to (docs/design.md §10 durability, stock buckets): a
  * reservation that borrowed its unit from a donor bucket on another cluster master is promised (202)
  * only once that master's replica has the take too. A real 3 + 3 cluster: the donor master's replica
  * is frozen (SIGSTOP, its link cut), the home master's replica is live — the borrow is answered 503

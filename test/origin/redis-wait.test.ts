@@ -1,5 +1,5 @@
 /**
- * REDIS_WAIT_REPLICAS (DESIGN §10 durability): a reservation is answered 202 only after WAIT saw it
+ * REDIS_WAIT_REPLICAS (docs/design.md §10 durability): a reservation is answered 202 only after WAIT saw it
  * on that many replicas. A primary without the replicas answers 503 `unavailable` — the reservation
  * is not promised, yet the user's lookup tells the truth and a retry with the same key answers 200
  * once it is confirmed. With a live replica the same call is a plain 202.

@@ -2,7 +2,7 @@
  * The sale page's state machine (edge/public/assets/sale-flow.v1.js), in Node: what the page shows
  * and does for each answer of the purchase API — including the lottery (`entered` → `drawing` →
  * reservation | `lost`) and waiting-room (`waiting` → … → reservation | `sold_out`) answers of
- * DESIGN §10, whose backends land separately. The DOM side is tested in Chromium (test/e2e/sale-page).
+ * docs/design.md §10, whose backends land separately. The DOM side is tested in Chromium (test/e2e/sale-page).
  */
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -148,7 +148,7 @@ describe('purchase answers', () => {
   });
 });
 
-describe('lottery (DESIGN §10 admission "lottery")', () => {
+describe('lottery (docs/design.md §10 admission "lottery")', () => {
   it('entered → "You\'re in the draw — results at hh:mm:ss", first poll at the draw', () => {
     const step = flow.afterAnswer(ok({ status: 'entered', entryId: 'e-42', pollUrl: entryUrl }, 202), ctx('purchase'));
     const drawAt = Date.parse(activity.startsAt) + flow.DEFAULT_LOTTERY_WINDOW_MS;
@@ -217,7 +217,7 @@ describe('lottery (DESIGN §10 admission "lottery")', () => {
   });
 });
 
-describe('waiting room (DESIGN §10 overflow "queue")', () => {
+describe('waiting room (docs/design.md §10 overflow "queue")', () => {
   const waiting = (position: number, etaSeconds: number, extra: Record<string, unknown> = {}) =>
     ok({ status: 'waiting', position, etaSeconds, pollUrl: waitUrl, pollAfterMs: 2000, ...extra }, 202);
 

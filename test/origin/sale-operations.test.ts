@@ -1,5 +1,5 @@
 /**
- * Sale operations at the origin (DESIGN §10): tranches, scheduled and verified warm-up, live
+ * Sale operations at the origin (docs/design.md §10): tranches, scheduled and verified warm-up, live
  * switches logged with who and what, the deny list's admin API, and their bad input.
  */
 import { Writable } from 'node:stream';

@@ -1,5 +1,5 @@
 /**
- * Signatures accept lowercase hex only (DESIGN §9), at the shared verifier (contract/signing.ts)
+ * Signatures accept lowercase hex only (docs/design.md §9), at the shared verifier (contract/signing.ts)
  * and at the origin's two verifiers (edge signature, payment webhook); the public payment webhook
  * answers a failure inside the origin with a generic message, never with internals.
  */

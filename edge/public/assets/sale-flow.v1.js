@@ -1,10 +1,10 @@
 // The sale page's decisions, without the DOM or the network: which text to show for an activity and
-// a clock, and what to do with each answer of the purchase API (DESIGN §3, §10). sale.v5.js does
+// a clock, and what to do with each answer of the purchase API (docs/design.md §3, §10). sale.v5.js does
 // the fetching and the drawing; this module is unit-tested in Node (test/origin/sale-flow.test.ts).
 // Assets are immutable per name: change this file → new name (and the import in sale.v*.js).
 
 // Every value read from the address, storage or an answer is checked before it goes into a fetch
-// path or header: ids are contract ids (DESIGN §9), URLs must be this API's own paths.
+// path or header: ids are contract ids (docs/design.md §9), URLs must be this API's own paths.
 export const ID = /^[1-9][0-9]{0,19}$/;
 export const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 export const RESERVATION_ID = /^[1-9][0-9]{0,19}-[0-9a-f]{32}$/;
@@ -15,7 +15,7 @@ const RESERVATION_POLL = /^\/api\/reservations\/([1-9][0-9]{0,19})-[0-9a-f]{32}$
 const QUEUE_POLL =
   /^\/api\/activities\/([1-9][0-9]{0,19})\/(entries|waiting)\/[A-Za-z0-9_-]{1,128}(\?t=[A-Za-z0-9._-]{1,512})?$/;
 
-/** Lottery window when the public activity does not name one (DESIGN §10 default). */
+/** Lottery window when the public activity does not name one (docs/design.md §10 default). */
 export const DEFAULT_LOTTERY_WINDOW_MS = 3000;
 /** Poll spacing: the edge allows one status read per second per user. */
 export const MIN_POLL_MS = 1000;
@@ -137,7 +137,7 @@ export function reservationStatus(r, offsetMs = 0) {
   }
 }
 
-/** Refusals that end a purchase, by contract code (DESIGN §3, §10). */
+/** Refusals that end a purchase, by contract code (docs/design.md §3, §10). */
 export const REFUSALS = {
   sold_out: ['sold_out', 'Sold out.'],
   ended: ['ended', 'The sale has ended.'],

@@ -1,6 +1,6 @@
 // Sale page: product, rules, countdown by the server's clock, stock hint, then ticket → purchase →
 // poll (reservation, lottery entry or waiting-room place). No framework; calls only the public API
-// (DESIGN §3, §10). The decisions live in sale-flow.v1.js; this file fetches and draws.
+// (docs/design.md §3, §10). The decisions live in sale-flow.v1.js; this file fetches and draws.
 // Assets are immutable per name: change this file → new name (and index.html).
 import {
   ID,
