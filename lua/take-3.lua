@@ -1,6 +1,6 @@
 --[[
   Take: the donor's step of a borrow (docs/design.md §10). A user whose home bucket could not serve is
-  marked pending there (reserve-5 answered BORROW); this takes the units from another bucket of the
+  marked pending there (reserve-6 answered BORROW); this takes the units from another bucket of the
   same sale and records them as lent, so units in transit are always named somewhere.
   Idempotent per reservation.
 

@@ -67,7 +67,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: 'c266f6f0accdcb6eb20b504362f3c8a9e53662be',
       reserve: '341dc260fb61a45e7c55f137bc9113415cad92e2',
-      take: '84f6dd0b22fa72890aca884a1e7d9c47df7941d8',
+      take: '333b3449640be8dc008ab6329fd6b81c3e5f2ae8',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
   });
