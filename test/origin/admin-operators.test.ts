@@ -145,6 +145,7 @@ describe('ADMIN_TOKENS configuration', () => {
       EDGE_ORIGIN_SECRET: 'b'.repeat(32),
       PAYMENT_WEBHOOK_SECRET: 'c'.repeat(32),
       METRICS_TOKEN: 'd'.repeat(32),
+      DRAW_SECRET: 'e'.repeat(32),
     };
     expect(() => loadConfig({ ...secrets, ADMIN_TOKENS: `alice:${'a'.repeat(32)},bob:${'b'.repeat(31)}` })).toThrow(
       /ADMIN_TOKENS: bob's token must be at least 32 characters when HOST=0.0.0.0/,
