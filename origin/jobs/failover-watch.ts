@@ -93,6 +93,9 @@ export function recoverAfterFailover(ctx: OriginContext, sale: Sale, primaries: 
   });
 }
 
+/** At most this many sales are named on one 'cannot tell' / 'answering again' line (the count says the rest). */
+const LOGGED_SALES = 20;
+
 export class FailoverWatch extends PeriodicJob {
   private readonly watched = new Map<string, Watched>();
   /** Called after a sale reopened, with how long it was closed (tests measure kill → reopen with it). */
@@ -118,13 +121,24 @@ export class FailoverWatch extends PeriodicJob {
           unknown: '',
         });
     const primaries = await this.ctx.stock.primaries([...this.watched.values()].map((w) => w.sale));
+    const unanswered: Record<string, string> = {};
+    const answering: string[] = [];
     for (const [activityId, w] of this.watched) {
       try {
-        await this.check(activityId, w, primaries.get(activityId)!);
+        const now = primaries.get(activityId)!;
+        // Said, not silent: a bucket whose primary cannot be asked is one the watch cannot vouch for.
+        const unknown = now.flatMap((p, b) => (p === null ? [b] : [])).join(',');
+        if (unknown !== w.unknown) {
+          w.unknown = unknown;
+          if (unknown) unanswered[activityId] = unknown;
+          else answering.push(activityId);
+        }
+        await this.check(activityId, w, now);
       } catch (err) {
         this.log.warn({ activityId, err: (err as Error).message }, 'failover check failed; will retry');
       }
     }
+    this.logAnswers(unanswered, answering);
     // After the failover checks, so that a slow reading here never delays closing a sale.
     if (this.ctx.config.REDIS_WAIT_REPLICAS > 0)
       for (const [activityId, w] of this.watched)
@@ -140,15 +154,27 @@ export class FailoverWatch extends PeriodicJob {
     return false;
   }
 
-  private async check(activityId: string, w: Watched, now: (string | null)[]): Promise<void> {
-    // Said, not silent: a bucket whose primary cannot be asked is one the watch cannot vouch for.
-    const unknown = now.flatMap((p, b) => (p === null ? [b] : [])).join(',');
-    if (unknown !== w.unknown) {
-      w.unknown = unknown;
-      if (unknown)
-        this.log.warn({ activityId, buckets: unknown }, 'failover: cannot tell which primary serves these buckets');
-      else this.log.warn({ activityId }, 'failover: every bucket has a primary answering again');
+  /**
+   * One line a round for the sales whose buckets stopped (or started again) answering, not one per
+   * sale: on one Redis a single unanswered question concerns every watched sale at once.
+   */
+  private logAnswers(unanswered: Record<string, string>, answering: string[]): void {
+    const ids = Object.keys(unanswered);
+    if (ids.length > 0) {
+      const buckets = Object.fromEntries(ids.slice(0, LOGGED_SALES).map((id) => [id, unanswered[id]]));
+      this.log.warn(
+        { sales: ids.length, buckets, ...(ids.length > LOGGED_SALES ? { more: ids.length - LOGGED_SALES } : {}) },
+        'failover: cannot tell which primary serves these buckets',
+      );
     }
+    if (answering.length > 0)
+      this.log.warn(
+        { sales: answering.length, activityIds: answering.slice(0, LOGGED_SALES) },
+        'failover: every bucket has a primary answering again',
+      );
+  }
+
+  private async check(activityId: string, w: Watched, now: (string | null)[]): Promise<void> {
     const changed = now.some((p, b) => p !== null && w.primaries[b] !== null && p !== w.primaries[b]);
     now.forEach((p, b) => {
       if (p !== null) w.primaries[b] = p;
