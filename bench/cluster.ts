@@ -106,12 +106,13 @@ async function scriptRate(client: RedisClient, buckets: number): Promise<number>
         for (const userId of users.slice(i, i + PIPELINE))
           pipeline.evalsha(
             reserve.sha,
-            5,
+            6,
             k.stock,
             k.holders,
             k.events,
             k.config,
             k.borrowing,
+            k.denied,
             userId,
             1,
             `${activityId}-${userId.padStart(32, '0')}`,
@@ -119,6 +120,8 @@ async function scriptRate(client: RedisClient, buckets: number): Promise<number>
             '',
             Date.now(),
             buckets > 1 ? 1 : 0,
+            '{}',
+            1,
           );
         for (const [err, reply] of (await pipeline.exec()) ?? [])
           if (!err && Number((reply as number[])[0]) === 1) granted++;
