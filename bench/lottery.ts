@@ -10,10 +10,10 @@
  */
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { createActivity, warmup } from '../origin/activity/operations.js';
-import { loadConfig } from '../origin/config.js';
+import { createActivity, warmup } from '../origin/sale/operations.js';
+import { loadConfig } from '../origin/platform/config.js';
 import { createOriginContext } from '../origin/context.js';
-import { createLogger } from '../origin/logger.js';
+import { createLogger } from '../origin/platform/logger.js';
 import { runDraw } from '../origin/lottery/draw.js';
 import { findDraw } from '../origin/lottery/draw-store.js';
 import { activityKeys } from '../origin/redis/keys.js';

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import { newReservationId } from '../contract/ids.js';
-import { affected, one, rows } from '../origin/db/rows.js';
+import { affected, one, rows } from '../origin/platform/db/rows.js';
 import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../origin/redis/keys.js';
 import { defineScripts } from '../origin/redis/scripts.js';
 import {

@@ -3,16 +3,16 @@
  * Redis), catalog, sold-out flags, edge push. Built once at start and passed down; closed on stop.
  */
 import type { ActivitySnapshot } from '../contract/activity.js';
-import { ActivityCatalog } from './activity/catalog.js';
-import { SnapshotPublisher } from './activity/snapshot-publisher.js';
-import { findActivity } from './activity/store.js';
-import type { OriginConfig } from './config.js';
-import { createPool, observeTransactions, type Db } from './db/pool.js';
-import { createEdgePush, type EdgePush } from './edge-push.js';
-import { createLogger, type Logger } from './logger.js';
-import { FailoverGate } from './jobs/failover-watch.js';
-import { ShortBuckets } from './activity/replica-layout.js';
-import { createMetrics, type Metrics } from './metrics.js';
+import { ActivityCatalog } from './sale/catalog.js';
+import { SnapshotPublisher } from './sale/snapshot-publisher.js';
+import { findActivity } from './sale/sale-store.js';
+import type { OriginConfig } from './platform/config.js';
+import { createPool, observeTransactions, type Db } from './platform/db/pool.js';
+import { createEdgePush, type EdgePush } from './platform/edge-push.js';
+import { createLogger, type Logger } from './platform/logger.js';
+import { FailoverGate } from './recovery/failover-watch.js';
+import { ShortBuckets } from './sale/replica-layout.js';
+import { createMetrics, type Metrics } from './platform/metrics.js';
 import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
 import { LotteryAdmission } from './lottery/admission.js';
@@ -34,9 +34,9 @@ export interface OriginContext {
   pushEdge: EdgePush;
   /** Builds an activity's snapshot and pushes it to the edge: the one place that does. */
   publisher: SnapshotPublisher;
-  /** Sales closed after a Redis failover until recovery proves their state (jobs/failover-watch.ts). */
+  /** Sales closed after a Redis failover until recovery proves their state (recovery/failover-watch.ts). */
   failover: FailoverGate;
-  /** Units in buckets whose primary is short of replicas (activity/replica-layout.ts; set by the failover watch). */
+  /** Units in buckets whose primary is short of replicas (sale/replica-layout.ts; set by the failover watch). */
   shortBuckets: ShortBuckets;
   /** Lottery activities: entry window, then drawing, then FCFS (docs/design.md §10). */
   lottery: LotteryAdmission;

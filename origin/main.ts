@@ -1,6 +1,6 @@
 /** `npm run origin`: HTTP + settlement consumers (ORIGIN_ROLE picks a part). Stops cleanly on SIGTERM/SIGINT. */
-import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './logger.js';
+import { ConfigError, loadConfig } from './platform/config.js';
+import { createLogger } from './platform/logger.js';
 import { startOrigin } from './server.js';
 
 async function main() {

@@ -1,6 +1,6 @@
 /** `npm run migrate`: creates the database from MYSQL_URL if missing and applies pending migrations. */
-import { loadConfig } from './config.js';
-import { migrate } from './db/migrate.js';
+import { loadConfig } from './platform/config.js';
+import { migrate } from './platform/db/migrate.js';
 
 const config = loadConfig();
 migrate(config.MYSQL_URL)

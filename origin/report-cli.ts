@@ -5,10 +5,10 @@
  */
 import { parseArgs } from 'node:util';
 import { isId } from '../contract/ids.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './platform/config.js';
 import { createOriginContext } from './context.js';
-import { saleReport } from './operations/report.js';
-import { createLogger } from './logger.js';
+import { saleReport } from './sale/report.js';
+import { createLogger } from './platform/logger.js';
 
 let where = '';
 

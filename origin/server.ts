@@ -2,23 +2,21 @@
  * Starts an origin: HTTP and/or settlement consumers per ORIGIN_ROLE, on one context. Used by
  * `npm run origin` (main.ts) and by tests, which start real origins in-process.
  */
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
-import type { OriginConfig } from './config.js';
+import type { OriginConfig } from './platform/config.js';
 import { createOriginContext, type OriginContext } from './context.js';
-import { LiveListJob, createLiveListPush } from './edge-push.js';
-import { createApp, createOpsApp } from './http/app.js';
-import { reserveFastPath, type RequestListener } from './http/reserve-fast-path.js';
-import type { Logger } from './logger.js';
-import { DrawJob } from './jobs/draw-job.js';
-import { FailoverWatch } from './jobs/failover-watch.js';
-import { orderEventWorkerFor, type OrderEventWorker } from './jobs/order-event-worker.js';
-import { OutboxWorker } from './jobs/outbox-worker.js';
-import { TimeoutJob } from './jobs/timeout-job.js';
-import { WarmupJob } from './jobs/warmup-job.js';
-import { ReconcileJob } from './reconcile/reconcile-job.js';
-import { ReleaseJob } from './activity/tranches.js';
+import { LiveListJob, createLiveListPush } from './platform/edge-push.js';
+import { createApp, createOpsApp } from './app.js';
+import { reserveFastPath } from './reservation/reserve-fast-path.js';
+import { listen } from './platform/http/listen.js';
+import type { Logger } from './platform/logger.js';
+import { DrawJob } from './lottery/draw-job.js';
+import { FailoverWatch } from './recovery/failover-watch.js';
+import { orderEventWorkerFor, type OrderEventWorker } from './orders/order-event-worker.js';
+import { OutboxWorker } from './orders/outbox-worker.js';
+import { TimeoutJob } from './orders/timeout-job.js';
+import { WarmupJob } from './sale/warmup-job.js';
+import { ReconcileJob } from './recovery/reconcile-job.js';
+import { ReleaseJob } from './sale/tranches.js';
 import { DenyPushJob } from './access/deny-list.js';
 import { Settlement } from './settlement/settlement.js';
 
@@ -46,44 +44,6 @@ export interface RunningOrigin {
 }
 
 type Server = import('node:http').Server;
-
-/** How long a connection and its requests may take (issue 24 item 2); every figure is a setting. */
-export interface ConnectionBounds {
-  HEADERS_TIMEOUT_MS: number;
-  REQUEST_TIMEOUT_MS: number;
-  KEEP_ALIVE_TIMEOUT_MS: number;
-  MAX_CONNECTIONS: number;
-  TIMEOUT_CHECK_MS: number;
-}
-
-async function listen(
-  fetch: (req: Request) => Response | Promise<Response>,
-  port: number,
-  host: string,
-  bounds: ConnectionBounds,
-  /** Routes answered before the Hono app (reserve-fast-path.ts); the rest reach `fetch`. */
-  before: (next: RequestListener) => RequestListener = (next) => next,
-) {
-  // Node's defaults hold a slow client for minutes (headers 60 s, whole request 300 s, checked every
-  // 30 s); the body's own, shorter deadline is BODY_TIMEOUT_MS in the app (a JSON 408).
-  const server = createServer(
-    {
-      headersTimeout: bounds.HEADERS_TIMEOUT_MS,
-      requestTimeout: bounds.REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: bounds.TIMEOUT_CHECK_MS,
-    },
-    before(getRequestListener(fetch)),
-  );
-  // The edge keeps connections open; keep them longer than its idle timeout to avoid resets.
-  server.keepAliveTimeout = bounds.KEEP_ALIVE_TIMEOUT_MS;
-  server.maxConnections = bounds.MAX_CONNECTIONS;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const hostInUrl = host.includes(':') ? `[${host}]` : host;
-  return { server, url: `http://${hostInUrl}:${(server.address() as AddressInfo).port}` };
-}
 
 export async function startOrigin(config: OriginConfig, log?: Logger): Promise<RunningOrigin> {
   const ctx = await createOriginContext(config, log);

@@ -24,9 +24,9 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } 
 import { connect } from 'node:net';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEV_SECRETS, loadConfig, type OriginConfig } from '../origin/config.js';
-import { migrate } from '../origin/db/migrate.js';
-import { createLogger } from '../origin/logger.js';
+import { DEV_SECRETS, loadConfig, type OriginConfig } from '../origin/platform/config.js';
+import { migrate } from '../origin/platform/db/migrate.js';
+import { createLogger } from '../origin/platform/logger.js';
 import { StockStore, type Sale } from '../origin/redis/stock-store.js';
 import { EDGE_DEV_DEFAULTS } from './dev-defaults.js';
 import { prometheusConfig } from './prometheus-config.js';

@@ -133,7 +133,7 @@ export async function benchDatabase(): Promise<{ url: string; drop(activities: [
   const server = process.env.BENCH_MYSQL_SERVER ?? 'mysql://root@127.0.0.1:3306';
   const name = `seckill_bench_${Date.now().toString(36)}`;
   const url = `${server}/${name}`;
-  const { migrate } = await import('../../origin/db/migrate.js');
+  const { migrate } = await import('../../origin/platform/db/migrate.js');
   await migrate(url);
   return {
     url,

@@ -5,8 +5,8 @@
  */
 import mysql from 'mysql2/promise';
 import type { Recorder } from './recorder.js';
-import { one, rows } from '../../origin/db/rows.js';
-import type { Reconciliation } from '../../origin/reconcile/reconcile.js';
+import { one, rows } from '../../origin/platform/db/rows.js';
+import type { Reconciliation } from '../../origin/recovery/reconcile.js';
 import { adminRequest } from './stack.js';
 
 export function openPool(o: RehearsalOptions): mysql.Pool {

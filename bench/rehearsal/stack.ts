@@ -6,7 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { constants } from 'node:os';
-import { migrate } from '../../origin/db/migrate.js';
+import { migrate } from '../../origin/platform/db/migrate.js';
 import { startEdge, type RunningEdge } from '../lib/local-edge.js';
 import {
   BENCH_EDGE_SECRETS,

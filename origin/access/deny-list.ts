@@ -12,9 +12,9 @@
  * DENY_PUSH_RETRY_MS, so a lost push never leaves a user denied or allowed by mistake.
  */
 import type { OriginContext } from '../context.js';
-import { signedPut, type PushOptions } from '../edge-push.js';
-import { PeriodicJob } from '../jobs/periodic.js';
-import { one, rows } from '../db/rows.js';
+import { signedPut, type PushOptions } from '../platform/edge-push.js';
+import { PeriodicJob } from '../platform/periodic.js';
+import { one, rows } from '../platform/db/rows.js';
 import { applyDenyToSales } from './sale-rules.js';
 
 /** What this module uses of the origin's context. */

@@ -30,8 +30,8 @@
 import type { Eligibility } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { rows } from '../db/rows.js';
-import { liveActivityIds } from '../edge-push.js';
+import { rows } from '../platform/db/rows.js';
+import { liveActivityIds } from '../platform/edge-push.js';
 import type { DenyRevision, Sale } from '../redis/stock-store.js';
 
 /** What this module uses of the origin's context. */

@@ -5,8 +5,8 @@
  * The window is immutable config, cached for the process's life; `drawn` is final, cached once seen.
  */
 import { lotteryWindow, type AdmissionMode } from '../../contract/activity.js';
-import type { Db } from '../db/pool.js';
-import { one } from '../db/rows.js';
+import type { Db } from '../platform/db/pool.js';
+import { one } from '../platform/db/rows.js';
 import type { Sale, StockStore } from '../redis/stock-store.js';
 
 export type AdmissionPhase = 'fcfs' | 'entry' | 'drawing';

@@ -7,8 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DrawPublic } from '../../contract/activity.js';
-import type { Db, Tx } from '../db/pool.js';
-import { affected, one, rows } from '../db/rows.js';
+import type { Db, Tx } from '../platform/db/pool.js';
+import { affected, one, rows } from '../platform/db/rows.js';
 import { commitmentOf, DRAW_SCHEME, seedOf } from './draw-rule.js';
 
 export const DRAW_STATES = ['pending', 'drawing', 'drawn', 'published'] as const;

@@ -18,7 +18,7 @@ import { ContractError } from '../../contract/errors.js';
 import { lotteryWindow } from '../../contract/activity.js';
 import { isEligible } from '../../contract/eligibility.js';
 import { deniedUserIds } from '../access/deny-list.js';
-import { requireActivity, saleOf } from '../activity/store.js';
+import { requireActivity, saleOf } from '../sale/sale-store.js';
 import type { OriginContext } from '../context.js';
 import { parseEntry, type Sale } from '../redis/stock-store.js';
 import { forEachEntryPage, type ReadSettings } from './draw-entries.js';

@@ -15,7 +15,7 @@
  * borrow and maybe lent units; `returnStranded` (recover) abandons what is older than the stale
  * limit and returns its units.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { RedisClient } from './client.js';
 import type { ActivityKeys } from './keys.js';
 import { AbandonCode, ConfirmCode, GiveBackCode, TakeCode, type ScriptCommands } from './scripts.js';

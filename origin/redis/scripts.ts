@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { RedisClient } from './client.js';
-import { projectPath } from '../paths.js';
+import { projectPath } from '../platform/paths.js';
 
 export const LUA_DIR = projectPath('lua');
 

@@ -11,7 +11,7 @@
 import type { ActivitySwitch } from '../../contract/activity.js';
 import type { Claims } from '../../contract/eligibility.js';
 import { newReservationId } from '../../contract/ids.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import { borrow, returnStranded, type StrandedBorrow } from './borrow.js';
 import { homeBucket, refillBucket, splitStock } from './buckets.js';
 import {

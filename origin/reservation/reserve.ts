@@ -48,7 +48,7 @@ export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: 
 }
 
 async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
-  // A Redis failover under this sale: closed until recovery proves its state (jobs/failover-watch.ts).
+  // A Redis failover under this sale: closed until recovery proves its state (recovery/failover-watch.ts).
   if (ctx.failover.isClosed(req.activityId))
     throw new ContractError('not_ready', 'the sale is being recovered after a Redis failover, try again shortly', {
       retryAfter: 1,

@@ -2,9 +2,9 @@
  * In-process sold-out flags (docs/design.md §5): set when the script says SOLD_OUT, shared between origin
  * instances over Redis pub/sub, cleared when a refill puts stock back. A flag may only ever cause
  * the script to be skipped — never the holder lookup. The flags themselves push nothing to the edge:
- * callers set them through `SnapshotPublisher.setSoldOut` (activity/snapshot-publisher.ts), which does.
+ * callers set them through `SnapshotPublisher.setSoldOut` (sale/snapshot-publisher.ts), which does.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { StockStore } from '../redis/stock-store.js';
 
 export class SoldOutFlags {

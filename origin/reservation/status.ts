@@ -6,8 +6,8 @@ import { ContractError } from '../../contract/errors.js';
 import { activityOfReservation } from '../../contract/ids.js';
 import type { ReservationBody } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
-import { one } from '../db/rows.js';
-import { OrderStatus } from '../db/statuses.js';
+import { one } from '../platform/db/rows.js';
+import { OrderStatus } from '../platform/db/statuses.js';
 
 /** What the reservation lookup uses of the origin's context. */
 export type ReservationStatusDeps = Pick<OriginContext, 'catalog' | 'db' | 'stock'>;

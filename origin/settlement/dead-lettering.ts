@@ -4,8 +4,8 @@
  * here is repaired by the next delivery. The dead-letter row and the order row exclude each other:
  * the locking read below and the one in settle.ts make one of the two transactions wait.
  */
-import { inTransaction, type Db } from '../db/pool.js';
-import { one } from '../db/rows.js';
+import { inTransaction, type Db } from '../platform/db/pool.js';
+import { one } from '../platform/db/rows.js';
 import type { Sale, StockStore } from '../redis/stock-store.js';
 import type { ReservationEvent } from './event.js';
 import type { SettleTarget } from './settle.js';

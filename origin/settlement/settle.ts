@@ -9,10 +9,10 @@
  */
 import { createHash } from 'node:crypto';
 import { isId } from '../../contract/ids.js';
-import { recordCreatedEvents } from '../db/order-events.js';
-import { inTransaction, isDuplicateKey, type Db, type Tx } from '../db/pool.js';
-import { affected, one, rows } from '../db/rows.js';
-import { OrderStatus } from '../db/statuses.js';
+import { recordCreatedEvents } from '../orders/order-events.js';
+import { inTransaction, isDuplicateKey, type Db, type Tx } from '../platform/db/pool.js';
+import { affected, one, rows } from '../platform/db/rows.js';
+import { OrderStatus } from '../platform/db/statuses.js';
 import { decideSettlement, type SaleFacts, type SettleOutcome } from './decide.js';
 import type { ReservationEvent } from './event.js';
 

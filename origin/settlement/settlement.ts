@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { randomHex } from '../../contract/ids.js';
-import { findActivity } from '../activity/store.js';
+import { findActivity } from '../sale/sale-store.js';
 import type { OriginContext } from '../context.js';
 import { StreamSettler } from './stream-settler.js';
 

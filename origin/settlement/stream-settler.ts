@@ -3,9 +3,9 @@
  * a batch per transaction (settle.ts) and XACKs only after COMMIT. Entries delivered more than
  * `maxDeliveries` times become dead letters. `stop()` lets the entry in hand finish.
  */
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { Db } from '../db/pool.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { Db } from '../platform/db/pool.js';
 import type { SaleEventReader, StreamEntry } from '../redis/event-reader.js';
 import type { Sale, StockStore } from '../redis/stock-store.js';
 import { compensate, deadLetter } from './dead-lettering.js';

@@ -5,7 +5,7 @@
  */
 import { EDGE_FIGURES_PATH, edgeFiguresSchema, type EdgeFigures } from '../../contract/edge-figures.js';
 import { signEdgeRequest } from '../../contract/signing.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../platform/metrics.js';
 import { CounterMirror } from './mirror.js';
 
 export async function fetchEdgeFigures(edgeUrl: string, secret: string, timeoutMs: number): Promise<EdgeFigures> {

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_NAMES } from '../../origin/config.js';
+import { CONFIG_NAMES } from '../../origin/platform/config.js';
 import { EDGE_SECRET_NAMES } from '../../scripts/dev-defaults.js';
 import { githubSlugs, markdownLinks } from './markdown.js';
 
@@ -119,7 +119,7 @@ describe('docs/configuration.md', () => {
   }
   const sorted = (names: Iterable<string>) => [...new Set(names)].sort();
 
-  it('lists exactly the settings origin/config.ts parses, each once', () => {
+  it('lists exactly the settings origin/platform/config.ts parses, each once', () => {
     const names = documented('Origin');
     expect(names.length, 'no setting listed twice').toBe(new Set(names).size);
     expect(sorted(names)).toEqual(sorted(CONFIG_NAMES));

@@ -4,7 +4,7 @@
  * home it prints `TAKEN` and waits — the test SIGKILLs it there.
  * Usage: tsx borrow-crash-child.ts <clusterNodes> <activityId> <skuId> <buckets> <userId>
  */
-import { createLogger } from '../../origin/logger.js';
+import { createLogger } from '../../origin/platform/logger.js';
 import { StockStore } from '../../origin/redis/stock-store.js';
 
 const [nodes, activityId, skuId, buckets, userId] = process.argv.slice(2) as [string, string, string, string, string];

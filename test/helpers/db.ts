@@ -1,7 +1,7 @@
 /** A migrated database of its own for each test file; dropped at the end. */
 import mysql from 'mysql2/promise';
 import { randomHex } from '../../contract/ids.js';
-import { migrate } from '../../origin/db/migrate.js';
+import { migrate } from '../../origin/platform/db/migrate.js';
 
 export const MYSQL_SERVER_URL = process.env.TEST_MYSQL_SERVER_URL ?? 'mysql://root@127.0.0.1:3306';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

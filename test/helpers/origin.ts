@@ -4,8 +4,8 @@
  */
 import { Redis } from 'ioredis';
 import { signEdgeRequest } from '../../contract/signing.js';
-import { loadConfig, type OriginConfig } from '../../origin/config.js';
-import { createLogger, type Logger } from '../../origin/logger.js';
+import { loadConfig, type OriginConfig } from '../../origin/platform/config.js';
+import { createLogger, type Logger } from '../../origin/platform/logger.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { startOrigin, type RunningOrigin } from '../../origin/server.js';
 import { createTestDatabase, REDIS_URL, type TestDatabase } from './db.js';

@@ -1,5 +1,5 @@
 /** Shared by the reconciliation race tests: a seam between the two snapshots, and failing checks in brief. */
-import type { ReconcileDeps, Reconciliation } from '../../origin/reconcile/reconcile.js';
+import type { ReconcileDeps, Reconciliation } from '../../origin/recovery/reconcile.js';
 import type { LedgerSnapshot } from '../../origin/redis/sale-ledger.js';
 import type { TestOrigin } from './origin.js';
 

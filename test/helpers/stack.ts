@@ -3,7 +3,7 @@
  * origin (its own database, the shared Redis), wired both ways with matching secrets.
  */
 import { freePort } from '../../bench/lib/stack.js';
-import type { Logger } from '../../origin/logger.js';
+import type { Logger } from '../../origin/platform/logger.js';
 import { startEdge, type RunningEdge, type StartEdgeOptions } from './edge.js';
 import { TEST_EDGE_SECRETS } from './edge-test-secrets.js';
 import { startTestOrigin, type TestOrigin } from './origin.js';

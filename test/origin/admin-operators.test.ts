@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../origin/config.js';
+import { loadConfig } from '../../origin/platform/config.js';
 import { uniqueId } from '../helpers/ids.js';
 import { startTestOrigin, TEST_SECRETS, type TestOrigin } from '../helpers/origin.js';
 

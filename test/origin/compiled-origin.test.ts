@@ -1,6 +1,6 @@
 /**
  * The compiled origin (`npm run build` → dist/) is what production runs: `node dist/origin/main.js`
- * must find lua/ and schema/ from dist/ (origin/paths.ts), migrate a database and answer /healthz
+ * must find lua/ and schema/ from dist/ (origin/platform/paths.ts), migrate a database and answer /healthz
  * against the real Redis and MariaDB. Builds dist/ once (tsc, a few seconds to half a minute here).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -11,7 +11,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomHex } from '../../contract/ids.js';
 import { freePort, waitForHttp } from '../../bench/lib/stack.js';
-import { PROJECT_ROOT } from '../../origin/paths.js';
+import { PROJECT_ROOT } from '../../origin/platform/paths.js';
 import { MYSQL_SERVER_URL, REDIS_URL } from '../helpers/db.js';
 
 // Production refuses short secrets and an open /healthz (METRICS_TOKEN).

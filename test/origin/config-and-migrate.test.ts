@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CONFIG_NAMES, loadConfig } from '../../origin/config.js';
-import { migrate, SUPERSEDED_CHECKSUMS_FILE } from '../../origin/db/migrate.js';
+import { CONFIG_NAMES, loadConfig } from '../../origin/platform/config.js';
+import { migrate, SUPERSEDED_CHECKSUMS_FILE } from '../../origin/platform/db/migrate.js';
 import { MYSQL_SERVER_URL } from '../helpers/db.js';
 
 describe('configuration', () => {

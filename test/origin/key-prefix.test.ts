@@ -4,8 +4,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../../origin/config.js';
-import { createLogger } from '../../origin/logger.js';
+import { loadConfig } from '../../origin/platform/config.js';
+import { createLogger } from '../../origin/platform/logger.js';
 import { keyspace } from '../../origin/redis/keys.js';
 import { StockStore, type Sale } from '../../origin/redis/stock-store.js';
 import { REDIS_URL } from '../helpers/db.js';

@@ -4,8 +4,8 @@
  * run by hand on the origin's context (so a crash can be placed between their steps).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboxWorker } from '../../origin/jobs/outbox-worker.js';
-import { TimeoutJob } from '../../origin/jobs/timeout-job.js';
+import { OutboxWorker } from '../../origin/orders/outbox-worker.js';
+import { TimeoutJob } from '../../origin/orders/timeout-job.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { count, failingChecks, pay, reconciliation, reserveAll, users } from '../helpers/lifecycle.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';

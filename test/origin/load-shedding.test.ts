@@ -1,9 +1,9 @@
 /** Load shedding: beyond RESERVE_MAX_IN_FLIGHT, a reserve is refused at once with 503 busy. */
 import { Hono } from 'hono';
 import { expect, it } from 'vitest';
-import { onError } from '../../origin/http/errors.js';
-import { inFlightLimit } from '../../origin/http/middleware.js';
-import type { OriginEnv } from '../../origin/http/types.js';
+import { onError } from '../../origin/platform/http/errors.js';
+import { inFlightLimit } from '../../origin/platform/http/middleware.js';
+import type { OriginEnv } from '../../origin/platform/http/types.js';
 
 it('refuses the request above the limit with 503 busy + Retry-After, and admits again once one finishes', async () => {
   let release!: () => void;

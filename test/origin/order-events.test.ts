@@ -6,8 +6,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../origin/config.js';
-import { backoffMs, OrderEventWorker } from '../../origin/jobs/order-event-worker.js';
+import { loadConfig } from '../../origin/platform/config.js';
+import { backoffMs, OrderEventWorker } from '../../origin/orders/order-event-worker.js';
 import { orderNoFor, settleBatch } from '../../origin/settlement/settle.js';
 import { type Arrival, startEventReceiver, typesPerOrder } from '../helpers/event-receiver.js';
 import { count, pay, reserveAll, users } from '../helpers/lifecycle.js';

@@ -1,5 +1,5 @@
 /**
- * Reconciliation reads one consistent state (origin/reconcile/reconcile.ts): MySQL in one
+ * Reconciliation reads one consistent state (origin/recovery/reconcile.ts): MySQL in one
  * consistent-snapshot transaction whatever the server's isolation default, Redis bracketed by a
  * re-read of its fingerprints. The periodic check runs every 200 ms while 10,000 timed-out orders
  * refill, against a MySQL whose sessions default to READ COMMITTED (as a server configured with
@@ -8,9 +8,9 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Db } from '../../origin/db/pool.js';
-import { ReconcileJob } from '../../origin/reconcile/reconcile-job.js';
-import { reconcile } from '../../origin/reconcile/reconcile.js';
+import { createPool, type Db } from '../../origin/platform/db/pool.js';
+import { ReconcileJob } from '../../origin/recovery/reconcile-job.js';
+import { reconcile } from '../../origin/recovery/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { count, users } from '../helpers/lifecycle.js';
 import { failingChecks, readingRedisThen } from '../helpers/reconcile.js';
@@ -79,10 +79,13 @@ function watchingJob() {
   const beforeNextRound = (work: () => Promise<void>) =>
     new Promise<number>((resolve, reject) => {
       betweenRounds = () =>
-        work().then(() => resolve(rounds), (err: unknown) => {
-          reject(err as Error);
-          throw err;
-        });
+        work().then(
+          () => resolve(rounds),
+          (err: unknown) => {
+            reject(err as Error);
+            throw err;
+          },
+        );
     });
   return { job, alerts, skipped, rounds: () => rounds, beforeNextRound };
 }

@@ -1,5 +1,5 @@
 /**
- * Reconciliation while settlement gives reservations up (origin/reconcile/reconcile.ts). Redis is
+ * Reconciliation while settlement gives reservations up (origin/recovery/reconcile.ts). Redis is
  * read first, MySQL after it; a dead letter's compensation gives units back to Redis
  * (lua/release-3.lua, recorded in `released`) and only then writes `restocked` in MySQL. A
  * compensation made between the two reads, or one made before the Redis read whose `restocked` is
@@ -8,7 +8,7 @@
  * (origin/settlement/dead-lettering.ts) are called on the reservations in the Stream.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile } from '../../origin/reconcile/reconcile.js';
+import { reconcile } from '../../origin/recovery/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import type { ReservationEvent } from '../../origin/redis/reservation-event.js';
 import { compensate, deadLetter, recordDeadLetter } from '../../origin/settlement/dead-lettering.js';

@@ -1,7 +1,7 @@
 /** The periodic reconciliation alarms on a mismatch that persists, not on figures read mid-change. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ReconcileJob } from '../../origin/reconcile/reconcile-job.js';
-import { reconcile } from '../../origin/reconcile/reconcile.js';
+import { ReconcileJob } from '../../origin/recovery/reconcile-job.js';
+import { reconcile } from '../../origin/recovery/reconcile.js';
 import { startTestOrigin, type TestOrigin } from '../helpers/origin.js';
 
 let t: TestOrigin;

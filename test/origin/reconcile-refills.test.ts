@@ -1,14 +1,14 @@
 /**
- * Reconciliation while timed-out orders' units stream back to Redis (origin/reconcile/reconcile.ts).
+ * Reconciliation while timed-out orders' units stream back to Redis (origin/recovery/reconcile.ts).
  * Redis is read first, MySQL after it: a refill the outbox worker applies and marks done between the
  * two reads, or one applied before the Redis read and marked done after the MySQL read, must still be
  * counted exactly once. The interleaving is placed by hand (jobs parked): the outbox worker runs
  * right after reconciliation's Redis snapshot, on the real stock store, Redis and MySQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboxWorker } from '../../origin/jobs/outbox-worker.js';
-import { TimeoutJob } from '../../origin/jobs/timeout-job.js';
-import { reconcile } from '../../origin/reconcile/reconcile.js';
+import { OutboxWorker } from '../../origin/orders/outbox-worker.js';
+import { TimeoutJob } from '../../origin/orders/timeout-job.js';
+import { reconcile } from '../../origin/recovery/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';
 import { failingChecks, readingRedisThen } from '../helpers/reconcile.js';

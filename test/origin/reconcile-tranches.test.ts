@@ -1,5 +1,5 @@
 /**
- * Reconciliation while held-back units are released (docs/design.md §10 tranches, origin/activity/tranches.ts).
+ * Reconciliation while held-back units are released (docs/design.md §10 tranches, origin/sale/tranches.ts).
  * A release gives Redis the units first (recorded in the `tranches` hash in the same script), then
  * MySQL marks it applied and adds the units to `available`; reconciliation reads Redis first and
  * MySQL after it. A release applied between the two reads, or one Redis got before its read that
@@ -8,9 +8,9 @@
  * hash stays what the stock holds of tranches.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRelease, releaseUnits, trancheId, type ReleaseRow } from '../../origin/activity/tranches.js';
-import { recover } from '../../origin/operations/recover.js';
-import { reconcile } from '../../origin/reconcile/reconcile.js';
+import { applyRelease, releaseUnits, trancheId, type ReleaseRow } from '../../origin/sale/tranches.js';
+import { recover } from '../../origin/recovery/recover.js';
+import { reconcile } from '../../origin/recovery/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { uniqueId } from '../helpers/ids.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';

@@ -1,11 +1,11 @@
 /**
- * One recovery of a sale at a time across origin processes (operations/recovery-lock.ts): two
+ * One recovery of a sale at a time across origin processes (recovery/recovery-lock.ts): two
  * origins sharing one Redis and one MySQL both see the same failover and both try to recover the
  * sale at once, each on its own MySQL pool. Exactly one rebuilds; the other waits for the lock, then
  * sees the proof and leaves the sale alone. The same for two operators' concurrent recover calls.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recoverAfterFailover } from '../../origin/jobs/failover-watch.js';
+import { recoverAfterFailover } from '../../origin/recovery/failover-watch.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import type { Sale } from '../../origin/redis/stock-store.js';
 import { counterValue } from '../helpers/drill.js';

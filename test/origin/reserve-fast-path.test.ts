@@ -1,5 +1,5 @@
 /**
- * `POST /internal/reserve` has two ways in: the fast path (origin/http/reserve-fast-path.ts) for
+ * `POST /internal/reserve` has two ways in: the fast path (origin/reservation/reserve-fast-path.ts) for
  * the edge's usual call, and the Hono route for the rest (a chunked body, a query string). Both
  * give the same answers, and one RESERVE_MAX_IN_FLIGHT gate counts both.
  */

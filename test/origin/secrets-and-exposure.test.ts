@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../origin/config.js';
+import { loadConfig } from '../../origin/platform/config.js';
 import { startTestOrigin } from '../helpers/origin.js';
 
 const LONG = {

@@ -1,12 +1,12 @@
 /**
  * What a settlement batch writes (origin/settlement/settle.ts), field by field, for interleaved
  * sales and batch sizes (prepared statements are reused per size); and every pool session runs in
- * UTC (origin/db/pool.ts), so an order's expire_at — "now + the payment window" — is on the clock
+ * UTC (origin/platform/db/pool.ts), so an order's expire_at — "now + the payment window" — is on the clock
  * the timeout job (`expire_at < NOW(3)`) and the API read it with, whatever the server's zone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newReservationId } from '../../contract/ids.js';
-import { createPool, type Db } from '../../origin/db/pool.js';
+import { createPool, type Db } from '../../origin/platform/db/pool.js';
 import { orderNoFor, settleBatch } from '../../origin/settlement/settle.js';
 import type { ReservationEvent } from '../../origin/settlement/event.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';

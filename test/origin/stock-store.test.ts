@@ -1,6 +1,6 @@
 /** The StockStore's typed methods against the real Redis: each script outcome decoded to its kind. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../../origin/logger.js';
+import { createLogger } from '../../origin/platform/logger.js';
 import { StockStore, type Sale } from '../../origin/redis/stock-store.js';
 import { REDIS_URL } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';

@@ -8,9 +8,9 @@ import { Hono } from 'hono';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEdgeRequest } from '../../contract/signing.js';
-import { onError } from '../../origin/http/errors.js';
-import { adoptCallerTrace, traceContext } from '../../origin/http/middleware.js';
-import type { OriginEnv } from '../../origin/http/types.js';
+import { onError } from '../../origin/platform/http/errors.js';
+import { adoptCallerTrace, traceContext } from '../../origin/platform/http/middleware.js';
+import type { OriginEnv } from '../../origin/platform/http/types.js';
 import { paymentHeaders } from '../helpers/lifecycle.js';
 import { startTestOrigin, TEST_SECRETS, type TestOrigin } from '../helpers/origin.js';
 

@@ -1,9 +1,9 @@
-// The reconciliation checks (origin/reconcile/checks.ts), with no Redis and no MySQL: the two
+// The reconciliation checks (origin/recovery/reconcile-checks.ts), with no Redis and no MySQL: the two
 // snapshots are given as figures, as reconcile.ts reads them.
 import { describe, expect, it } from 'vitest';
-import { reconcileChecks, type DbFigures, type RedisFigures } from '../../origin/reconcile/checks.js';
+import { reconcileChecks, type DbFigures, type RedisFigures } from '../../origin/recovery/reconcile-checks.js';
 import type { LedgerSnapshot } from '../../origin/redis/sale-ledger.js';
-import { OrderStatus } from '../../origin/db/statuses.js';
+import { OrderStatus } from '../../origin/platform/db/statuses.js';
 
 const order = (reservationId: string, quantity = 1, status: number = OrderStatus.PENDING) => ({
   reservationId,

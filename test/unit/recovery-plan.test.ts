@@ -1,7 +1,7 @@
-// What a recovery rebuilds (origin/operations/recovery-plan.ts), with no Redis and no MySQL: the
+// What a recovery rebuilds (origin/recovery/recovery-plan.ts), with no Redis and no MySQL: the
 // surviving Stream and MySQL's snapshot are given as facts, as recover.ts reads them.
 import { describe, expect, it } from 'vitest';
-import { computeRecovery, type LedgerEvent, type RecoveryFacts } from '../../origin/operations/recovery-plan.js';
+import { computeRecovery, type LedgerEvent, type RecoveryFacts } from '../../origin/recovery/recovery-plan.js';
 
 const ev = (reservationId: string, userId: string, quantity = 1): LedgerEvent => ({
   reservationId,

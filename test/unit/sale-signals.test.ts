@@ -5,7 +5,7 @@
  */
 import client from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { LoopDelay, readFunnel, readSignals, waitingLineMetric } from '../../origin/operations/sale-signals.js';
+import { LoopDelay, readFunnel, readSignals, waitingLineMetric } from '../../origin/console/sale-signals.js';
 
 const A = '1001';
 const B = '2002';

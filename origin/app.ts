@@ -1,0 +1,47 @@
+/** The origin's HTTP surface: internal (edge-signed), admin and its console, payment webhook, health and metrics. */
+import { Hono } from 'hono';
+import { errorBody } from '../contract/errors.js';
+import type { OriginContext } from './context.js';
+import { adminRoutes } from './sale/admin-routes.js';
+import { consoleRoutes } from './console/console-routes.js';
+import { onError } from './platform/http/errors.js';
+import { internalRoutes } from './reservation/internal-routes.js';
+import { lifecycleAdminRoutes } from './sale/lifecycle-routes.js';
+import { bodySizeLimit, rawBody, traceContext } from './platform/http/middleware.js';
+import { opsRoutes } from './watch/ops-routes.js';
+import { orderEventRoutes } from './orders/order-event-routes.js';
+import { paymentRoutes } from './orders/payment-routes.js';
+import type { OriginEnv } from './platform/http/types.js';
+
+function baseApp(ctx: OriginContext) {
+  const app = new Hono<OriginEnv>();
+  app.use('*', traceContext({ log: ctx.log }));
+  app.onError(onError);
+  app.notFound((c) => c.json(errorBody('not_found', 'no such route', c.get('traceId') ?? ''), 404));
+  return app;
+}
+
+/** The main listener; `/healthz` and `/metrics` are on it unless METRICS_PORT gives them their own. */
+export function createApp(ctx: OriginContext) {
+  const app = baseApp(ctx);
+  app.use('*', bodySizeLimit({ maxBytes: ctx.config.MAX_BODY_BYTES, timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
+  app.use('*', rawBody({ timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
+
+  app.route('/internal', internalRoutes(ctx));
+  // Before the other /admin routes: the console's static shell answers before their token check.
+  app.get('/admin/console', (c) => c.redirect('/admin/console/', 301));
+  app.route('/admin/console/', consoleRoutes(ctx));
+  app.route('/admin', adminRoutes(ctx));
+  app.route('/admin', lifecycleAdminRoutes(ctx));
+  app.route('/admin', orderEventRoutes(ctx));
+  app.route('/payments', paymentRoutes(ctx));
+  if (ctx.config.METRICS_PORT === undefined) app.route('/', opsRoutes(ctx));
+  return app;
+}
+
+/** The METRICS_PORT listener: `/healthz` and `/metrics` only. */
+export function createOpsApp(ctx: OriginContext) {
+  const app = baseApp(ctx);
+  app.route('/', opsRoutes(ctx));
+  return app;
+}

@@ -1,0 +1,105 @@
+/**
+ * The operator console (docs/console.md) on the origin's admin side, never through the public edge:
+ * - `GET /admin/console/` and its files (origin/console/): the static shell, loaded without the token,
+ *   under a strict CSP (no inline script, nothing from elsewhere);
+ * - `/admin/console/api/*` (`Authorization: Bearer` an admin operator's token, as the admin API): who
+ *   the token's operator is, the reads the admin API has no route for — the sales list, one sale's
+ *   live view, the cleanup checklist, the end-of-sale report — and the create form's check. Every
+ *   action the console offers calls the admin API itself.
+ * Registered before the other /admin routes (http/app.ts), so the shell is answered before their
+ * token check.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { Hono } from 'hono';
+import { ContractError, errorBody } from '../../contract/errors.js';
+import { createActivitySchema } from '../sale/sale-store.js';
+import type { OriginContext } from '../context.js';
+import { cleanupChecklist } from '../sale/cleanup-checklist.js';
+import { saleReport } from '../sale/report.js';
+import { listSales, liveView } from './sale-console.js';
+import { LoopDelay } from './sale-signals.js';
+import { projectPath } from '../platform/paths.js';
+import { adminToken } from '../platform/http/middleware.js';
+import type { OriginEnv } from '../platform/http/types.js';
+import { idParam, parseJson } from '../platform/http/validate.js';
+
+/** The console's own headers: the sale page's rules (edge/public/_headers), with no outside images. */
+export const CONSOLE_SECURITY_HEADERS: Record<string, string> = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  // The files change with the origin's version; an operator always gets the current ones.
+  'Cache-Control': 'no-cache',
+};
+
+const CONTENT_TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+};
+
+/** The console's files, read once at start: name → [content type, bytes]. Only these are served. */
+function consoleFiles(): Map<string, [string, Buffer]> {
+  const dir = projectPath('origin', 'console');
+  const files = new Map<string, [string, Buffer]>();
+  for (const name of readdirSync(dir)) {
+    const type = CONTENT_TYPES[name.slice(name.lastIndexOf('.') + 1)];
+    if (type) files.set(name, [type, readFileSync(`${dir}/${name}`)]);
+  }
+  if (!files.has('index.html')) throw new Error(`no console at ${dir}`);
+  return files;
+}
+
+export function consoleRoutes(ctx: OriginContext) {
+  const app = new Hono<OriginEnv>();
+  const files = consoleFiles();
+  const loop = new LoopDelay();
+  const serve = (name: string) => {
+    const file = files.get(name);
+    if (!file) throw new ContractError('not_found', 'no such console file');
+    return new Response(new Uint8Array(file[1]), { headers: { 'content-type': file[0], ...CONSOLE_SECURITY_HEADERS } });
+  };
+
+  app.use('/api/*', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
+  app.use('/api/*', async function noStore(c, next) {
+    await next();
+    c.header('Cache-Control', 'no-store');
+  });
+
+  // Who the console is signed in as: the name the admin API records as the actor of every change
+  // made with this token (adminToken), so the console shows it instead of asking for one.
+  app.get('/api/whoami', (c) => c.json({ operator: c.get('operator') }));
+
+  app.get('/api/sales', async (c) => c.json(await listSales(ctx)));
+
+  app.get('/api/sales/:id/live', idParam(), async (c) => c.json(await liveView(ctx, loop, c.req.valid('param').id)));
+
+  app.get('/api/sales/:id/report', idParam(), async (c) => c.json(await saleReport(ctx, c.req.valid('param').id)));
+
+  app.get('/api/sales/:id/cleanup-checklist', idParam(), async (c) =>
+    c.json(await cleanupChecklist(ctx, c.req.valid('param').id)),
+  );
+
+  // The create form's check, by the very schema `POST /admin/activities` parses with: every issue
+  // with its field (the API's 400 names only the first), so the form marks each field at once.
+  app.post('/api/activities/check', async (c) => {
+    const parsed = createActivitySchema.safeParse(parseJson(c.get('rawBody')));
+    if (parsed.success) return c.json({ ok: true });
+    const issues = parsed.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message }));
+    const first = issues[0]!;
+    return c.json(
+      {
+        ...errorBody('bad_request', `${first.field ? `${first.field}: ` : ''}${first.message}`, c.get('traceId')),
+        issues,
+      },
+      400,
+    );
+  });
+
+  app.get('/', () => serve('index.html'));
+  app.get('/:file{[a-z][a-z0-9.-]*\\.(?:js|css)}', (c) => serve(c.req.param('file')));
+  app.all('/*', (c) => c.json(errorBody('not_found', 'no such route', c.get('traceId')), 404));
+  return app;
+}

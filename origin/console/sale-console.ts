@@ -1,0 +1,119 @@
+/**
+ * What the operator console reads (origin/console/, served by http/console-routes.ts): the sales
+ * list and one sale's live view. Only reads; every action of the console is a call to the existing
+ * admin API, so each rule and its log line stay in one place.
+ */
+import { publicState } from '../../contract/activity.js';
+import { ContractError } from '../../contract/errors.js';
+import { findActivity, saleOf } from '../sale/sale-store.js';
+import type { OriginContext } from '../context.js';
+import { rows } from '../platform/db/rows.js';
+import { OrderStatus } from '../platform/db/statuses.js';
+import { edgeActivity, edgeWaitingLine } from '../watch/edge-view.js';
+import { readFunnel, readSignals, waitingLineMetric, type LoopDelay } from './sale-signals.js';
+
+export type SaleConsoleDeps = Pick<OriginContext, 'config' | 'db' | 'failover' | 'metrics' | 'snapshot' | 'stock'>;
+
+/** The sales list shows the most recently created ones. */
+export const SALES_LIST_LIMIT = 100;
+
+interface SaleRow {
+  id: string;
+  title: string;
+  starts_at: Date;
+  ends_at: Date;
+  state: string;
+  initial_stock: number;
+  available: number;
+  held_back: number;
+  warmup_status: string;
+}
+
+export async function listSales(ctx: SaleConsoleDeps) {
+  const sales = await rows<SaleRow>(
+    ctx.db.query(
+      `SELECT a.id, a.title, a.starts_at, a.ends_at, a.state, a.warmup_status, s.initial_stock, s.available, s.held_back
+         FROM seckill_activity a JOIN seckill_stock s ON s.activity_id = a.id AND s.sku_id = a.sku_id
+        ORDER BY a.created_at DESC, a.id DESC LIMIT ${SALES_LIST_LIMIT}`,
+    ),
+  );
+  const ids = sales.map((s) => String(s.id));
+  const counts = ids.length
+    ? await rows<{ activity_id: string; paid: number; pending: number; timeout: number }>(
+        ctx.db.query(
+          `SELECT activity_id, SUM(status = ${OrderStatus.PAID}) AS paid, SUM(status = ${OrderStatus.PENDING}) AS pending,
+                  SUM(status = ${OrderStatus.TIMEOUT}) AS timeout
+             FROM seckill_order WHERE activity_id IN (?) GROUP BY activity_id`,
+          [ids],
+        ),
+      )
+    : [];
+  const byId = new Map(counts.map((c) => [String(c.activity_id), c]));
+  const now = Date.now();
+  const snapshots = await Promise.all(ids.map((id) => ctx.snapshot(id).catch(() => null)));
+  return {
+    serverTime: new Date(now).toISOString(),
+    sales: sales.map((s, i) => {
+      const c = byId.get(String(s.id));
+      const paid = Number(c?.paid ?? 0);
+      const pending = Number(c?.pending ?? 0);
+      const timedOut = Number(c?.timeout ?? 0);
+      const snapshot = snapshots[i];
+      return {
+        activityId: String(s.id),
+        title: s.title,
+        startsAt: s.starts_at.toISOString(),
+        endsAt: s.ends_at.toISOString(),
+        state: s.state,
+        publicState: snapshot ? publicState(snapshot, now) : null,
+        warmupStatus: s.warmup_status,
+        stock: Number(s.initial_stock),
+        /** Units left in Redis (null: not warm). */
+        left: snapshot?.units?.left ?? null,
+        heldBack: Number(s.held_back),
+        orders: paid + pending + timedOut,
+        paid,
+        timedOut,
+      };
+    }),
+  };
+}
+
+/** One sale, everything the console's live screen shows that the admin API does not already answer. */
+export async function liveView(ctx: SaleConsoleDeps, loop: LoopDelay, activityId: string) {
+  const record = await findActivity(ctx.db, activityId);
+  const snapshot = record && (await ctx.snapshot(activityId));
+  if (!record || !snapshot) throw new ContractError('not_found', `activity ${activityId} does not exist`);
+  const sale = saleOf(record);
+  const queue = record.config.overflow === 'queue';
+  const [warm, stream, signals, funnel, edge, lineAtEdge, lineMetric] = await Promise.all([
+    ctx.stock.warmState(sale),
+    ctx.stock.groupInfo(sale),
+    readSignals(ctx.metrics.registry, loop),
+    readFunnel(ctx.metrics.registry, activityId),
+    edgeActivity(ctx, activityId),
+    queue ? edgeWaitingLine(ctx, activityId) : Promise.resolve(null),
+    waitingLineMetric(ctx.metrics.registry, activityId),
+  ]);
+  const now = Date.now();
+  const closedSince = ctx.failover.closedSince(activityId);
+  return {
+    activityId,
+    serverTime: new Date(now).toISOString(),
+    config: record.config,
+    state: record.state,
+    publicState: publicState(snapshot, now),
+    soldOut: snapshot.soldOut,
+    units: snapshot.units ?? null,
+    stock: { initial: record.initialStock, available: record.available, heldBack: record.heldBack },
+    warmupStatus: record.warmupStatus,
+    buckets: warm.stocks.map((s, bucket) => ({ bucket, key: s.key, units: s.value })),
+    /** The waiting line: the edge's own count for a queue sale, else its gauge when exported; 0 when rejecting. */
+    waitingLine: queue ? (lineAtEdge ?? lineMetric) : (lineMetric ?? 0),
+    signals: { ...signals, stream: stream ?? { pending: null, lag: null } },
+    funnel,
+    failover: { closed: closedSince !== undefined, since: closedSince ? new Date(closedSince).toISOString() : null },
+    /** The version MySQL has now and what the edge serves: equal once the last change is in force there. */
+    edge: { ...edge, originVersion: record.config.version },
+  };
+}

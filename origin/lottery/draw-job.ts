@@ -1,0 +1,51 @@
+/**
+ * Runs the lottery draws (docs/design.md §10): every DRAW_POLL_MS it looks for lottery activities whose
+ * window has closed and whose draw is not published, and runs each (origin/lottery/draw.ts). Safe
+ * with many origins: the draw record's lease lets one work at a time, and a draw left half done by
+ * a dead process is resumed once its lease (DRAW_LEASE_MS) has run out.
+ */
+import { hostname } from 'node:os';
+import { randomHex } from '../../contract/ids.js';
+import type { OriginContext } from '../context.js';
+import { runDraw, type DrawDeps, type DrawSettings } from './draw.js';
+import { dueDraws } from './draw-store.js';
+import { PeriodicJob } from '../platform/periodic.js';
+
+/** What this module uses of the origin's context. */
+export type DrawJobDeps = DrawDeps & Pick<OriginContext, 'config' | 'db' | 'log'>;
+
+/** A draw that could not finish (not warmed, paused, stopped, MySQL or Redis trouble) is retried after this long. */
+const DRAW_RETRY_AFTER_MS = 5_000;
+
+export class DrawJob extends PeriodicJob {
+  private readonly settings: DrawSettings;
+  /** activityId → when a failed draw may be tried again (one warning per try, not per poll). */
+  private readonly retryAt = new Map<string, number>();
+
+  constructor(private readonly ctx: DrawJobDeps) {
+    super('draw', ctx.config.DRAW_POLL_MS, ctx.log);
+    this.settings = {
+      owner: `${hostname().slice(0, 30)}:${process.pid}:${randomHex(4)}`,
+      leaseMs: ctx.config.DRAW_LEASE_MS,
+      reserveBatch: ctx.config.DRAW_RESERVE_BATCH,
+      publishBatch: ctx.config.DRAW_PUBLISH_BATCH,
+      pageSize: ctx.config.DRAW_READ_PAGE,
+      inFlight: ctx.config.DRAW_READ_IN_FLIGHT,
+      drawSecret: ctx.config.DRAW_SECRET,
+    };
+  }
+
+  async round(): Promise<boolean> {
+    for (const activityId of await dueDraws(this.ctx.db, new Date())) {
+      if ((this.retryAt.get(activityId) ?? 0) > Date.now()) continue;
+      try {
+        await runDraw(this.ctx, activityId, this.settings);
+        this.retryAt.delete(activityId);
+      } catch (err) {
+        this.retryAt.set(activityId, Date.now() + DRAW_RETRY_AFTER_MS);
+        this.ctx.log.warn({ activityId, err: (err as Error).message }, 'lottery draw did not finish; will resume');
+      }
+    }
+    return false;
+  }
+}

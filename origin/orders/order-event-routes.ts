@@ -1,0 +1,87 @@
+/**
+ * Admin routes of downstream order events (`Authorization: Bearer $ADMIN_TOKEN`): list parked
+ * (or pending) events, send a parked one again. The /metrics gauges of the outbox are read here too.
+ */
+import { Hono } from 'hono';
+import { ContractError } from '../../contract/errors.js';
+import type { OriginContext } from '../context.js';
+import {
+  findOrderEvent,
+  listOrderEvents,
+  ORDER_EVENT_TYPES,
+  orderEventFigures,
+  retryParked,
+  type OrderEventRow,
+} from './order-events.js';
+import { adminToken } from '../platform/http/middleware.js';
+import type { OriginEnv } from '../platform/http/types.js';
+
+/** What the order-event routes and gauges use of the origin's context. */
+export type OrderEventRouteDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+
+const LIST_LIMIT_MAX = 500;
+const EVENT_ID = new RegExp(`^[A-Za-z0-9]{1,32}:(${ORDER_EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|')})$`);
+
+/** A single row (listings leave batch rows out): its one event and its delivery state. */
+function view(r: OrderEventRow) {
+  const e = r.events[0]!;
+  return {
+    id: e.eventId,
+    type: e.type,
+    orderNo: e.orderNo,
+    activityId: e.activityId,
+    userId: e.userId,
+    quantity: e.quantity,
+    at: e.occurredAt.toISOString(),
+    status: r.status,
+    attempts: r.attempts,
+    lastError: r.lastError,
+    nextAttemptAt: r.nextAttemptAt.toISOString(),
+    seq: r.seq,
+  };
+}
+
+export function orderEventRoutes(ctx: OrderEventRouteDeps) {
+  const app = new Hono<OriginEnv>();
+  app.use('/order-events', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
+  app.use('/order-events/*', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
+
+  // ?status=parked|pending (default parked) &after=<seq> &limit=1..500 (default 100); `next` pages on.
+  app.get('/order-events', async (c) => {
+    const status = c.req.query('status') ?? 'parked';
+    if (status !== 'parked' && status !== 'pending')
+      throw new ContractError('bad_request', 'status must be "parked" or "pending"');
+    const after = c.req.query('after') ?? '0';
+    if (!/^\d{1,20}$/.test(after)) throw new ContractError('bad_request', 'after must be a sequence number');
+    const limitText = c.req.query('limit') ?? '100';
+    const limit = Number(limitText);
+    if (!/^\d{1,4}$/.test(limitText) || limit < 1 || limit > LIST_LIMIT_MAX)
+      throw new ContractError('bad_request', `limit must be 1-${LIST_LIMIT_MAX}`);
+    const rows = await listOrderEvents(ctx.db, status, limit, after);
+    return c.json({ events: rows.map(view), next: rows.length === limit ? rows[rows.length - 1]!.seq : null });
+  });
+
+  app.post('/order-events/:id/retry', async (c) => {
+    const id = c.req.param('id');
+    if (!EVENT_ID.test(id)) throw new ContractError('bad_request', 'event id must be <orderNo>:<order event type>');
+    if (!(await retryParked(ctx.db, id))) {
+      const event = await findOrderEvent(ctx.db, id);
+      if (!event)
+        throw new ContractError('not_found', `no order event ${id} waiting on its own (delivered, or not failed yet)`);
+      throw new ContractError('conflict', `order event ${id} is not parked (it is ${event.status})`);
+    }
+    ctx.log.warn({ eventId: id }, 'parked order event sent back for delivery');
+    return c.json({ id, status: 'pending' });
+  });
+
+  return app;
+}
+
+/** Sets the outbox gauges from MySQL; nothing when order events are off. */
+export async function collectOrderEventGauges(ctx: OrderEventRouteDeps): Promise<void> {
+  if (!ctx.config.ORDER_EVENTS_URL) return;
+  const f = await orderEventFigures(ctx.db);
+  ctx.metrics.orderEventsBacklog.set(f.backlog);
+  ctx.metrics.orderEventsOldestAge.set(f.oldestAgeSeconds);
+  ctx.metrics.orderEventsParkedNow.set(f.parked);
+}

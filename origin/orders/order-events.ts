@@ -1,0 +1,336 @@
+/**
+ * The order_event_outbox table (docs/design.md §10 "Downstream order events"): rows written in the same
+ * transaction as the order change they announce, claimed, deleted once delivered, or parked by
+ * the order-event worker (origin/orders/order-event-worker.ts); listed and retried by the
+ * admin routes. One place for its SQL.
+ *
+ * An event's id is `<orderNo>:<type>`: an order is created, paid and timed out at most once each,
+ * so the id is stable across redeliveries, replays and retries, and the unique key makes every
+ * write idempotent. `seq` (auto-increment) orders the events of one order: each is written by a
+ * transaction that starts after the previous one committed (created by settlement; then paid or
+ * timed out, never both: those are conditional updates of the same row).
+ *
+ * A settlement batch writes its `order.created` events as ONE row (`batch:<hex>` id, the events in
+ * `payload`), not a row per order: a row per order cost settlement about a third more MySQL work
+ * (measured: docs/performance.md). The worker delivers a batch row's events one by one; the ones
+ * that fail become rows of their own (`splitBatch`), retried and parked like any event.
+ */
+import { randomBytes } from 'node:crypto';
+import { inTransaction, type Db, type Tx } from '../platform/db/pool.js';
+import { affected, one, rows } from '../platform/db/rows.js';
+import { OrderEventStatus } from '../platform/db/statuses.js';
+
+export const ORDER_EVENT_TYPES = ['order.created', 'order.paid', 'order.timed_out'] as const;
+export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
+
+/** Delivered events are deleted: what is left is pending (due or backing off) or parked. */
+export { OrderEventStatus };
+export type OrderEventStatusName = 'pending' | 'parked';
+const STATUS_BY_NAME: Record<OrderEventStatusName, number> = {
+  pending: OrderEventStatus.PENDING,
+  parked: OrderEventStatus.PARKED,
+};
+
+const BATCH_PREFIX = 'batch:';
+
+export function orderEventId(orderNo: string, type: OrderEventType): string {
+  return `${orderNo}:${type}`;
+}
+
+export interface OrderEventFacts {
+  orderNo: string;
+  activityId: string;
+  userId: string;
+  quantity: number;
+}
+
+const COLUMNS = '(event_id, type, order_no, activity_id, user_id, quantity)';
+
+/** Inside the order change's transaction: one event per order (a repeat is a no-op). */
+export async function recordOrderEvents(tx: Tx, type: OrderEventType, orders: OrderEventFacts[]): Promise<void> {
+  if (orders.length === 0) return;
+  await tx.query(
+    `INSERT INTO order_event_outbox ${COLUMNS} VALUES ${orders.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
+     ON DUPLICATE KEY UPDATE event_id = event_id`,
+    orders.flatMap((o) => [orderEventId(o.orderNo, type), type, o.orderNo, o.activityId, o.userId, o.quantity]),
+  );
+}
+
+/**
+ * Settlement's `order.created` events of one sale: one batch row (a single order: its own row).
+ * Prepared (`execute`, one statement text for every batch): the payload, some 45 bytes per order,
+ * goes as one binary parameter, neither escaped here nor parsed as a literal by the server.
+ */
+export async function recordCreatedEvents(tx: Tx, activityId: string, orders: OrderEventFacts[]): Promise<void> {
+  if (orders.length <= 1) return recordOrderEvents(tx, 'order.created', orders);
+  await tx.execute(
+    `INSERT INTO order_event_outbox (event_id, type, order_no, activity_id, user_id, quantity, events, payload)
+     VALUES (?, 'order.created', '', ?, 0, 0, ?, ?)`,
+    [
+      BATCH_PREFIX + randomBytes(12).toString('hex'),
+      activityId,
+      orders.length,
+      JSON.stringify(orders.map((o) => [o.orderNo, o.userId, o.quantity])),
+    ],
+  );
+}
+
+/**
+ * Same, for orders the transaction has just changed, read from seckill_order by primary key
+ * (timeout job) or order number (payment): one INSERT ... SELECT, no round trip for the facts.
+ */
+export async function recordOrderEventsOf(
+  tx: Tx,
+  type: OrderEventType,
+  by: { ids: string[] } | { orderNo: string },
+): Promise<void> {
+  const [where, params] =
+    'ids' in by ? [`id IN (${by.ids.map(() => '?').join(', ')})`, by.ids] : ['order_no = ?', [by.orderNo]];
+  if (params.length === 0) return;
+  await tx.query(
+    `INSERT INTO order_event_outbox ${COLUMNS}
+     SELECT CONCAT(order_no, ':', ?), ?, order_no, activity_id, user_id, quantity FROM seckill_order
+      WHERE ${where} ORDER BY id
+     ON DUPLICATE KEY UPDATE event_id = order_event_outbox.event_id`,
+    [type, type, ...params],
+  );
+}
+
+/** One event as a receiver gets it. */
+export interface OrderEvent extends OrderEventFacts {
+  eventId: string;
+  type: OrderEventType;
+  occurredAt: Date;
+}
+
+export interface OrderEventRow {
+  seq: string;
+  /** The row's id: the event's, or `batch:<hex>` for a batch of `order.created` events. */
+  eventId: string;
+  /** The events the row carries: one, or a batch's. */
+  events: OrderEvent[];
+  status: OrderEventStatusName;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: Date;
+}
+
+const SELECT_ROW = `SELECT seq, event_id, type, order_no, activity_id, user_id, quantity, occurred_at, status, attempts,
+  last_error, next_attempt_at, payload FROM order_event_outbox`;
+const NAME_BY_STATUS = Object.fromEntries(Object.entries(STATUS_BY_NAME).map(([k, v]) => [v, k])) as Record<
+  number,
+  OrderEventStatusName
+>;
+
+/** A row as SELECT_ROW reads it. */
+interface OutboxRow {
+  seq: string;
+  event_id: string;
+  type: OrderEventType;
+  order_no: string;
+  activity_id: string;
+  user_id: string;
+  quantity: number;
+  occurred_at: Date;
+  status: number;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: Date;
+  payload: string | null;
+}
+
+function toRow(r: OutboxRow): OrderEventRow {
+  const activityId = String(r.activity_id);
+  const occurredAt = new Date(r.occurred_at);
+  const events: OrderEvent[] = r.payload
+    ? (JSON.parse(r.payload) as [string, string, number][]).map(([orderNo, userId, quantity]) => ({
+        eventId: orderEventId(orderNo, 'order.created'),
+        type: 'order.created',
+        orderNo,
+        activityId,
+        userId,
+        quantity,
+        occurredAt,
+      }))
+    : [
+        {
+          eventId: r.event_id,
+          type: r.type,
+          orderNo: r.order_no,
+          activityId,
+          userId: String(r.user_id),
+          quantity: Number(r.quantity),
+          occurredAt,
+        },
+      ];
+  return {
+    seq: String(r.seq),
+    eventId: r.event_id,
+    events,
+    status: NAME_BY_STATUS[Number(r.status)]!,
+    attempts: Number(r.attempts),
+    lastError: r.last_error ?? null,
+    nextAttemptAt: new Date(r.next_attempt_at),
+  };
+}
+
+/**
+ * Claims due rows for delivery: pending, due (`next_attempt_at` passed: backoff over, or the
+ * lease of a worker that died ran out), and not waiting for an earlier event of their order — a
+ * paid or timed-out event waits while the order's `order.created` is still here (in flight,
+ * backing off or parked), on its own or in an older batch row (batch rows are few: a range of the
+ * event-id key). The claim is a lease: `next_attempt_at` moves `leaseMs` ahead and `attempts`
+ * counts the try, committed before any delivery (no remote call inside a transaction).
+ */
+export async function claimOrderEvents(tx: Tx, limit: number, leaseMs: number): Promise<OrderEventRow[]> {
+  const due = await rows<{ seq: string; events: number }>(
+    tx.query(
+      `SELECT e.seq, e.events FROM order_event_outbox e
+      WHERE e.status = ${OrderEventStatus.PENDING} AND e.next_attempt_at <= NOW(3)
+        AND (e.type = 'order.created' OR (
+              NOT EXISTS (SELECT 1 FROM order_event_outbox p WHERE p.event_id = CONCAT(e.order_no, ':order.created'))
+          AND NOT EXISTS (SELECT 1 FROM order_event_outbox b WHERE b.event_id LIKE '${BATCH_PREFIX}%' AND b.seq < e.seq)))
+      ORDER BY e.seq LIMIT ${Number(limit)} FOR UPDATE SKIP LOCKED`,
+    ),
+  );
+  // `limit` counts events, not rows: a settlement batch's row holds many. Rows are taken in order
+  // until their events reach it (one at least); the others stay due, unchanged, and only the taken
+  // rows' payloads are read.
+  const seqs: string[] = [];
+  let events = 0;
+  for (const r of due) {
+    if (events >= limit) break;
+    seqs.push(String(r.seq));
+    events += Number(r.events);
+  }
+  if (seqs.length === 0) return [];
+  const marks = seqs.map(() => '?').join(', ');
+  await tx.query(
+    `UPDATE order_event_outbox SET attempts = attempts + 1, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
+      WHERE seq IN (${marks})`,
+    [leaseMs * 1000, ...seqs],
+  );
+  const claimed = await rows<OutboxRow>(tx.query(`${SELECT_ROW} WHERE seq IN (${marks}) ORDER BY seq`, seqs));
+  // attempts as read after the UPDATE: this claim's try is counted.
+  return claimed.map(toRow);
+}
+
+/** Delivered: the rows go, in one statement per round (an id stays stable for a receiver that sees it again). */
+export async function markDelivered(db: Db, seqs: string[]): Promise<void> {
+  if (seqs.length === 0) return;
+  await db.query(`DELETE FROM order_event_outbox WHERE seq IN (${seqs.map(() => '?').join(', ')})`, seqs);
+}
+
+export type FailedTry = { park: true } | { park: false; retryInMs: number };
+
+/**
+ * A failed try: due again after `retryInMs`, or parked when `park`. Only the holder of the claim
+ * (same attempt count) may mark it, so a worker whose lease ran out cannot undo a newer claim.
+ */
+export async function markFailed(
+  db: Db,
+  row: Pick<OrderEventRow, 'seq' | 'attempts'>,
+  error: string,
+  next: FailedTry,
+): Promise<void> {
+  await db.execute(
+    `UPDATE order_event_outbox SET status = ?, last_error = ?, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
+      WHERE seq = ? AND attempts = ? AND status = ${OrderEventStatus.PENDING}`,
+    [
+      next.park ? OrderEventStatus.PARKED : OrderEventStatus.PENDING,
+      error.slice(0, 255),
+      next.park ? 0 : Math.round(next.retryInMs * 1000),
+      row.seq,
+      row.attempts,
+    ],
+  );
+}
+
+/**
+ * A delivered batch row with failures: in one transaction the failed events become rows of their
+ * own (one failed try each, backed off or parked) and the batch row goes. Only the holder of the
+ * claim does it (same attempt count); a crash before it redelivers the whole batch.
+ */
+export async function splitBatch(
+  db: Db,
+  row: Pick<OrderEventRow, 'seq' | 'attempts' | 'events'>,
+  failed: { event: OrderEvent; error: string; next: FailedTry }[],
+): Promise<void> {
+  await inTransaction(db, async (tx) => {
+    const gone = await affected(
+      tx.execute('DELETE FROM order_event_outbox WHERE seq = ? AND attempts = ?', [row.seq, row.attempts]),
+    );
+    if (gone !== 1 || failed.length === 0) return;
+    await tx.query(
+      `INSERT INTO order_event_outbox
+         (event_id, type, order_no, activity_id, user_id, quantity, occurred_at, status, attempts, last_error, next_attempt_at)
+       VALUES ${failed.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, 1, ?, NOW(3) + INTERVAL ? MICROSECOND)').join(', ')}
+       ON DUPLICATE KEY UPDATE event_id = event_id`,
+      failed.flatMap(({ event: e, error, next }) => [
+        e.eventId,
+        e.type,
+        e.orderNo,
+        e.activityId,
+        e.userId,
+        e.quantity,
+        e.occurredAt,
+        next.park ? OrderEventStatus.PARKED : OrderEventStatus.PENDING,
+        error.slice(0, 255),
+        next.park ? 0 : Math.round(next.retryInMs * 1000),
+      ]),
+    );
+  });
+}
+
+/** Events of single rows (a batch row's events are listed once they failed and got rows of their own). */
+export async function listOrderEvents(
+  db: Db,
+  status: OrderEventStatusName,
+  limit: number,
+  afterSeq = '0',
+): Promise<OrderEventRow[]> {
+  const listed = await rows<OutboxRow>(
+    db.query(
+      `${SELECT_ROW} WHERE status = ? AND seq > ? AND event_id NOT LIKE '${BATCH_PREFIX}%' ORDER BY seq LIMIT ${Number(limit)}`,
+      [STATUS_BY_NAME[status], afterSeq],
+    ),
+  );
+  return listed.map(toRow);
+}
+
+/** A parked event back to pending, due now, with a fresh attempt budget. False when not parked. */
+export async function retryParked(db: Db, eventId: string): Promise<boolean> {
+  const changed = await affected(
+    db.execute(
+      `UPDATE order_event_outbox SET status = ${OrderEventStatus.PENDING}, attempts = 0, next_attempt_at = NOW(3)
+        WHERE event_id = ? AND status = ${OrderEventStatus.PARKED}`,
+      [eventId],
+    ),
+  );
+  return changed === 1;
+}
+
+export async function findOrderEvent(db: Db, eventId: string): Promise<OrderEventRow | null> {
+  const found = await one<OutboxRow>(db.execute(`${SELECT_ROW} WHERE event_id = ?`, [eventId]));
+  return found ? toRow(found) : null;
+}
+
+/** Backlog (pending events), the age of the oldest pending one, and the parked count: /metrics gauges. */
+export async function orderEventFigures(
+  db: Db,
+): Promise<{ backlog: number; oldestAgeSeconds: number; parked: number }> {
+  const r: { backlog?: unknown; parked?: unknown; age?: unknown } =
+    (await one<{ backlog: unknown; parked: unknown; age: unknown }>(
+      db.query(
+        `SELECT SUM(IF(status = ${OrderEventStatus.PENDING}, events, 0)) AS backlog,
+                SUM(IF(status = ${OrderEventStatus.PARKED}, events, 0)) AS parked,
+                TIMESTAMPDIFF(MICROSECOND, MIN(IF(status = ${OrderEventStatus.PENDING}, occurred_at, NULL)), NOW(3)) AS age
+           FROM order_event_outbox`,
+      ),
+    )) ?? {};
+  return {
+    backlog: Number(r.backlog ?? 0),
+    parked: Number(r.parked ?? 0),
+    oldestAgeSeconds: r.age == null ? 0 : Math.max(0, Number(r.age) / 1e6),
+  };
+}

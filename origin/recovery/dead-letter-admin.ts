@@ -1,0 +1,169 @@
+/**
+ * Admin handling of dead letters (reservations settlement gave up on, origin/settlement/dead-lettering.ts).
+ *
+ * give up = compensate and close: runs the idempotent release again (it already ran when the dead
+ * letter was written, unless Redis was not warm then) and marks the row `given_up`. Idempotent.
+ *
+ * retry = re-queue for settlement. Rule: allowed only while no order exists, the dead letter is not
+ * given up, compensation has released the reservation (so its units are accounted for), the user
+ * holds no other reservation now, and Redis still has the units compensation gave back. Then, in
+ * one script (lua/requeue-5.lua), those units are taken out of stock again, the user's holder is
+ * set back and the reservation is appended to the Stream; the row becomes `retried`, which
+ * settle.ts does not treat as owning the reservation. If settlement fails again, the row is
+ * dead-lettered again (status back to `open`). MySQL's conditional stock update stays the last
+ * guard, so a retry can never sell a unit MySQL does not have. A user denied since is refused in
+ * the same script (the deny list in the bucket, origin/access/sale-rules.ts): 409, nothing requeued.
+ * Eligibility is not checked again here: the claims were seen only when the reservation was made.
+ */
+import { ContractError } from '../../contract/errors.js';
+import type { OriginContext } from '../context.js';
+import { compensate } from '../settlement/dead-lettering.js';
+import type { ReservationEvent } from '../settlement/event.js';
+import { one, rows } from '../platform/db/rows.js';
+
+/** What the dead-letter operations use of the context: MySQL, the stock store, the catalog, log. */
+export type DeadLetterAdminDeps = Pick<OriginContext, 'catalog' | 'db' | 'log' | 'stock'>;
+
+export interface DeadLetterBody {
+  reservationId: string;
+  activityId: string;
+  userId: string;
+  quantity: number;
+  streamId: string;
+  deliveries: number;
+  reason: string;
+  restocked: number;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A `seckill_dead_letter` row (`SELECT *`). */
+interface DeadLetterRow {
+  id: string;
+  activity_id: string;
+  reservation_id: string;
+  user_id: string;
+  quantity: number;
+  stream_id: string;
+  deliveries: number;
+  reason: string;
+  restocked: number;
+  status: string;
+  payload: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toBody = (r: DeadLetterRow): DeadLetterBody => ({
+  reservationId: r.reservation_id,
+  activityId: String(r.activity_id),
+  userId: String(r.user_id),
+  quantity: Number(r.quantity),
+  streamId: r.stream_id,
+  deliveries: Number(r.deliveries),
+  reason: r.reason,
+  restocked: Number(r.restocked),
+  status: r.status,
+  createdAt: new Date(r.created_at).toISOString(),
+  updatedAt: new Date(r.updated_at).toISOString(),
+});
+
+/** At most this many rows per listing; an operator filters or pages with `?after=<id>` beyond it. */
+const LIST_LIMIT = 1000;
+
+export async function listDeadLetters(
+  ctx: DeadLetterAdminDeps,
+  activityId: string,
+): Promise<{ deadLetters: DeadLetterBody[] }> {
+  const listed = await rows<DeadLetterRow>(
+    ctx.db.execute(`SELECT * FROM seckill_dead_letter WHERE activity_id = ? ORDER BY id LIMIT ${LIST_LIMIT}`, [
+      activityId,
+    ]),
+  );
+  return { deadLetters: listed.map(toBody) };
+}
+
+async function load(ctx: DeadLetterAdminDeps, reservationId: string) {
+  const row = await one<DeadLetterRow>(
+    ctx.db.execute('SELECT * FROM seckill_dead_letter WHERE reservation_id = ?', [reservationId]),
+  );
+  if (!row) throw new ContractError('not_found', `no dead letter for reservation ${reservationId}`);
+  const payload = JSON.parse(row.payload) as Partial<ReservationEvent>;
+  const event: ReservationEvent = {
+    streamId: row.stream_id,
+    reservationId: row.reservation_id,
+    requestId: payload.requestId ?? `retry-${row.id}`,
+    userId: String(row.user_id),
+    quantity: Number(row.quantity),
+    traceId: payload.traceId ?? '',
+    ts: payload.ts ?? 0,
+  };
+  const sale = await ctx.catalog.resolve(String(row.activity_id));
+  const target = { ...sale, paymentTimeoutSeconds: 0 };
+  return { row, event, target };
+}
+
+export async function giveUpDeadLetter(ctx: DeadLetterAdminDeps, reservationId: string) {
+  const { row, event, target } = await load(ctx, reservationId);
+  if (row.status === 'retried')
+    throw new ContractError('conflict', 'this reservation was re-queued for settlement; it cannot be given up now');
+  const restocked = await compensate(ctx.db, ctx.stock, target, event);
+  if (restocked === null)
+    throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
+  await ctx.db.execute(
+    `UPDATE seckill_dead_letter SET status = 'given_up', restocked = ?, updated_at = CURRENT_TIMESTAMP(3)
+      WHERE reservation_id = ? AND status IN ('open', 'given_up')`,
+    [restocked, reservationId],
+  );
+  ctx.log.warn({ activityId: target.activityId, reservationId, restocked }, 'dead letter given up');
+  return { reservationId, status: 'given_up' as const, restocked };
+}
+
+const REQUEUE_REFUSALS = {
+  not_released: 'compensation has not released this reservation yet; try again shortly',
+  holds_other: 'the user holds another reservation in this sale now; retrying would sell twice',
+  sold_out: 'the units compensation gave back were sold again; nothing to retry with',
+  denied: 'the user is on the deny list now; their units stay on sale (give the dead letter up instead)',
+} as const;
+
+export async function retryDeadLetter(ctx: DeadLetterAdminDeps, reservationId: string) {
+  const { row, event, target } = await load(ctx, reservationId);
+  if (row.status === 'given_up')
+    throw new ContractError('conflict', 'this dead letter was given up; it cannot be retried');
+  const order = await one<{ id: string }>(
+    ctx.db.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [reservationId]),
+  );
+  if (order) throw new ContractError('conflict', 'this reservation is settled already');
+  // MySQL first: settle.ts must see `retried` before the Stream carries the reservation again. A
+  // crash before the script runs leaves `retried` with nothing queued: retrying again repairs it.
+  await ctx.db.execute(
+    `UPDATE seckill_dead_letter SET status = 'retried', updated_at = CURRENT_TIMESTAMP(3)
+      WHERE reservation_id = ? AND status IN ('open', 'retried')`,
+    [reservationId],
+  );
+  const requeued = await ctx.stock.requeue(target, event);
+  if (requeued.kind === 'requeued' || requeued.kind === 'already') {
+    ctx.log.warn({ activityId: target.activityId, reservationId }, 'dead letter re-queued for settlement');
+    return { reservationId, status: 'retried' as const, requeued: requeued.kind === 'requeued' };
+  }
+  if (row.status === 'open')
+    await ctx.db.execute(
+      `UPDATE seckill_dead_letter SET status = 'open', updated_at = CURRENT_TIMESTAMP(3)
+        WHERE reservation_id = ? AND status = 'retried'`,
+      [reservationId],
+    );
+  if (requeued.kind === 'not_warmed')
+    throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
+  throw new ContractError('conflict', REQUEUE_REFUSALS[requeued.kind]);
+}
+
+/** Open dead letters (waiting for an operator's retry or give-up) per activity, for /metrics. */
+export async function openDeadLetterCounts(db: DeadLetterAdminDeps['db']): Promise<Map<string, number>> {
+  const counts = await rows<{ activityId: string; open: number }>(
+    db.query(
+      "SELECT activity_id AS activityId, COUNT(*) AS open FROM seckill_dead_letter WHERE status = 'open' GROUP BY activity_id",
+    ),
+  );
+  return new Map(counts.map((r) => [String(r.activityId), Number(r.open)]));
+}

@@ -1,0 +1,225 @@
+/**
+ * Recover after Redis lost a sale's data (docs/design.md §5): rebuilds stock, holders, `released`,
+ * `refilled` and `tranches` from what can be proven, atomically (lua/recover-9.lua), then the sale may sell again.
+ * Read → compute → write: `readFacts` reads the Stream, then MySQL; `computeRecovery`
+ * (recovery-plan.ts, pure, where the per-reservation rules live) decides; the store writes.
+ *
+ * The rule. The Stream (with its consumer group) must have survived: it is the only record of
+ * reservations granted but not yet settled — without it the state cannot be proven and recover
+ * refuses (409). The Stream and the group's position are read FIRST, then MySQL in one consistent
+ * snapshot, so anything settled in between is already in MySQL. A negative stock (MySQL owes more
+ * than it has) is refused too. Never two at once: recover runs under the sale's MySQL recovery lock
+ * (recovery-lock.ts).
+ */
+import { ContractError } from '../../contract/errors.js';
+import { requireActivity, saleOf } from '../sale/sale-store.js';
+import { loadSaleRules } from '../access/sale-rules.js';
+import type { StrandedBorrow } from '../redis/borrow.js';
+import type { OriginContext } from '../context.js';
+import { inTransaction } from '../platform/db/pool.js';
+import { one, rows } from '../platform/db/rows.js';
+import { OutboxStatus, StockReleaseStatus } from '../platform/db/statuses.js';
+import { trancheId } from '../sale/tranches.js';
+import { withRecoveryLock } from './recovery-lock.js';
+import { computeRecovery, type LedgerEvent, type RecoveryFacts } from './recovery-plan.js';
+import type { Sale } from '../redis/stock-store.js';
+
+/** What recovery uses of the origin's context. */
+export type RecoverDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'>;
+
+export interface RecoverResult {
+  activityId: string;
+  stock: number;
+  holders: number;
+  unsettled: number;
+  pendingRefills: number;
+  state: string;
+  /** Reservations MySQL proves that the surviving Stream lacked (orders, dead letters, lost requeues), appended again. */
+  restored?: number;
+  /** Stock buckets, warm sale: units of borrows a dead process left half-done, given back to their bucket. */
+  returnedFromTransit?: number;
+}
+
+async function returnedInTransit(
+  ctx: RecoverDeps,
+  record: Awaited<ReturnType<typeof requireActivity>>,
+  returned: StrandedBorrow[],
+): Promise<RecoverResult> {
+  const { activityId } = record.config;
+  const stock = (await ctx.stock.stock(saleOf(record))) ?? 0;
+  const result: RecoverResult = {
+    activityId,
+    stock,
+    holders: 0,
+    unsettled: 0,
+    pendingRefills: 0,
+    state: record.state,
+    returnedFromTransit: returned.reduce((s, r) => s + (r.donor === null ? 0 : r.quantity), 0),
+  };
+  ctx.metrics.orderTransitions.inc({ transition: 'recover' });
+  ctx.log.warn({ ...result, returned }, 'units in transit between buckets returned');
+  if (stock > 0) ctx.publisher.setSoldOut(activityId, false);
+  return result;
+}
+
+const refuse = (message: string) => new ContractError('conflict', message);
+
+/**
+ * The operator's recover (admin API): under the sale's recovery lock (recovery-lock.ts), so it never
+ * runs beside another process's recovery. Whoever waited finds the sale warm and is told there is
+ * nothing to recover (409), rather than rebuilding it a second time.
+ */
+export function recover(ctx: RecoverDeps, activityId: string): Promise<RecoverResult> {
+  return withRecoveryLock(ctx.db, activityId, ctx.config.RECOVER_LOCK_WAIT_MS, () =>
+    recoverHoldingLock(ctx, activityId),
+  );
+}
+
+/** recover without taking the lock: for a caller that holds it (the failover watch). */
+export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): Promise<RecoverResult> {
+  const record = await requireActivity(ctx.db, activityId);
+  const { maxPerUser } = record.config;
+  const sale = saleOf(record);
+  const warm = await ctx.stock.warmBuckets(sale);
+  if (warm > 0 && warm < sale.buckets)
+    throw refuse(
+      `${warm} of ${sale.buckets} stock buckets still hold stock (one cluster master lost its share): the lost ` +
+        'share cannot be proven while the others sell. Pause the sale, let settlement finish, then delete the ' +
+        "remaining buckets' stock keys and recover the whole sale.",
+    );
+  if (warm === sale.buckets) {
+    // A warm bucketed sale may still hold units in transit between buckets (a process died mid-borrow).
+    const returned = sale.buckets > 1 ? await ctx.stock.returnStranded(sale, ctx.config.BORROW_STALE_MS) : [];
+    if (returned.length === 0)
+      throw refuse('Redis still holds this sale (its stock key exists): there is nothing to recover');
+    return returnedInTransit(ctx, record, returned);
+  }
+
+  const facts = await readFacts(ctx, sale);
+  if (!facts)
+    throw refuse(
+      'the reservation Stream or its consumer group is gone: reservations granted but not yet settled cannot be ' +
+        'known, so the stock cannot be proven. Selling stays stopped.',
+    );
+  const plan = computeRecovery(facts);
+  if (plan.kind === 'refused') throw refuse(plan.reason);
+
+  const { stock, holders, released, refilled, tranches, restore } = plan;
+  // A Redis that lost the sale lost its rules too: back before the script makes it warm again.
+  await loadSaleRules(ctx, sale, record.config.eligibility);
+  const rebuilt = await ctx.stock.recover(sale, {
+    stock,
+    state: record.state,
+    maxPerUser,
+    holders,
+    released,
+    refilled,
+    tranches,
+    restore,
+  });
+  if (rebuilt.kind === 'warm') throw refuse('the sale became warm while recovering; nothing was changed');
+  if (rebuilt.kind === 'no_stream')
+    throw refuse('the reservation Stream vanished while recovering; nothing was changed');
+
+  const result: RecoverResult = {
+    activityId,
+    stock,
+    holders: rebuilt.holders,
+    unsettled: plan.unsettled,
+    pendingRefills: plan.pendingRefills,
+    state: record.state,
+    restored: restore.length,
+  };
+  ctx.metrics.orderTransitions.inc({ transition: 'recover' });
+  ctx.log.warn(result, 'sale recovered into Redis from MySQL and the Stream');
+  if (!ctx.publisher.setSoldOut(activityId, stock <= 0)) await ctx.publisher.publish(activityId);
+  return result;
+}
+
+/** The surviving Stream, then MySQL in one snapshot; null when the Stream or its group is gone. */
+async function readFacts(ctx: RecoverDeps, sale: Sale): Promise<RecoveryFacts | null> {
+  const stream = await ctx.stock.streamReservations(sale);
+  if (!stream) return null;
+  const args = [sale.activityId, sale.skuId];
+  return inTransaction(ctx.db, async (tx) => {
+    const stock = (await one<{ available: number }>(
+      tx.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', args),
+    ))!;
+    const orders = await rows<{
+      reservation_id: string;
+      request_id: string;
+      user_id: string;
+      quantity: number;
+      trace_id: string | null;
+      ts: number;
+    }>(
+      tx.execute(
+        `SELECT reservation_id, request_id, user_id, quantity, trace_id, UNIX_TIMESTAMP(created_at) * 1000 AS ts
+           FROM seckill_order WHERE activity_id = ? AND sku_id = ?`,
+        args,
+      ),
+    );
+    const dead = await rows<{
+      reservation_id: string;
+      user_id: string;
+      quantity: number;
+      restocked: number;
+      status: 'open' | 'given_up' | 'retried';
+      payload: string;
+      ts: number;
+    }>(
+      tx.execute(
+        `SELECT reservation_id, user_id, quantity, restocked, status, payload, UNIX_TIMESTAMP(created_at) * 1000 AS ts
+           FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ?`,
+        args,
+      ),
+    );
+    const applied = await rows<{ id: string; units: number }>(
+      tx.execute(
+        `SELECT id, units FROM seckill_stock_release
+          WHERE activity_id = ? AND sku_id = ? AND status = ${StockReleaseStatus.APPLIED}`,
+        args,
+      ),
+    );
+    const outbox = await rows<{ reservation_id: string; quantity: number; status: number }>(
+      tx.execute(
+        'SELECT reservation_id, quantity, status FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ?',
+        args,
+      ),
+    );
+    return {
+      available: Number(stock.available),
+      orders: orders.map((o) => ({
+        reservationId: o.reservation_id,
+        requestId: o.request_id,
+        userId: String(o.user_id),
+        quantity: Number(o.quantity),
+        traceId: o.trace_id ?? '',
+        ts: Math.round(Number(o.ts)),
+      })),
+      deadLetters: dead.map((d) => {
+        // The payload is the reservation event as settlement last read it (dead-lettering.ts).
+        const payload = JSON.parse(d.payload) as Partial<LedgerEvent>;
+        return {
+          event: {
+            reservationId: d.reservation_id,
+            requestId: payload.requestId ?? `dead-letter-${d.reservation_id}`,
+            userId: String(d.user_id),
+            quantity: Number(d.quantity),
+            traceId: payload.traceId ?? '',
+            ts: payload.ts ?? Math.round(Number(d.ts)),
+          },
+          restocked: Number(d.restocked),
+          status: d.status,
+        };
+      }),
+      outbox: outbox.map((o) => ({
+        reservationId: o.reservation_id,
+        quantity: Number(o.quantity),
+        pending: Number(o.status) === OutboxStatus.PENDING,
+      })),
+      stream,
+      appliedReleases: new Map(applied.map((r) => [trancheId(r.id), Number(r.units)])),
+    };
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * The answer to a validated, authenticated `POST /internal/reserve`, shared by its Hono route
+ * (internal-routes.ts) and its fast path (reserve-fast-path.ts) so both answer alike: a lottery
+ * entry, a new reservation (202), or a repeat with where the reservation stands now (200).
+ */
+import type { ReserveRequest, ReserveResponse, EntryResponse } from '../../contract/reservation.js';
+import type { OriginContext } from '../context.js';
+import type { Logger } from '../platform/logger.js';
+import { lotteryPurchase } from '../lottery/entry.js';
+import { reserve } from './reserve.js';
+import { reservationStatus } from './status.js';
+import { InFlightGate } from '../platform/http/middleware.js';
+
+export interface ReserveAnswer {
+  status: 200 | 202;
+  body: ReserveResponse | EntryResponse;
+  /** What was answered: a new or repeated entry or reservation. */
+  answer: 'entered' | 'entered_again' | 'reserved' | 'repeat';
+}
+
+/**
+ * @param traceId the request's (the edge's, once its signature is checked); the body's, when sent, wins.
+ * @param log the request's logger, asked for only when a line is written (a child logger per request
+ *   showed in the reserve profile).
+ */
+export async function answerReserve(
+  ctx: OriginContext,
+  req: ReserveRequest,
+  traceId: string,
+  log: () => Logger,
+): Promise<ReserveAnswer> {
+  // Lottery activities (docs/design.md §10): an entry inside the window, `busy` while the draw runs.
+  const entry = await lotteryPurchase(ctx, req);
+  if (entry) {
+    log().info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');
+    return { status: entry.status, body: entry.body, answer: entry.status === 202 ? 'entered' : 'entered_again' };
+  }
+  // The edge's trace id wins over the header's only when it sent one in the body.
+  const result = await reserve(ctx, req, req.traceId ?? traceId);
+  // One line per reserve only at debug: at info it cost the hot path a JSON line per request.
+  // Outcomes are counted in seckill_reserve_total (reserve.ts); failures still log at warn.
+  if (ctx.log.isLevelEnabled('debug'))
+    log().debug(
+      { activityId: req.activityId, userId: req.userId, reservationId: result.reservationId, created: result.created },
+      'reserve',
+    );
+  const queued = { status: 'queued' as const, reservationId: result.reservationId };
+  if (result.created) return { status: 202, body: queued, answer: 'reserved' };
+  // A repeat answers where the reservation stands now (ordered, paid, …), not a stale "queued".
+  // The lookup is best effort and bounded: the reserve path stays fast while settlement keeps MySQL
+  // busy, and a repeat never fails because of it — the pollUrl tells the rest.
+  let timer: NodeJS.Timeout | undefined;
+  const current = await Promise.race([
+    reservationStatus(ctx, result.reservationId, req.userId).catch((err) => {
+      log().warn({ err: (err as Error).message, reservationId: result.reservationId }, 'repeat status lookup failed');
+      return queued;
+    }),
+    new Promise<typeof queued>((resolve) => (timer = setTimeout(resolve, ctx.config.REPEAT_STATUS_TIMEOUT_MS, queued))),
+  ]).finally(() => clearTimeout(timer));
+  return { status: 200, body: current, answer: 'repeat' };
+}
+
+const gates = new WeakMap<OriginContext, InFlightGate>();
+
+/** RESERVE_MAX_IN_FLIGHT, one count per origin for the route and its fast path together. */
+export function reserveGate(ctx: OriginContext): InFlightGate {
+  let gate = gates.get(ctx);
+  if (!gate) {
+    gate = new InFlightGate({
+      max: ctx.config.RESERVE_MAX_IN_FLIGHT,
+      onShed: () => ctx.metrics.reserveOutcomes.inc({ code: 'busy' }),
+    });
+    gates.set(ctx, gate);
+  }
+  return gate;
+}

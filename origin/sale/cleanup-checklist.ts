@@ -1,0 +1,100 @@
+/**
+ * The seeds' cleanup checklist ("remove the Redis temporary keys, delete the warm-up data, withdraw
+ * the rate rules — make it a checklist and tick it item by item"), each item verified against the
+ * real state, never remembered: the console ticks an item when this says it holds. The cleanup
+ * itself is `POST /admin/activities/:id/cleanup` (cleanup.ts), which refuses until items 1-3 hold.
+ */
+import { requireActivity, saleOf } from './sale-store.js';
+import type { OriginContext } from '../context.js';
+import { one } from '../platform/db/rows.js';
+import { OrderStatus, OutboxStatus } from '../platform/db/statuses.js';
+import { reconcile } from '../recovery/reconcile.js';
+import { edgeActivity } from '../watch/edge-view.js';
+
+export type CleanupChecklistDeps = Pick<OriginContext, 'config' | 'db' | 'soldOut' | 'stock'>;
+
+export interface ChecklistItem {
+  id: 'ended' | 'settled' | 'reconciled' | 'warmup_removed' | 'redis_keys_expire' | 'rate_rules_removed';
+  label: string;
+  ok: boolean;
+  /** What was found, in words. */
+  detail: string;
+}
+
+export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: string) {
+  const record = await requireActivity(ctx.db, activityId);
+  const sale = saleOf(record);
+  const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
+  const [group, open, rec, registered, ttls, edge] = await Promise.all([
+    ctx.stock.groupInfo(sale),
+    one<{ outbox: number; pending: number }>(
+      ctx.db.execute(
+        `SELECT (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = ${OutboxStatus.PENDING}) AS outbox,
+                (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = ${OrderStatus.PENDING}) AS pending`,
+        [activityId, activityId],
+      ),
+    ),
+    reconcile(ctx, activityId),
+    ctx.stock.isRegistered(activityId),
+    ctx.stock.keyTtls(sale),
+    edgeActivity(ctx, activityId),
+  ]);
+  const pending = group?.pending ?? 0;
+  const lag = group?.lag ?? 0;
+  const outbox = Number(open!.outbox);
+  const unpaid = Number(open!.pending);
+  const soldOutFlag = ctx.soldOut.has(activityId);
+  const lasting = ttls.filter((k) => k.ttlMs < 0);
+  const longest = Math.max(0, ...ttls.map((k) => k.ttlMs));
+  const failing = rec.checks.filter((c) => !c.ok).map((c) => c.name);
+
+  const items: ChecklistItem[] = [
+    {
+      id: 'ended',
+      label: 'The sale has ended',
+      ok: ended,
+      detail: record.state === 'stopped' ? 'stopped' : ended ? 'past its end' : `still ${record.state}: stop it first`,
+    },
+    {
+      id: 'settled',
+      label: 'Nothing left to settle',
+      ok: pending === 0 && lag === 0 && outbox === 0 && unpaid === 0,
+      detail: `${pending} Stream entries pending, ${lag} undelivered, ${outbox} refills not in Redis, ${unpaid} orders awaiting payment`,
+    },
+    {
+      id: 'reconciled',
+      label: 'Reconciliation is clean',
+      ok: rec.ok,
+      detail: rec.ok ? `${rec.checks.length} equations hold` : `failing: ${failing.join(', ')}`,
+    },
+    {
+      id: 'warmup_removed',
+      label: 'Warm-up data removed (settlement registry, sold-out flag)',
+      ok: !registered && !soldOutFlag,
+      detail: `${registered ? 'still in' : 'not in'} the settlement registry; sold-out flag ${soldOutFlag ? 'set' : 'clear'}`,
+    },
+    {
+      id: 'redis_keys_expire',
+      label: 'Redis keys of the sale expire',
+      ok: lasting.length === 0,
+      detail:
+        lasting.length > 0
+          ? `${lasting.length} of ${ttls.length} keys never expire (e.g. ${lasting[0]!.key})`
+          : ttls.length === 0
+            ? 'no key left'
+            : `${ttls.length} keys, all gone within ${Math.ceil(longest / 1000)} s`,
+    },
+    {
+      id: 'rate_rules_removed',
+      label: 'Rate rules withdrawn at the edge (it answers the sale as ended)',
+      ok: edge.kind === 'seen' && edge.state === 'ended' && edge.version === record.config.version,
+      detail:
+        edge.kind === 'none'
+          ? 'no EDGE_URL: cannot ask the edge'
+          : edge.kind === 'failed'
+            ? `the edge could not be asked: ${edge.error}`
+            : `the edge serves version ${edge.version} (origin ${record.config.version}) as ${edge.state}`,
+    },
+  ];
+  return { activityId, at: new Date().toISOString(), done: items.every((i) => i.ok), items };
+}

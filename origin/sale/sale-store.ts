@@ -1,0 +1,310 @@
+/** Activities and their stock rows in MySQL: the source of truth for config and switches. */
+import { z } from 'zod';
+import {
+  ACTIVITY_STATES,
+  ADMISSION_MODES,
+  LOTTERY_WINDOW_DEFAULT_MS,
+  LOTTERY_WINDOW_MAX_MS,
+  LOTTERY_WINDOW_MIN_MS,
+  eligibilitySchema,
+  OVERFLOW_MODES,
+  activityConfigSchema,
+  type ActivityConfig,
+  type ActivitySwitch,
+  type Eligibility,
+} from '../../contract/activity.js';
+import { ContractError } from '../../contract/errors.js';
+import { isId } from '../../contract/ids.js';
+import { priceIsComplete, productFieldsSchema, type ProductFields } from '../../contract/product.js';
+import { inTransaction, isDuplicateKey, type Db } from '../platform/db/pool.js';
+import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
+import type { Sale } from '../redis/stock-store.js';
+import { insertDrawRecord, type NewDraw } from '../lottery/draw-store.js';
+import { affected, one } from '../platform/db/rows.js';
+
+/** A JSON number is the usual slip (ids above 2^53 lose digits as numbers): say what is wanted. */
+const id = (name: string) =>
+  z
+    .string({
+      error: (iss) => (iss.input === undefined ? `${name} is required` : `${name} must be a string of digits`),
+    })
+    .refine(isId, `${name} must be a string of digits (a positive 64-bit integer, e.g. "1001")`);
+
+const ISO_HINT = 'must be an ISO-8601 date-time with a zone, e.g. 2026-12-01T10:00:00Z or 2026-12-01T11:00:00+01:00';
+const instant = () => z.iso.datetime({ offset: true, error: ISO_HINT });
+
+/** Operators create sales ahead of time; a window already over can only be a mistake. */
+const validWindow = (a: { startsAt: string; endsAt: string }, ctx: z.RefinementCtx) => {
+  if (Date.parse(a.endsAt) <= Date.parse(a.startsAt))
+    ctx.addIssue({ code: 'custom', message: 'endsAt must be after startsAt', path: ['endsAt'] });
+  else if (Date.parse(a.endsAt) <= Date.now())
+    ctx.addIssue({
+      code: 'custom',
+      message: 'endsAt is in the past: this sale would have ended already',
+      path: ['endsAt'],
+    });
+};
+
+/** The contract's field rules (contract/activity.ts), each stated once; the admin adds defaults and its own fields. */
+const config = activityConfigSchema.shape;
+
+export const createActivitySchema = z
+  .object({
+    activityId: id('activityId'),
+    skuId: id('skuId'),
+    title: config.title,
+    stock: z.number().int().min(1, 'stock must be at least 1: a sale with nothing to sell is refused').max(100_000_000),
+    // The contract's rule with a hint for the operator's message.
+    startsAt: instant(),
+    endsAt: instant(),
+    maxPerUser: config.maxPerUser.default(1),
+    paymentTimeoutSeconds: config.paymentTimeoutSeconds.default(900),
+    userRatePerSec: config.userRatePerSec.default(1),
+    admissionRatePerSec: config.admissionRatePerSec.default(5_000),
+    admissionShards: config.admissionShards.default(4),
+    state: z.enum(['open', 'paused']).default('open'),
+    /** Redis buckets the stock is split over (docs/design.md §10); more buckets spread a hot sale over cluster shards. */
+    stockBuckets: z.number().int().min(1).max(MAX_STOCK_BUCKETS).default(1),
+    ...productFieldsSchema.shape,
+    admission: z.enum(ADMISSION_MODES).default('fcfs'),
+    lotteryWindowMs: z
+      .number()
+      .int()
+      .min(LOTTERY_WINDOW_MIN_MS)
+      .max(LOTTERY_WINDOW_MAX_MS)
+      .default(LOTTERY_WINDOW_DEFAULT_MS),
+    /** Units on sale at the start (default: all of `stock`); the rest is held back for releases. */
+    initialRelease: z.number().int().min(0).max(100_000_000).optional(),
+    soldOutThreshold: z.number().int().min(0).max(100_000_000).default(0),
+    eligibility: eligibilitySchema.nullable().default(null),
+    overflow: z.enum(OVERFLOW_MODES).default('reject'),
+  })
+  .strict()
+  .superRefine(validWindow)
+  .refine(priceIsComplete, { message: 'priceCents and currency go together', path: ['currency'] })
+  .refine((a) => a.initialRelease === undefined || a.initialRelease <= a.stock, {
+    message: 'initialRelease must not exceed stock',
+    path: ['initialRelease'],
+  })
+  .refine((a) => a.admission !== 'lottery' || Date.parse(a.startsAt) + a.lotteryWindowMs < Date.parse(a.endsAt), {
+    message: 'the lottery window must close before endsAt',
+    path: ['lotteryWindowMs'],
+  });
+export type CreateActivity = z.infer<typeof createActivitySchema>;
+
+/** The live switches (docs/design.md §10): any of them, at least one. */
+export const patchActivitySchema = z
+  .object({
+    state: z.enum(ACTIVITY_STATES),
+    userRatePerSec: z.number().positive().max(100),
+    admissionRatePerSec: z.number().int().min(1).max(1_000_000),
+    soldOutThreshold: z.number().int().min(0).max(100_000_000),
+    eligibility: eligibilitySchema.nullable(),
+  })
+  .partial()
+  .strict()
+  .refine((p) => Object.keys(p).length > 0, { message: 'name at least one setting to change' });
+export type ActivityPatch = z.infer<typeof patchActivitySchema>;
+
+export interface ActivityRecord {
+  config: ActivityConfig;
+  state: ActivitySwitch;
+  initialStock: number;
+  available: number;
+  stockBuckets: number;
+  /** Units not yet put on sale (seckill_stock.held_back). */
+  heldBack: number;
+  warmupStatus: WarmupStatus;
+}
+
+export type WarmupStatus = 'pending' | 'warming' | 'warmed' | 'verifying' | 'verified' | 'mismatch';
+
+/** A seckill_activity row joined with its seckill_stock figures, as mysql2 returns it. */
+interface ActivityRow {
+  id: string;
+  sku_id: string;
+  title: string;
+  starts_at: Date;
+  ends_at: Date;
+  state: ActivitySwitch;
+  max_per_user: number;
+  payment_timeout_seconds: number;
+  user_rate_per_sec: number;
+  admission_rate_per_sec: number;
+  admission_shards: number;
+  version: number;
+  stock_buckets: number | null;
+  description: string | null;
+  price_cents: number | null;
+  currency: string | null;
+  image_url: string | null;
+  admission: string;
+  lottery_window_ms: number;
+  sold_out_threshold: number;
+  eligibility: string | null;
+  overflow: string;
+  warmup_status: WarmupStatus;
+  initial_stock: number;
+  available: number;
+  held_back: number;
+}
+
+/** The sale's stock as the StockStore names it. */
+export function saleOf(record: ActivityRecord): Sale {
+  return { activityId: record.config.activityId, skuId: record.config.skuId, buckets: record.stockBuckets };
+}
+
+function parseEligibility(text: unknown): Eligibility | null {
+  if (typeof text !== 'string' || text === '') return null;
+  const parsed = eligibilitySchema.safeParse(JSON.parse(text));
+  return parsed.success ? parsed.data : null;
+}
+
+export async function insertActivity(db: Db, a: CreateActivity, draw?: NewDraw): Promise<void> {
+  try {
+    await inTransaction(db, async (tx) => {
+      await tx.execute(
+        `INSERT INTO seckill_activity (id, sku_id, title, starts_at, ends_at, state, max_per_user, payment_timeout_seconds,
+           user_rate_per_sec, admission_rate_per_sec, admission_shards, stock_buckets,
+           description, price_cents, currency, image_url, admission, lottery_window_ms, sold_out_threshold,
+           eligibility, overflow)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          a.activityId,
+          a.skuId,
+          a.title,
+          new Date(a.startsAt),
+          new Date(a.endsAt),
+          a.state,
+          a.maxPerUser,
+          a.paymentTimeoutSeconds,
+          a.userRatePerSec,
+          a.admissionRatePerSec,
+          a.admissionShards,
+          a.stockBuckets,
+          a.description ?? null,
+          a.priceCents ?? null,
+          a.currency ?? null,
+          a.imageUrl ?? null,
+          a.admission,
+          a.lotteryWindowMs,
+          a.soldOutThreshold,
+          a.eligibility ? JSON.stringify(a.eligibility) : null,
+          a.overflow,
+        ],
+      );
+      // The draw's commitment exists from creation on (the seed itself stays out of MySQL until the reveal).
+      if (a.admission === 'lottery') {
+        if (!draw) throw new Error(`lottery ${a.activityId} created without its draw record`);
+        await insertDrawRecord(tx, a.activityId, draw);
+      }
+      const onSale = a.initialRelease ?? a.stock;
+      await tx.execute(
+        'INSERT INTO seckill_stock (activity_id, sku_id, initial_stock, available, held_back) VALUES (?, ?, ?, ?, ?)',
+        [a.activityId, a.skuId, a.stock, onSale, a.stock - onSale],
+      );
+    });
+  } catch (err) {
+    if (isDuplicateKey(err)) throw new ContractError('conflict', `activity ${a.activityId} already exists`);
+    throw err;
+  }
+}
+
+export async function findActivity(db: Db, activityId: string): Promise<ActivityRecord | null> {
+  const r = await one<ActivityRow>(
+    db.execute(
+      `SELECT a.*, s.initial_stock, s.available, s.held_back FROM seckill_activity a
+         JOIN seckill_stock s ON s.activity_id = a.id AND s.sku_id = a.sku_id WHERE a.id = ?`,
+      [activityId],
+    ),
+  );
+  if (!r) return null;
+  return {
+    config: {
+      activityId: String(r.id),
+      skuId: String(r.sku_id),
+      title: r.title,
+      startsAt: new Date(r.starts_at).toISOString(),
+      endsAt: new Date(r.ends_at).toISOString(),
+      maxPerUser: Number(r.max_per_user),
+      paymentTimeoutSeconds: Number(r.payment_timeout_seconds),
+      userRatePerSec: Number(r.user_rate_per_sec),
+      admissionRatePerSec: Number(r.admission_rate_per_sec),
+      admissionShards: Number(r.admission_shards),
+      version: Number(r.version),
+      ...productFields(r),
+      admission: r.admission === 'lottery' ? 'lottery' : 'fcfs',
+      lotteryWindowMs: Number(r.lottery_window_ms),
+      soldOutThreshold: Number(r.sold_out_threshold),
+      eligibility: parseEligibility(r.eligibility),
+      overflow: r.overflow === 'queue' ? 'queue' : 'reject',
+    },
+    state: r.state,
+    initialStock: Number(r.initial_stock),
+    available: Number(r.available),
+    stockBuckets: Number(r.stock_buckets ?? 1),
+    heldBack: Number(r.held_back),
+    warmupStatus: r.warmup_status,
+  };
+}
+
+/** NULL columns stay out of the config (and so out of the snapshot and the public activity). */
+function productFields(r: ActivityRow): ProductFields {
+  const p: ProductFields = {};
+  if (r.description != null) p.description = r.description;
+  if (r.price_cents != null) p.priceCents = Number(r.price_cents);
+  if (r.currency != null) p.currency = r.currency;
+  if (r.image_url != null) p.imageUrl = r.image_url;
+  return p;
+}
+
+export async function requireActivity(db: Db, activityId: string): Promise<ActivityRecord> {
+  const found = await findActivity(db, activityId);
+  if (!found) throw new ContractError('not_found', `activity ${activityId} does not exist`);
+  return found;
+}
+
+/** Switch change; `stopped` is final. Bumps the version the edge uses to order updates. */
+export async function updateState(db: Db, activityId: string, state: ActivitySwitch): Promise<void> {
+  const changed = await affected(
+    db.execute(
+      `UPDATE seckill_activity SET state = ?, version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
+        WHERE id = ? AND state <> 'stopped'`,
+      [state, activityId],
+    ),
+  );
+  if (changed === 0) {
+    await requireActivity(db, activityId);
+    throw new ContractError('conflict', `activity ${activityId} is stopped; a stopped sale cannot change state`);
+  }
+}
+
+/** Column of each live setting other than `state` (docs/design.md §10 live switches). */
+const SETTING_COLUMNS = {
+  userRatePerSec: 'user_rate_per_sec',
+  admissionRatePerSec: 'admission_rate_per_sec',
+  soldOutThreshold: 'sold_out_threshold',
+  eligibility: 'eligibility',
+} as const;
+export type LiveSetting = keyof typeof SETTING_COLUMNS;
+
+/** Writes live settings (not `state`) in one UPDATE that bumps the version; a stopped sale refuses. */
+export async function updateSettings(db: Db, activityId: string, patch: Partial<Pick<ActivityConfig, LiveSetting>>) {
+  const names = (Object.keys(SETTING_COLUMNS) as LiveSetting[]).filter((k) => patch[k] !== undefined);
+  if (names.length === 0) return;
+  const values = names.map((k) =>
+    k === 'eligibility' ? (patch.eligibility ? JSON.stringify(patch.eligibility) : null) : patch[k],
+  );
+  const changed = await affected(
+    db.query(
+      `UPDATE seckill_activity SET ${names.map((k) => `${SETTING_COLUMNS[k]} = ?`).join(', ')},
+              version = version + 1, updated_at = CURRENT_TIMESTAMP(3)
+        WHERE id = ? AND state <> 'stopped'`,
+      [...values, activityId],
+    ),
+  );
+  if (changed === 0) {
+    await requireActivity(db, activityId);
+    throw new ContractError('conflict', `activity ${activityId} is stopped; its settings cannot change`);
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Scheduled warm-up (docs/design.md §10, the seeds: a full warm-up 10 minutes before, a verifying one 1
+ * minute before). Every WARMUP_SCAN_MS:
+ *   - an activity within WARMUP_LEAD_SECONDS of its start (or past it, not ended, not stopped) whose
+ *     warm-up is `pending` is warmed (the same warm-up as the admin call: never resets a sale);
+ *   - a `warmed` activity within WARMUP_VERIFY_SECONDS of its start, not yet started, is verified
+ *     (sale/warmup-check.ts). A mismatch that persists over the reconciliation's re-reads logs
+ *     `alert: warmup_mismatch`, counts in seckill_warmup_mismatches_total and pauses the sale, so it
+ *     stays closed until an operator acts (docs/operations.md).
+ * A sale that started before it could be verified is left to the periodic reconciliation: pausing a
+ * live sale on a figure read mid-flight would do more harm than the check prevents.
+ *
+ * Safe with several origins: each step is claimed by a conditional UPDATE of `warmup_status`
+ * (whoever changes the row owns the step), with a lease (WARMUP_CLAIM_LEASE_MS) so a step claimed
+ * by an origin that died is claimed again.
+ */
+import { setState, warmup, type ActivityOperationsDeps } from './operations.js';
+import { verifyWarmup, type WarmupCheckDeps, type WarmupVerification } from './warmup-check.js';
+import type { OriginContext } from '../context.js';
+import { affected, rows } from '../platform/db/rows.js';
+import { PeriodicJob } from '../platform/periodic.js';
+
+/** What this module uses of the origin's context. */
+export type WarmupJobDeps = ActivityOperationsDeps &
+  WarmupCheckDeps &
+  Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const BATCH = 100;
+
+export class WarmupJob extends PeriodicJob {
+  constructor(private readonly ctx: WarmupJobDeps) {
+    super('warmup', ctx.config.WARMUP_SCAN_MS, ctx.log);
+  }
+
+  async round(): Promise<boolean> {
+    const now = Date.now();
+    const { WARMUP_LEAD_SECONDS: lead, WARMUP_VERIFY_SECONDS: verify } = this.ctx.config;
+    for (const activityId of await this.due('pending', 'warming', now + lead * 1000, now)) {
+      if (await this.claim(activityId, 'pending', 'warming')) await this.warm(activityId);
+    }
+    for (const activityId of await this.due('warmed', 'verifying', now + verify * 1000, now, true)) {
+      if (await this.claim(activityId, 'warmed', 'verifying')) await this.verify(activityId);
+    }
+    return false;
+  }
+
+  /** Activities in step `from` (or stuck in `claimed` past the lease) starting before `startsBefore`. */
+  private async due(from: string, claimed: string, startsBefore: number, now: number, notStarted = false) {
+    const due = await rows<{ id: string }>(
+      this.ctx.db.query(
+        `SELECT id FROM seckill_activity
+        WHERE state <> 'stopped' AND ends_at > ? AND starts_at <= ? ${notStarted ? 'AND starts_at > ?' : ''}
+          AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))
+        ORDER BY starts_at LIMIT ${BATCH}`,
+        [
+          new Date(now),
+          new Date(startsBefore),
+          ...(notStarted ? [new Date(now)] : []),
+          from,
+          claimed,
+          new Date(now - this.ctx.config.WARMUP_CLAIM_LEASE_MS),
+        ],
+      ),
+    );
+    return due.map((r) => String(r.id));
+  }
+
+  /** The conditional claim: true for exactly one origin. */
+  private async claim(activityId: string, from: string, to: string): Promise<boolean> {
+    const leaseExpired = new Date(Date.now() - this.ctx.config.WARMUP_CLAIM_LEASE_MS);
+    const claimed = await affected(
+      this.ctx.db.query(
+        `UPDATE seckill_activity SET warmup_status = ?, warmup_claimed_at = ?
+          WHERE id = ? AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))`,
+        [to, new Date(), activityId, from, to, leaseExpired],
+      ),
+    );
+    return claimed === 1;
+  }
+
+  private async warm(activityId: string): Promise<void> {
+    try {
+      const result = await warmup(this.ctx, activityId); // sets warmup_status = 'warmed'
+      this.ctx.metrics.warmups.inc({ outcome: 'warmed' });
+      this.ctx.log.info({ activityId, stock: result.stock, loaded: result.loaded }, 'scheduled warm-up done');
+    } catch (err) {
+      // Left 'warming': claimed again after the lease.
+      this.ctx.metrics.warmups.inc({ outcome: 'failed' });
+      this.ctx.log.error(
+        { activityId, err: (err as Error).message },
+        'scheduled warm-up failed; retried after the lease',
+      );
+    }
+  }
+
+  private async verify(activityId: string): Promise<void> {
+    let result: WarmupVerification;
+    try {
+      result = await this.confirmed(activityId);
+    } catch (err) {
+      this.ctx.metrics.warmups.inc({ outcome: 'failed' });
+      this.ctx.log.error(
+        { activityId, err: (err as Error).message },
+        'warm-up verification could not run; retried after the lease',
+      );
+      return;
+    }
+    const status = result.ok ? 'verified' : 'mismatch';
+    await this.ctx.db.query(
+      "UPDATE seckill_activity SET warmup_status = ? WHERE id = ? AND warmup_status = 'verifying'",
+      [status, activityId],
+    );
+    this.ctx.metrics.warmups.inc({ outcome: status });
+    if (result.ok) {
+      this.ctx.log.info({ activityId }, 'warm-up verified');
+      return;
+    }
+    this.ctx.metrics.warmupMismatches.inc();
+    this.ctx.log.error(
+      { alert: 'warmup_mismatch', activityId, failing: result.checks.filter((c) => !c.ok), figures: result.figures },
+      'warm-up verification failed: the sale is paused until an operator acts',
+    );
+    await setState(this.ctx, activityId, 'paused', 'warmup-verify').catch((err) =>
+      this.ctx.log.error(
+        { activityId, err: (err as Error).message },
+        'could not pause the sale after a warm-up mismatch',
+      ),
+    );
+  }
+
+  /** Re-reads a mismatch like the reconciliation job does before it alarms. */
+  private async confirmed(activityId: string): Promise<WarmupVerification> {
+    const { RECONCILE_CONFIRM_RUNS: runs, RECONCILE_CONFIRM_DELAY_MS: delay } = this.ctx.config;
+    let result = await verifyWarmup(this.ctx, activityId);
+    for (let run = 1; run < runs && !result.ok; run++) {
+      await sleep(delay);
+      result = await verifyWarmup(this.ctx, activityId);
+    }
+    return result;
+  }
+}
