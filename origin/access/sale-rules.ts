@@ -31,7 +31,7 @@ import type { Eligibility } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import { rows } from '../platform/db/rows.js';
-import { liveActivityIds } from '../platform/edge-push.js';
+import { liveActivityIds } from '../sale/sale-store.js';
 import type { DenyRevision, Sale } from '../redis/stock-store.js';
 
 /** What this module uses of the origin's context. */

@@ -7,8 +7,8 @@ import { publicState } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import { findActivity, saleOf } from '../sale/sale-store.js';
 import type { OriginContext } from '../context.js';
-import { rows } from '../platform/db/rows.js';
-import { OrderStatus } from '../platform/db/statuses.js';
+import { orderCountsOfSales } from '../orders/order-store.js';
+import { latestSales } from '../sale/sale-store.js';
 import { edgeActivity, edgeWaitingLine } from '../watch/edge-view.js';
 import { readFunnel, readSignals, waitingLineMetric, type LoopDelay } from './sale-signals.js';
 
@@ -17,37 +17,10 @@ export type SaleConsoleDeps = Pick<OriginContext, 'config' | 'db' | 'failover' |
 /** The sales list shows the most recently created ones. */
 export const SALES_LIST_LIMIT = 100;
 
-interface SaleRow {
-  id: string;
-  title: string;
-  starts_at: Date;
-  ends_at: Date;
-  state: string;
-  initial_stock: number;
-  available: number;
-  held_back: number;
-  warmup_status: string;
-}
-
 export async function listSales(ctx: SaleConsoleDeps) {
-  const sales = await rows<SaleRow>(
-    ctx.db.query(
-      `SELECT a.id, a.title, a.starts_at, a.ends_at, a.state, a.warmup_status, s.initial_stock, s.available, s.held_back
-         FROM seckill_activity a JOIN seckill_stock s ON s.activity_id = a.id AND s.sku_id = a.sku_id
-        ORDER BY a.created_at DESC, a.id DESC LIMIT ${SALES_LIST_LIMIT}`,
-    ),
-  );
+  const sales = await latestSales(ctx.db, SALES_LIST_LIMIT);
   const ids = sales.map((s) => String(s.id));
-  const counts = ids.length
-    ? await rows<{ activity_id: string; paid: number; pending: number; timeout: number }>(
-        ctx.db.query(
-          `SELECT activity_id, SUM(status = ${OrderStatus.PAID}) AS paid, SUM(status = ${OrderStatus.PENDING}) AS pending,
-                  SUM(status = ${OrderStatus.TIMEOUT}) AS timeout
-             FROM seckill_order WHERE activity_id IN (?) GROUP BY activity_id`,
-          [ids],
-        ),
-      )
-    : [];
+  const counts = await orderCountsOfSales(ctx.db, ids);
   const byId = new Map(counts.map((c) => [String(c.activity_id), c]));
   const now = Date.now();
   const snapshots = await Promise.all(ids.map((id) => ctx.snapshot(id).catch(() => null)));

@@ -6,7 +6,7 @@
  */
 import { lotteryWindow, type AdmissionMode } from '../../contract/activity.js';
 import type { Db } from '../platform/db/pool.js';
-import { one } from '../platform/db/rows.js';
+import { admissionOf } from '../sale/sale-store.js';
 import type { Sale, StockStore } from '../redis/stock-store.js';
 
 export type AdmissionPhase = 'fcfs' | 'entry' | 'drawing';
@@ -53,14 +53,10 @@ export class LotteryAdmission {
   }
 
   private async lookUp(activityId: string): Promise<Window | null | undefined> {
-    const r = await one<{ admission: AdmissionMode; starts_at: Date; lottery_window_ms: number }>(
-      this.db.execute('SELECT admission, starts_at, lottery_window_ms FROM seckill_activity WHERE id = ?', [
-        activityId,
-      ]),
-    );
+    const r = await admissionOf(this.db, activityId);
     if (!r) return undefined;
     return lotteryWindow({
-      admission: r.admission,
+      admission: r.admission as AdmissionMode,
       startsAt: new Date(r.starts_at).toISOString(),
       lotteryWindowMs: Number(r.lottery_window_ms),
     });

@@ -14,8 +14,7 @@ import type { OriginContext } from '../context.js';
 import { inTransaction } from '../platform/db/pool.js';
 import type { RefillResult } from '../redis/stock-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
-import { rows } from '../platform/db/rows.js';
-import { OutboxStatus } from '../platform/db/statuses.js';
+import { claimRefills, markRefillDone, type RefillOutboxRow } from './refill-outbox-store.js';
 
 /** What this module uses of the origin's context. */
 export type OutboxWorkerDeps = Pick<
@@ -23,13 +22,7 @@ export type OutboxWorkerDeps = Pick<
   'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'
 >;
 
-export interface OutboxRow {
-  id: string;
-  activity_id: string;
-  sku_id: string;
-  reservation_id: string;
-  quantity: number;
-}
+export type { RefillOutboxRow };
 
 export interface OutboxRound {
   claimed: number;
@@ -49,40 +42,19 @@ export class OutboxWorker extends PeriodicJob {
   }
 
   /** Claims pending rows not under someone else's lease; the lease is `updated_at` + OUTBOX_CLAIM_LEASE_MS. */
-  async claim(): Promise<OutboxRow[]> {
+  async claim(): Promise<RefillOutboxRow[]> {
     const { OUTBOX_BATCH_SIZE: batch, OUTBOX_CLAIM_LEASE_MS: leaseMs } = this.ctx.config;
-    return inTransaction(this.ctx.db, async (tx) => {
-      const claimed = await rows<OutboxRow>(
-        tx.query(
-          `SELECT id, activity_id, sku_id, reservation_id, quantity FROM stock_sync_outbox
-            WHERE status = ${OutboxStatus.PENDING} AND (attempts = 0 OR updated_at < NOW(3) - INTERVAL ? SECOND)
-            ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`,
-          [leaseMs / 1000],
-        ),
-      );
-      if (claimed.length === 0) return [];
-      await tx.query(
-        `UPDATE stock_sync_outbox SET attempts = attempts + 1, updated_at = NOW(3) WHERE id IN (${claimed
-          .map(() => '?')
-          .join(', ')})`,
-        claimed.map((r) => r.id),
-      );
-      return claimed;
-    });
+    return inTransaction(this.ctx.db, (tx) => claimRefills(tx, batch, leaseMs));
   }
 
   /** Applies one claimed row to Redis. */
-  async refill(row: OutboxRow): Promise<RefillResult> {
+  async refill(row: RefillOutboxRow): Promise<RefillResult> {
     const sale = await this.ctx.catalog.resolve(String(row.activity_id));
     return this.ctx.stock.refill(sale, { reservationId: row.reservation_id, quantity: Number(row.quantity) });
   }
 
-  async markDone(row: OutboxRow): Promise<void> {
-    await this.ctx.db.execute(
-      `UPDATE stock_sync_outbox SET status = ${OutboxStatus.DONE}, updated_at = NOW(3)
-        WHERE id = ? AND status = ${OutboxStatus.PENDING}`,
-      [row.id],
-    );
+  async markDone(row: RefillOutboxRow): Promise<void> {
+    await markRefillDone(this.ctx.db, row.id);
   }
 
   async runOnce(): Promise<OutboxRound> {

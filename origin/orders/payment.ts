@@ -18,7 +18,8 @@ import { recordOrderEventsOf } from './order-events.js';
 import { inTransaction } from '../platform/db/pool.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
 import { affected, one } from '../platform/db/rows.js';
-import { OrderStatus } from '../platform/db/statuses.js';
+import { OrderStatus } from './order-status.js';
+import { lockOrderByNo, markPaid, recordRefund } from './order-store.js';
 
 /** What applying a payment uses of the context: MySQL, settings, log, metrics. */
 export type PaymentDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
@@ -61,31 +62,23 @@ export type PaymentOutcome = 'paid' | 'repeat';
 export async function applyPayment(ctx: PaymentDeps, p: PaymentCallback): Promise<PaymentOutcome> {
   const outcome = await retryOnDeadlock(ctx.config.LIFECYCLE_TX_RETRIES, () =>
     inTransaction(ctx.db, async (tx) => {
-      const paid = await affected(
-        tx.execute(
-          `UPDATE seckill_order SET status = ${OrderStatus.PAID}, payment_id = ?, paid_at = NOW(3), updated_at = NOW(3)
-            WHERE order_no = ? AND status = ${OrderStatus.PENDING}`,
-          [p.paymentId, p.orderNo],
-        ),
-      );
+      const paid = await markPaid(tx, p.orderNo, p.paymentId);
       if (paid === 1) {
         if (ctx.config.ORDER_EVENTS_URL) await recordOrderEventsOf(tx, 'order.paid', { orderNo: p.orderNo });
         return 'paid' as const;
       }
       // Lost the race or a repeat: read the state under lock and record what the shop must refund.
-      const order = await one<{ status: number; payment_id: string | null; activity_id: string; user_id: string }>(
-        tx.execute('SELECT status, payment_id, activity_id, user_id FROM seckill_order WHERE order_no = ? FOR UPDATE', [
-          p.orderNo,
-        ]),
-      );
+      const order = await lockOrderByNo(tx, p.orderNo);
       if (!order) return 'not_found' as const;
       if (Number(order.status) === OrderStatus.PAID && order.payment_id === p.paymentId) return 'repeat' as const;
       const reason = Number(order.status) === OrderStatus.TIMEOUT ? 'order_timed_out' : 'already_paid';
-      await tx.execute(
-        `INSERT INTO seckill_refund (order_no, payment_id, activity_id, user_id, reason) VALUES (?, ?, ?, ?, ?)
-         ON DUPLICATE KEY UPDATE updated_at = updated_at`,
-        [p.orderNo, p.paymentId, order.activity_id, order.user_id, reason],
-      );
+      await recordRefund(tx, {
+        orderNo: p.orderNo,
+        paymentId: p.paymentId,
+        activityId: order.activity_id,
+        userId: order.user_id,
+        reason,
+      });
       return reason;
     }),
   );

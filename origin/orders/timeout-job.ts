@@ -15,7 +15,10 @@ import { inTransaction } from '../platform/db/pool.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
 import { PeriodicJob } from '../platform/periodic.js';
 import { affected, rows } from '../platform/db/rows.js';
-import { OrderStatus } from '../platform/db/statuses.js';
+import { OrderStatus } from './order-status.js';
+import { expiredPendingIds, lockOrdersById, markTimedOut } from './order-store.js';
+import { queueRefills } from './refill-outbox-store.js';
+import { addAvailable, logRefills } from '../sale/stock-row-store.js';
 
 /** What the timeout job uses of the context (the SettlerDeps pattern): MySQL, settings, log, metrics. */
 export type TimeoutJobDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
@@ -38,19 +41,12 @@ export class TimeoutJob extends PeriodicJob {
 
   async round(): Promise<boolean> {
     const limit = this.ctx.config.TIMEOUT_BATCH_SIZE;
-    const candidates = await rows<{ id: string }>(
-      this.ctx.db.query(
-        `SELECT id FROM seckill_order WHERE status = ${OrderStatus.PENDING} AND expire_at < NOW(3)
-          ORDER BY expire_at LIMIT ${limit}`,
-      ),
-    );
+    const candidates = await expiredPendingIds(this.ctx.db, limit);
     if (candidates.length === 0) return false;
-    const ids = candidates
-      .map((r) => String(r.id))
-      .sort((a, b) => {
-        const d = BigInt(a) - BigInt(b);
-        return d < 0n ? -1 : d > 0n ? 1 : 0;
-      });
+    const ids = [...candidates].sort((a, b) => {
+      const d = BigInt(a) - BigInt(b);
+      return d < 0n ? -1 : d > 0n ? 1 : 0;
+    });
     const timedOut = await retryOnDeadlock(this.ctx.config.LIFECYCLE_TX_RETRIES, () => this.timeOut(ids));
     if (timedOut > 0) {
       this.ctx.metrics.orderTransitions.inc({ transition: 'timeout' }, timedOut);
@@ -65,22 +61,12 @@ export class TimeoutJob extends PeriodicJob {
     return inTransaction(this.ctx.db, async (tx) => {
       // Lock the candidates (primary key, ascending) and keep those still PENDING and expired; the
       // conditional UPDATE below then changes exactly them.
-      const marks = ids.map(() => '?').join(', ');
-      const locked = await rows<Expired & { status: number; expired: number }>(
-        tx.query(
-          `SELECT id, reservation_id, activity_id, sku_id, quantity, status, expire_at < NOW(3) AS expired
-             FROM seckill_order WHERE id IN (${marks}) ORDER BY id FOR UPDATE`,
-          ids,
-        ),
-      );
+      const locked = await lockOrdersById(tx, ids);
       const won: Expired[] = locked.filter((o) => Number(o.status) === OrderStatus.PENDING && Number(o.expired) === 1);
       if (won.length === 0) return 0;
-      const changed = await affected(
-        tx.query(
-          `UPDATE seckill_order SET status = ${OrderStatus.TIMEOUT}, updated_at = NOW(3)
-            WHERE id IN (${won.map(() => '?').join(', ')}) AND status = ${OrderStatus.PENDING} AND expire_at < NOW(3)`,
-          won.map((o) => o.id),
-        ),
+      const changed = await markTimedOut(
+        tx,
+        won.map((o) => o.id),
       );
       if (changed !== won.length) throw new Error(`timeout update changed ${changed} of ${won.length} locked orders`);
       const units = new Map<string, { activityId: string; skuId: string; quantity: number }>();
@@ -92,22 +78,16 @@ export class TimeoutJob extends PeriodicJob {
       }
       for (const key of [...units.keys()].sort()) {
         const u = units.get(key)!;
-        await tx.execute(
-          `UPDATE seckill_stock SET available = available + ?, updated_at = CURRENT_TIMESTAMP(3)
-            WHERE activity_id = ? AND sku_id = ?`,
-          [u.quantity, u.activityId, u.skuId],
-        );
+        await addAvailable(tx, u, u.quantity);
       }
-      const moved = won.map((o) => [o.activity_id, o.sku_id, o.reservation_id, Number(o.quantity)]);
-      const values = won.map(() => '(?, ?, ?, ?, ?)').join(', ');
-      await tx.query(
-        `INSERT INTO seckill_stock_log (activity_id, sku_id, biz_id, quantity, change_type) VALUES ${values}`,
-        moved.flatMap((r) => [...r, 'REFILL']),
-      );
-      await tx.query(
-        `INSERT INTO stock_sync_outbox (activity_id, sku_id, reservation_id, quantity, kind) VALUES ${values}`,
-        moved.flatMap((r) => [...r, 'REFILL']),
-      );
+      const moved = won.map((o) => ({
+        activityId: o.activity_id,
+        skuId: o.sku_id,
+        reservationId: o.reservation_id,
+        quantity: Number(o.quantity),
+      }));
+      await logRefills(tx, moved);
+      await queueRefills(tx, moved);
       if (this.ctx.config.ORDER_EVENTS_URL)
         await recordOrderEventsOf(tx, 'order.timed_out', { ids: won.map((o) => String(o.id)) });
       return won.length;

@@ -14,7 +14,7 @@ import { signEdgeRequest } from '../../contract/signing.js';
 import type { Db } from './db/pool.js';
 import { PeriodicJob } from './periodic.js';
 import type { Logger } from './logger.js';
-import { rows } from './db/rows.js';
+import { liveActivityIds } from '../sale/sale-store.js';
 
 export type EdgePush = (snapshot: ActivitySnapshot) => Promise<boolean>;
 export type LiveListPush = (activityIds: string[]) => Promise<boolean>;
@@ -60,16 +60,9 @@ export function createLiveListPush(opts: PushOptions): LiveListPush {
 
 /**
  * Activities the edge should answer for: every one not ended more than `keepAfterEndSeconds` ago
- * (an ended sale still answers `ended`, and its holders still poll and pay).
+ * (an ended sale still answers `ended`, and its holders still poll and pay). The query is the sale store's.
  */
-export async function liveActivityIds(db: Db, keepAfterEndSeconds: number): Promise<string[]> {
-  const live = await rows<{ id: string }>(
-    db.query('SELECT id FROM seckill_activity WHERE ends_at > NOW(3) - INTERVAL ? SECOND ORDER BY id LIMIT 10000', [
-      keepAfterEndSeconds,
-    ]),
-  );
-  return live.map((r) => String(r.id));
-}
+export { liveActivityIds };
 
 /** Pushes the live list at start and every `everyMs`; `wake()` pushes at once. */
 export class LiveListJob extends PeriodicJob {

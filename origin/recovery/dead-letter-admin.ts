@@ -19,7 +19,16 @@ import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import { compensate } from '../settlement/dead-lettering.js';
 import type { ReservationEvent } from '../settlement/event.js';
-import { one, rows } from '../platform/db/rows.js';
+import { hasOrderOfReservation } from '../orders/order-store.js';
+import {
+  DeadLetterStatus,
+  deadLetterOf,
+  listDeadLetterRows,
+  markGivenUp,
+  markRetried,
+  reopenRetried,
+  type DeadLetterRow,
+} from './dead-letter-store.js';
 
 /** What the dead-letter operations use of the context: MySQL, the stock store, the catalog, log. */
 export type DeadLetterAdminDeps = Pick<OriginContext, 'catalog' | 'db' | 'log' | 'stock'>;
@@ -36,23 +45,6 @@ export interface DeadLetterBody {
   status: string;
   createdAt: string;
   updatedAt: string;
-}
-
-/** A `seckill_dead_letter` row (`SELECT *`). */
-interface DeadLetterRow {
-  id: string;
-  activity_id: string;
-  reservation_id: string;
-  user_id: string;
-  quantity: number;
-  stream_id: string;
-  deliveries: number;
-  reason: string;
-  restocked: number;
-  status: string;
-  payload: string;
-  created_at: Date;
-  updated_at: Date;
 }
 
 const toBody = (r: DeadLetterRow): DeadLetterBody => ({
@@ -76,18 +68,12 @@ export async function listDeadLetters(
   ctx: DeadLetterAdminDeps,
   activityId: string,
 ): Promise<{ deadLetters: DeadLetterBody[] }> {
-  const listed = await rows<DeadLetterRow>(
-    ctx.db.execute(`SELECT * FROM seckill_dead_letter WHERE activity_id = ? ORDER BY id LIMIT ${LIST_LIMIT}`, [
-      activityId,
-    ]),
-  );
+  const listed = await listDeadLetterRows(ctx.db, activityId, LIST_LIMIT);
   return { deadLetters: listed.map(toBody) };
 }
 
 async function load(ctx: DeadLetterAdminDeps, reservationId: string) {
-  const row = await one<DeadLetterRow>(
-    ctx.db.execute('SELECT * FROM seckill_dead_letter WHERE reservation_id = ?', [reservationId]),
-  );
+  const row = await deadLetterOf(ctx.db, reservationId);
   if (!row) throw new ContractError('not_found', `no dead letter for reservation ${reservationId}`);
   const payload = JSON.parse(row.payload) as Partial<ReservationEvent>;
   const event: ReservationEvent = {
@@ -106,18 +92,14 @@ async function load(ctx: DeadLetterAdminDeps, reservationId: string) {
 
 export async function giveUpDeadLetter(ctx: DeadLetterAdminDeps, reservationId: string) {
   const { row, event, target } = await load(ctx, reservationId);
-  if (row.status === 'retried')
+  if (row.status === DeadLetterStatus.RETRIED)
     throw new ContractError('conflict', 'this reservation was re-queued for settlement; it cannot be given up now');
   const restocked = await compensate(ctx.db, ctx.stock, target, event);
   if (restocked === null)
     throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
-  await ctx.db.execute(
-    `UPDATE seckill_dead_letter SET status = 'given_up', restocked = ?, updated_at = CURRENT_TIMESTAMP(3)
-      WHERE reservation_id = ? AND status IN ('open', 'given_up')`,
-    [restocked, reservationId],
-  );
+  await markGivenUp(ctx.db, reservationId, restocked);
   ctx.log.warn({ activityId: target.activityId, reservationId, restocked }, 'dead letter given up');
-  return { reservationId, status: 'given_up' as const, restocked };
+  return { reservationId, status: DeadLetterStatus.GIVEN_UP, restocked };
 }
 
 const REQUEUE_REFUSALS = {
@@ -129,41 +111,20 @@ const REQUEUE_REFUSALS = {
 
 export async function retryDeadLetter(ctx: DeadLetterAdminDeps, reservationId: string) {
   const { row, event, target } = await load(ctx, reservationId);
-  if (row.status === 'given_up')
+  if (row.status === DeadLetterStatus.GIVEN_UP)
     throw new ContractError('conflict', 'this dead letter was given up; it cannot be retried');
-  const order = await one<{ id: string }>(
-    ctx.db.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [reservationId]),
-  );
-  if (order) throw new ContractError('conflict', 'this reservation is settled already');
+  if (await hasOrderOfReservation(ctx.db, reservationId))
+    throw new ContractError('conflict', 'this reservation is settled already');
   // MySQL first: settle.ts must see `retried` before the Stream carries the reservation again. A
   // crash before the script runs leaves `retried` with nothing queued: retrying again repairs it.
-  await ctx.db.execute(
-    `UPDATE seckill_dead_letter SET status = 'retried', updated_at = CURRENT_TIMESTAMP(3)
-      WHERE reservation_id = ? AND status IN ('open', 'retried')`,
-    [reservationId],
-  );
+  await markRetried(ctx.db, reservationId);
   const requeued = await ctx.stock.requeue(target, event);
   if (requeued.kind === 'requeued' || requeued.kind === 'already') {
     ctx.log.warn({ activityId: target.activityId, reservationId }, 'dead letter re-queued for settlement');
-    return { reservationId, status: 'retried' as const, requeued: requeued.kind === 'requeued' };
+    return { reservationId, status: DeadLetterStatus.RETRIED, requeued: requeued.kind === 'requeued' };
   }
-  if (row.status === 'open')
-    await ctx.db.execute(
-      `UPDATE seckill_dead_letter SET status = 'open', updated_at = CURRENT_TIMESTAMP(3)
-        WHERE reservation_id = ? AND status = 'retried'`,
-      [reservationId],
-    );
+  if (row.status === DeadLetterStatus.OPEN) await reopenRetried(ctx.db, reservationId);
   if (requeued.kind === 'not_warmed')
     throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
   throw new ContractError('conflict', REQUEUE_REFUSALS[requeued.kind]);
-}
-
-/** Open dead letters (waiting for an operator's retry or give-up) per activity, for /metrics. */
-export async function openDeadLetterCounts(db: DeadLetterAdminDeps['db']): Promise<Map<string, number>> {
-  const counts = await rows<{ activityId: string; open: number }>(
-    db.query(
-      "SELECT activity_id AS activityId, COUNT(*) AS open FROM seckill_dead_letter WHERE status = 'open' GROUP BY activity_id",
-    ),
-  );
-  return new Map(counts.map((r) => [String(r.activityId), Number(r.open)]));
 }

@@ -58,8 +58,11 @@ import { trancheId } from '../sale/tranches.js';
 import { inConsistentSnapshot, type Db } from '../platform/db/pool.js';
 import type { Sale } from '../redis/stock-store.js';
 import type { InTransit } from '../redis/sale-ledger.js';
-import { one, rows } from '../platform/db/rows.js';
-import { StockReleaseStatus } from '../platform/db/statuses.js';
+import { ordersForReconcile } from '../orders/order-store.js';
+import { loggedRefills } from '../orders/refill-outbox-store.js';
+import { stockFigures, stockLogTotals } from '../sale/stock-row-store.js';
+import { StockReleaseStatus, releasesOfSale } from '../sale/tranche-store.js';
+import { deadUnitsOfSale } from './dead-letter-store.js';
 import { reconcileChecks, type Check, type DbFigures } from './reconcile-checks.js';
 
 export type { Check } from './reconcile-checks.js';
@@ -132,51 +135,17 @@ const sameList = (a: string[], b: string[]) => a.length === b.length && a.every(
 
 /** Snapshot 2: MySQL, every figure from one consistent read view. */
 async function readDbFigures(pool: Db, activityId: string, skuId: string): Promise<DbFigures> {
-  const args = [activityId, skuId];
+  const sale = { activityId, skuId };
   return inConsistentSnapshot(pool, async (tx) => {
-    const stock = (await one<{ initial_stock: number; available: number; held_back: number }>(
-      tx.execute(
-        'SELECT initial_stock, available, held_back FROM seckill_stock WHERE activity_id = ? AND sku_id = ?',
-        args,
-      ),
-    ))!;
-    const releases = await rows<{ id: string; units: number; status: number }>(
-      tx.execute('SELECT id, units, status FROM seckill_stock_release WHERE activity_id = ? AND sku_id = ?', args),
-    );
-    const log = (await one<{ deducted: number; refilled: number }>(
-      tx.execute(
-        `SELECT COALESCE(SUM(CASE WHEN change_type = 'DEDUCT' THEN quantity END), 0) AS deducted,
-                COALESCE(SUM(CASE WHEN change_type = 'REFILL' THEN quantity END), 0) AS refilled
-           FROM seckill_stock_log WHERE activity_id = ? AND sku_id = ?`,
-        args,
-      ),
-    ))!;
-    const orders = await rows<{ reservation_id: string; quantity: number; status: number }>(
-      tx.execute(
-        'SELECT reservation_id, quantity, status FROM seckill_order WHERE activity_id = ? AND sku_id = ?',
-        args,
-      ),
-    );
+    const stock = (await stockFigures(tx, sale))!;
+    const releases = await releasesOfSale(tx, sale);
+    const log = await stockLogTotals(tx, sale);
+    const orders = await ordersForReconcile(tx, sale);
     // A retried dead letter is a live reservation again (back in the Stream): not dead units.
-    const dead = await rows<{ reservation_id: string; quantity: number }>(
-      tx.execute(
-        "SELECT reservation_id, quantity FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ? AND status <> 'retried'",
-        args,
-      ),
-    );
+    const dead = await deadUnitsOfSale(tx, sale);
     // Every refill queued for Redis, pending or done (what Redis applied is told by its `refilled`
-    // hash, not by the row's status). Found through the stock log, the table indexed by activity;
-    // the join keeps a refill whose outbox row is missing out, so it shows as units Redis never gets.
-    const refills = await rows<{ reservation_id: string; quantity: number }>(
-      tx.execute(
-        `SELECT o.reservation_id, o.quantity
-           FROM seckill_stock_log l
-           JOIN stock_sync_outbox o ON o.reservation_id = l.biz_id AND o.kind = 'REFILL'
-          WHERE l.activity_id = ? AND l.sku_id = ? AND l.change_type = 'REFILL'
-            AND o.activity_id = l.activity_id AND o.sku_id = l.sku_id`,
-        args,
-      ),
-    );
+    // hash, not by the row's status); a refill whose outbox row is missing shows as units Redis never gets.
+    const refills = await loggedRefills(tx, sale);
     // SUM() arrives as a decimal string: every figure is made a number here.
     return {
       initial: Number(stock.initial_stock),

@@ -17,8 +17,11 @@ import { loadSaleRules } from '../access/sale-rules.js';
 import type { StrandedBorrow } from '../redis/borrow.js';
 import type { OriginContext } from '../context.js';
 import { inTransaction } from '../platform/db/pool.js';
-import { one, rows } from '../platform/db/rows.js';
-import { OutboxStatus, StockReleaseStatus } from '../platform/db/statuses.js';
+import { ordersForRecovery } from '../orders/order-store.js';
+import { OutboxStatus, refillsOfSale } from '../orders/refill-outbox-store.js';
+import { availableUnits } from '../sale/stock-row-store.js';
+import { appliedReleasesOfSale } from '../sale/tranche-store.js';
+import { deadLettersForRecovery } from './dead-letter-store.js';
 import { trancheId } from '../sale/tranches.js';
 import { withRecoveryLock } from './recovery-lock.js';
 import { computeRecovery, type LedgerEvent, type RecoveryFacts } from './recovery-plan.js';
@@ -140,55 +143,14 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
 async function readFacts(ctx: RecoverDeps, sale: Sale): Promise<RecoveryFacts | null> {
   const stream = await ctx.stock.streamReservations(sale);
   if (!stream) return null;
-  const args = [sale.activityId, sale.skuId];
   return inTransaction(ctx.db, async (tx) => {
-    const stock = (await one<{ available: number }>(
-      tx.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', args),
-    ))!;
-    const orders = await rows<{
-      reservation_id: string;
-      request_id: string;
-      user_id: string;
-      quantity: number;
-      trace_id: string | null;
-      ts: number;
-    }>(
-      tx.execute(
-        `SELECT reservation_id, request_id, user_id, quantity, trace_id, UNIX_TIMESTAMP(created_at) * 1000 AS ts
-           FROM seckill_order WHERE activity_id = ? AND sku_id = ?`,
-        args,
-      ),
-    );
-    const dead = await rows<{
-      reservation_id: string;
-      user_id: string;
-      quantity: number;
-      restocked: number;
-      status: 'open' | 'given_up' | 'retried';
-      payload: string;
-      ts: number;
-    }>(
-      tx.execute(
-        `SELECT reservation_id, user_id, quantity, restocked, status, payload, UNIX_TIMESTAMP(created_at) * 1000 AS ts
-           FROM seckill_dead_letter WHERE activity_id = ? AND sku_id = ?`,
-        args,
-      ),
-    );
-    const applied = await rows<{ id: string; units: number }>(
-      tx.execute(
-        `SELECT id, units FROM seckill_stock_release
-          WHERE activity_id = ? AND sku_id = ? AND status = ${StockReleaseStatus.APPLIED}`,
-        args,
-      ),
-    );
-    const outbox = await rows<{ reservation_id: string; quantity: number; status: number }>(
-      tx.execute(
-        'SELECT reservation_id, quantity, status FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ?',
-        args,
-      ),
-    );
+    const available = (await availableUnits(tx, sale))!;
+    const orders = await ordersForRecovery(tx, sale);
+    const dead = await deadLettersForRecovery(tx, sale);
+    const applied = await appliedReleasesOfSale(tx, sale);
+    const outbox = await refillsOfSale(tx, sale);
     return {
-      available: Number(stock.available),
+      available,
       orders: orders.map((o) => ({
         reservationId: o.reservation_id,
         requestId: o.request_id,

@@ -6,8 +6,9 @@ import { ContractError } from '../../contract/errors.js';
 import { activityOfReservation } from '../../contract/ids.js';
 import type { ReservationBody } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
-import { one } from '../platform/db/rows.js';
-import { OrderStatus } from '../platform/db/statuses.js';
+import { deadLetterOwner } from '../recovery/dead-letter-store.js';
+import { OrderStatus } from '../orders/order-status.js';
+import { orderOfReservation, orderOfUser, type OrderRow } from '../orders/order-store.js';
 
 /** What the reservation lookup uses of the origin's context. */
 export type ReservationStatusDeps = Pick<OriginContext, 'catalog' | 'db' | 'stock'>;
@@ -19,14 +20,6 @@ const STATUS_NAME: Record<OrderStatus, ReservationBody['status']> = {
   [OrderStatus.TIMEOUT]: 'timeout',
 };
 
-interface OrderRow {
-  order_no: string;
-  status: OrderStatus;
-  expire_at: Date;
-  user_id: string;
-  reservation_id: string;
-}
-
 function fromOrder(o: OrderRow): ReservationBody {
   return {
     reservationId: o.reservation_id,
@@ -37,19 +30,7 @@ function fromOrder(o: OrderRow): ReservationBody {
 }
 
 async function orderOf(ctx: ReservationStatusDeps, reservationId: string): Promise<OrderRow | undefined> {
-  return one<OrderRow>(
-    ctx.db.execute(
-      'SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order WHERE reservation_id = ?',
-      [reservationId],
-    ),
-  );
-}
-
-async function deadLetterOwner(ctx: ReservationStatusDeps, reservationId: string): Promise<string | undefined> {
-  const dead = await one<{ user_id: string }>(
-    ctx.db.execute('SELECT user_id FROM seckill_dead_letter WHERE reservation_id = ?', [reservationId]),
-  );
-  return dead ? String(dead.user_id) : undefined;
+  return orderOfReservation(ctx.db, reservationId);
 }
 
 /** `GET /internal/reservations/:id?userId=` — 404 unknown, 403 someone else's. */
@@ -71,7 +52,7 @@ export async function reservationStatus(
       throw new ContractError('forbidden', 'this reservation belongs to someone else');
     return fromOrder(order);
   }
-  const owner = await deadLetterOwner(ctx, reservationId);
+  const owner = await deadLetterOwner(ctx.db, reservationId);
   if (owner) {
     if (owner !== userId) throw new ContractError('forbidden', 'this reservation belongs to someone else');
     return { reservationId, status: 'failed' };
@@ -88,13 +69,7 @@ export async function reservationOfUser(
   userId: string,
 ): Promise<ReservationBody> {
   const sale = await ctx.catalog.resolve(activityId);
-  const order = await one<OrderRow>(
-    ctx.db.execute(
-      `SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order
-        WHERE activity_id = ? AND user_id = ? AND sku_id = ?`,
-      [activityId, userId, sale.skuId],
-    ),
-  );
+  const order = await orderOfUser(ctx.db, { activityId, skuId: sale.skuId }, userId);
   if (order) return fromOrder(order);
   const held = await ctx.stock.holderOf(sale, userId);
   if (held) return reservationStatus(ctx, held, userId);

@@ -5,7 +5,7 @@
 import { ContractError } from '../../contract/errors.js';
 import type { Db } from '../platform/db/pool.js';
 import type { Sale } from '../redis/stock-store.js';
-import { one } from '../platform/db/rows.js';
+import { saleLayoutOf } from './sale-store.js';
 
 /** How long "no such activity" is remembered before MySQL is asked again. */
 const UNKNOWN_TTL_MS = 1_000;
@@ -21,9 +21,7 @@ export class ActivityCatalog {
     if (hit) return hit;
     const missUntil = this.unknown.get(activityId);
     if (missUntil && missUntil > Date.now()) throw notFound(activityId);
-    const row = await one<{ sku_id: string; stock_buckets: number | null }>(
-      this.db.execute('SELECT sku_id, stock_buckets FROM seckill_activity WHERE id = ?', [activityId]),
-    );
+    const row = await saleLayoutOf(this.db, activityId);
     if (!row) {
       if (this.unknown.size > 10_000) this.unknown.clear();
       this.unknown.set(activityId, Date.now() + UNKNOWN_TTL_MS);

@@ -7,7 +7,8 @@
 import { requireActivity, saleOf } from './sale-store.js';
 import type { OriginContext } from '../context.js';
 import { one } from '../platform/db/rows.js';
-import { OrderStatus, OutboxStatus } from '../platform/db/statuses.js';
+import { pendingOrderCount } from '../orders/order-store.js';
+import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
 import { reconcile } from '../recovery/reconcile.js';
 import { edgeActivity } from '../watch/edge-view.js';
 
@@ -27,12 +28,8 @@ export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: st
   const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
   const [group, open, rec, registered, ttls, edge] = await Promise.all([
     ctx.stock.groupInfo(sale),
-    one<{ outbox: number; pending: number }>(
-      ctx.db.execute(
-        `SELECT (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = ${OutboxStatus.PENDING}) AS outbox,
-                (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = ${OrderStatus.PENDING}) AS pending`,
-        [activityId, activityId],
-      ),
+    Promise.all([refillCount(ctx.db, activityId, OutboxStatus.PENDING), pendingOrderCount(ctx.db, activityId)]).then(
+      ([outbox, pending]) => ({ outbox, pending }),
     ),
     reconcile(ctx, activityId),
     ctx.stock.isRegistered(activityId),

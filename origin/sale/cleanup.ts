@@ -11,7 +11,8 @@ import { requireActivity, saleOf } from './sale-store.js';
 import type { OriginContext } from '../context.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
 import { one } from '../platform/db/rows.js';
-import { OrderStatus, OutboxStatus } from '../platform/db/statuses.js';
+import { pendingOrderCount } from '../orders/order-store.js';
+import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
 
 /** What this module uses of the origin's context. */
 export type CleanupDeps = ActivityOperationsDeps &
@@ -30,13 +31,10 @@ export async function cleanup(ctx: CleanupDeps, activityId: string) {
       'conflict',
       `settlement is not finished: ${info.pending} Stream entries pending, ${info.lag} not yet delivered`,
     );
-  const open = (await one<{ outbox: number; pending: number }>(
-    ctx.db.execute(
-      `SELECT (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = ${OutboxStatus.PENDING}) AS outbox,
-              (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = ${OrderStatus.PENDING}) AS pending`,
-      [activityId, activityId],
-    ),
-  ))!;
+  const open = {
+    outbox: await refillCount(ctx.db, activityId, OutboxStatus.PENDING),
+    pending: await pendingOrderCount(ctx.db, activityId),
+  };
   if (Number(open.outbox) > 0)
     throw new ContractError('conflict', `${open.outbox} refills are not yet applied to Redis (outbox)`);
   if (Number(open.pending) > 0)

@@ -12,6 +12,7 @@ import { describeLayout, readReplicaLayout, type ReplicaLayout } from './replica
 import { hasSaleHistory } from './sale-history.js';
 import {
   insertActivity,
+  markWarmed,
   requireActivity,
   saleOf,
   updateSettings,
@@ -150,10 +151,7 @@ export async function warmup(
   };
   ctx.log.info(result, 'activity warmed');
   // Scheduled warm-up (WarmupJob) skips a sale an operator already warmed; a verified one stays verified.
-  await ctx.db.execute(
-    "UPDATE seckill_activity SET warmup_status = 'warmed' WHERE id = ? AND warmup_status IN ('pending', 'warming')",
-    [activityId],
-  );
+  await markWarmed(ctx.db, activityId);
   ctx.stockWatch.forget(activityId);
   ctx.publisher.setSoldOut(activityId, result.stock <= 0);
   // Awaited: the edge has the warmed sale when warm-up answers (a transition also published, unawaited).

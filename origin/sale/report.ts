@@ -1,8 +1,12 @@
 /** The end-of-sale report: the reconciliation plus counts of orders by status, refills and dead letters. */
 import { notReleased } from './tranches.js';
 import { reconcile, type ReconcileDeps, type Reconciliation } from '../recovery/reconcile.js';
-import { one, rows } from '../platform/db/rows.js';
-import { OrderStatus, OutboxStatus } from '../platform/db/statuses.js';
+import { OrderStatus } from '../orders/order-status.js';
+import { orderCountsByStatus, refundCount } from '../orders/order-store.js';
+import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
+import { deadLetterCountsByStatus } from '../recovery/dead-letter-store.js';
+import { warmupStatusOf } from './sale-store.js';
+import { refillLogCount } from './stock-row-store.js';
 
 /** The report reads MySQL and, for the reconciliation, the stock store. */
 export type ReportDeps = ReconcileDeps;
@@ -21,26 +25,14 @@ export interface SaleReport {
 
 export async function saleReport(ctx: ReportDeps, activityId: string): Promise<SaleReport> {
   const reconciliation = await reconcile(ctx, activityId);
-  const orderRows = await rows<{ status: number; n: number }>(
-    ctx.db.execute('SELECT status, COUNT(*) AS n FROM seckill_order WHERE activity_id = ? GROUP BY status', [
-      activityId,
-    ]),
-  );
-  const byStatus = new Map<number, number>(orderRows.map((r) => [Number(r.status), Number(r.n)]));
-  const refills = (await one<{ logged: number; applied: number; pending: number; refunds: number }>(
-    ctx.db.execute(
-      `SELECT (SELECT COUNT(*) FROM seckill_stock_log WHERE activity_id = ? AND change_type = 'REFILL') AS logged,
-              (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = ${OutboxStatus.DONE}) AS applied,
-              (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = ${OutboxStatus.PENDING}) AS pending,
-              (SELECT COUNT(*) FROM seckill_refund WHERE activity_id = ?) AS refunds`,
-      [activityId, activityId, activityId, activityId],
-    ),
-  ))!;
-  const deadRows = await rows<{ status: string; n: number }>(
-    ctx.db.execute('SELECT status, COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ? GROUP BY status', [
-      activityId,
-    ]),
-  );
+  const byStatus = await orderCountsByStatus(ctx.db, activityId);
+  const refills = {
+    logged: await refillLogCount(ctx.db, activityId),
+    applied: await refillCount(ctx.db, activityId, OutboxStatus.DONE),
+    pending: await refillCount(ctx.db, activityId, OutboxStatus.PENDING),
+    refunds: await refundCount(ctx.db, activityId),
+  };
+  const deadLetters = await deadLetterCountsByStatus(ctx.db, activityId);
   const orders = {
     pending: byStatus.get(OrderStatus.PENDING) ?? 0,
     paid: byStatus.get(OrderStatus.PAID) ?? 0,
@@ -48,16 +40,14 @@ export async function saleReport(ctx: ReportDeps, activityId: string): Promise<S
     total: 0,
   };
   orders.total = orders.pending + orders.paid + orders.timeout;
-  const warm = await one<{ warmup_status: string }>(
-    ctx.db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [activityId]),
-  );
+  const warmupStatus = await warmupStatusOf(ctx.db, activityId);
   return {
     reconciliation,
     orders,
     refills: { logged: Number(refills.logged), applied: Number(refills.applied), pending: Number(refills.pending) },
-    deadLetters: Object.fromEntries(deadRows.map((r) => [r.status, Number(r.n)])),
+    deadLetters,
     refundsNeeded: Number(refills.refunds),
     tranches: await notReleased(ctx.db, activityId),
-    warmupStatus: warm?.warmup_status ?? null,
+    warmupStatus,
   };
 }

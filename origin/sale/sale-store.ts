@@ -20,7 +20,7 @@ import { inTransaction, isDuplicateKey, type Db } from '../platform/db/pool.js';
 import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
 import type { Sale } from '../redis/stock-store.js';
 import { insertDrawRecord, type NewDraw } from '../lottery/draw-store.js';
-import { affected, one } from '../platform/db/rows.js';
+import { affected, one, rows } from '../platform/db/rows.js';
 
 /** A JSON number is the usual slip (ids above 2^53 lose digits as numbers): say what is wanted. */
 const id = (name: string) =>
@@ -117,7 +117,16 @@ export interface ActivityRecord {
   warmupStatus: WarmupStatus;
 }
 
-export type WarmupStatus = 'pending' | 'warming' | 'warmed' | 'verifying' | 'verified' | 'mismatch';
+/** `seckill_activity.warmup_status` (schema/006): the scheduled warm-up's steps. */
+export const WarmupStatus = {
+  PENDING: 'pending',
+  WARMING: 'warming',
+  WARMED: 'warmed',
+  VERIFYING: 'verifying',
+  VERIFIED: 'verified',
+  MISMATCH: 'mismatch',
+} as const;
+export type WarmupStatus = (typeof WarmupStatus)[keyof typeof WarmupStatus];
 
 /** A seckill_activity row joined with its seckill_stock figures, as mysql2 returns it. */
 interface ActivityRow {
@@ -307,4 +316,136 @@ export async function updateSettings(db: Db, activityId: string, patch: Partial<
     await requireActivity(db, activityId);
     throw new ContractError('conflict', `activity ${activityId} is stopped; its settings cannot change`);
   }
+}
+
+/** The warm-up step the sale reached, or null for no such sale. */
+export async function warmupStatusOf(db: Db, activityId: string): Promise<WarmupStatus | null> {
+  const row = await one<{ warmup_status: WarmupStatus }>(
+    db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [activityId]),
+  );
+  return row?.warmup_status ?? null;
+}
+
+/**
+ * Sales not stopped nor ended whose warm-up is in step `from` (or stuck in `claimed` since before
+ * `leaseExpired`), starting before `startsBefore` (and after `startsAfter` when given), at most `limit`.
+ */
+export async function salesDueForWarmup(
+  db: Db,
+  q: {
+    from: WarmupStatus;
+    claimed: WarmupStatus;
+    now: Date;
+    startsBefore: Date;
+    startsAfter?: Date;
+    leaseExpired: Date;
+    limit: number;
+  },
+): Promise<string[]> {
+  const notStarted = q.startsAfter !== undefined;
+  const due = await rows<{ id: string }>(
+    db.query(
+      `SELECT id FROM seckill_activity
+        WHERE state <> 'stopped' AND ends_at > ? AND starts_at <= ? ${notStarted ? 'AND starts_at > ?' : ''}
+          AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))
+        ORDER BY starts_at LIMIT ${Number(q.limit)}`,
+      [q.now, q.startsBefore, ...(notStarted ? [q.startsAfter] : []), q.from, q.claimed, q.leaseExpired],
+    ),
+  );
+  return due.map((r) => String(r.id));
+}
+
+/** The conditional claim of a warm-up step: true for exactly one origin. */
+export async function claimWarmupStep(
+  db: Db,
+  activityId: string,
+  from: WarmupStatus,
+  to: WarmupStatus,
+  leaseExpired: Date,
+): Promise<boolean> {
+  const claimed = await affected(
+    db.query(
+      `UPDATE seckill_activity SET warmup_status = ?, warmup_claimed_at = ?
+          WHERE id = ? AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))`,
+      [to, new Date(), activityId, from, to, leaseExpired],
+    ),
+  );
+  return claimed === 1;
+}
+
+/** verifying → verified | mismatch. */
+export async function finishWarmupVerification(
+  db: Db,
+  activityId: string,
+  status: typeof WarmupStatus.VERIFIED | typeof WarmupStatus.MISMATCH,
+): Promise<void> {
+  await db.query(
+    `UPDATE seckill_activity SET warmup_status = ? WHERE id = ? AND warmup_status = '${WarmupStatus.VERIFYING}'`,
+    [status, activityId],
+  );
+}
+
+/** pending | warming → warmed (a warm-up ran, scheduled or by hand). */
+export async function markWarmed(db: Db, activityId: string): Promise<void> {
+  await db.execute(
+    `UPDATE seckill_activity SET warmup_status = '${WarmupStatus.WARMED}' WHERE id = ? AND warmup_status IN ('${WarmupStatus.PENDING}', '${WarmupStatus.WARMING}')`,
+    [activityId],
+  );
+}
+
+/** The sale's SKU and Redis bucket count (the catalog's entry). */
+export async function saleLayoutOf(
+  db: Db,
+  activityId: string,
+): Promise<{ sku_id: string; stock_buckets: number | null } | undefined> {
+  return one<{ sku_id: string; stock_buckets: number | null }>(
+    db.execute('SELECT sku_id, stock_buckets FROM seckill_activity WHERE id = ?', [activityId]),
+  );
+}
+
+/**
+ * Activities the edge should answer for: every one not ended more than `keepAfterEndSeconds` ago
+ * (an ended sale still answers `ended`, and its holders still poll and pay), at most 10,000.
+ */
+export async function liveActivityIds(db: Db, keepAfterEndSeconds: number): Promise<string[]> {
+  const live = await rows<{ id: string }>(
+    db.query('SELECT id FROM seckill_activity WHERE ends_at > NOW(3) - INTERVAL ? SECOND ORDER BY id LIMIT 10000', [
+      keepAfterEndSeconds,
+    ]),
+  );
+  return live.map((r) => String(r.id));
+}
+
+/** The sale's admission mode, start and lottery window (lottery admission). */
+export async function admissionOf(
+  db: Db,
+  activityId: string,
+): Promise<{ admission: string; starts_at: Date; lottery_window_ms: number | null } | undefined> {
+  return one(
+    db.execute('SELECT admission, starts_at, lottery_window_ms FROM seckill_activity WHERE id = ?', [activityId]),
+  );
+}
+
+/** A sale as the console's list shows it: its row and its stock figures. */
+export interface SaleListRow {
+  id: string;
+  title: string;
+  starts_at: Date;
+  ends_at: Date;
+  state: string;
+  initial_stock: number;
+  available: number;
+  held_back: number;
+  warmup_status: string;
+}
+
+/** The most recently created sales, newest first, at most `limit`. */
+export async function latestSales(db: Db, limit: number): Promise<SaleListRow[]> {
+  return rows<SaleListRow>(
+    db.query(
+      `SELECT a.id, a.title, a.starts_at, a.ends_at, a.state, a.warmup_status, s.initial_stock, s.available, s.held_back
+         FROM seckill_activity a JOIN seckill_stock s ON s.activity_id = a.id AND s.sku_id = a.sku_id
+        ORDER BY a.created_at DESC, a.id DESC LIMIT ${Number(limit)}`,
+    ),
+  );
 }

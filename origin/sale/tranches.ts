@@ -15,8 +15,14 @@
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
 import { inTransaction, type Db } from '../platform/db/pool.js';
-import { affected, insertId, one, rows } from '../platform/db/rows.js';
-import { StockReleaseStatus } from '../platform/db/statuses.js';
+import { addReleasedUnits, heldBackOfActivity, lockHeldBack, reduceHeldBack } from './stock-row-store.js';
+import {
+  claimReleases,
+  insertRelease,
+  markReleaseApplied,
+  releaseUnitTotals,
+  type ReleaseRow,
+} from './tranche-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
 import { requireActivity } from './sale-store.js';
 
@@ -26,12 +32,7 @@ export const trancheId = (releaseId: string | number) => `release:${releaseId}`;
 /** What this module uses of the origin's context. */
 export type TrancheDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'>;
 
-export interface ReleaseRow {
-  id: string;
-  activity_id: string;
-  sku_id: string;
-  units: number;
-}
+export type { ReleaseRow };
 
 export interface ReleaseAnswer {
   /** Units of this release. */
@@ -51,26 +52,12 @@ export async function releaseUnits(
   const { config, state } = await requireActivity(ctx.db, activityId);
   if (state === 'stopped') throw new ContractError('conflict', `activity ${activityId} is stopped; nothing to release`);
   const { row, heldBack } = await inTransaction(ctx.db, async (tx) => {
-    const stock = (await one<{ held_back: number }>(
-      tx.execute('SELECT held_back FROM seckill_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE', [
-        activityId,
-        config.skuId,
-      ]),
-    ))!;
-    const held = Number(stock.held_back);
+    const sale = { activityId, skuId: config.skuId };
+    const held = await lockHeldBack(tx, sale);
     if (units > held) throw new ContractError('conflict', `only ${held} units are held back; cannot release ${units}`);
-    await tx.execute('UPDATE seckill_stock SET held_back = held_back - ? WHERE activity_id = ? AND sku_id = ?', [
-      units,
-      activityId,
-      config.skuId,
-    ]);
+    await reduceHeldBack(tx, sale, units);
     // attempts = 1: this call applies it right away; ReleaseJob takes it over after the lease.
-    const id = await insertId(
-      tx.execute(
-        'INSERT INTO seckill_stock_release (activity_id, sku_id, units, actor, attempts) VALUES (?, ?, ?, ?, 1)',
-        [activityId, config.skuId, units, actor],
-      ),
-    );
+    const id = await insertRelease(tx, sale, units, actor);
     const row: ReleaseRow = { id, activity_id: activityId, sku_id: config.skuId, units };
     return { row, heldBack: held - units };
   });
@@ -91,19 +78,8 @@ export async function applyRelease(ctx: TrancheDeps, row: ReleaseRow): Promise<b
   const result = await ctx.stock.releaseTranche(sale, { releaseId: trancheId(row.id), units: Number(row.units) });
   if (result.kind === 'not_warmed') return false;
   await inTransaction(ctx.db, async (tx) => {
-    const marked = await affected(
-      tx.execute(
-        `UPDATE seckill_stock_release SET status = ${StockReleaseStatus.APPLIED}, updated_at = NOW(3)
-          WHERE id = ? AND status = ${StockReleaseStatus.PENDING}`,
-        [row.id],
-      ),
-    );
-    if (marked === 1)
-      await tx.execute('UPDATE seckill_stock SET available = available + ? WHERE activity_id = ? AND sku_id = ?', [
-        row.units,
-        sale.activityId,
-        sale.skuId,
-      ]);
+    const marked = await markReleaseApplied(tx, row.id);
+    if (marked === 1) await addReleasedUnits(tx, sale, row.units);
   });
   // Units are back: clear the sold-out flag (a transition publishes), else publish the new figures.
   if (!ctx.publisher.setSoldOut(activityId, false)) await ctx.publisher.publish(activityId);
@@ -112,16 +88,9 @@ export async function applyRelease(ctx: TrancheDeps, row: ReleaseRow): Promise<b
 
 /** Held back and committed-but-not-applied units of a sale: what is not on sale in Redis. */
 export async function notReleased(db: Db, activityId: string) {
-  const { PENDING, APPLIED } = StockReleaseStatus;
-  const row = (await one<{ held_back: number; pending: number; applied: number }>(
-    db.execute(
-      `SELECT (SELECT COALESCE(SUM(held_back), 0) FROM seckill_stock WHERE activity_id = ?) AS held_back,
-              (SELECT COALESCE(SUM(units), 0) FROM seckill_stock_release WHERE activity_id = ? AND status = ${PENDING}) AS pending,
-              (SELECT COALESCE(SUM(units), 0) FROM seckill_stock_release WHERE activity_id = ? AND status = ${APPLIED}) AS applied`,
-      [activityId, activityId, activityId],
-    ),
-  ))!;
-  return { heldBack: Number(row.held_back), pending: Number(row.pending), applied: Number(row.applied) };
+  const heldBack = await heldBackOfActivity(db, activityId);
+  const { pending, applied } = await releaseUnitTotals(db, activityId);
+  return { heldBack, pending, applied };
 }
 
 /** Finishes releases left pending: Redis was down, the origin died, or the sale was not warm yet. */
@@ -132,24 +101,7 @@ export class ReleaseJob extends PeriodicJob {
 
   async round(): Promise<boolean> {
     const { OUTBOX_BATCH_SIZE: batch, OUTBOX_CLAIM_LEASE_MS: leaseMs } = this.ctx.config;
-    const claimed = await inTransaction(this.ctx.db, async (tx) => {
-      const due = await rows<ReleaseRow>(
-        tx.query(
-          `SELECT id, activity_id, sku_id, units FROM seckill_stock_release
-            WHERE status = ${StockReleaseStatus.PENDING} AND (attempts = 0 OR updated_at < NOW(3) - INTERVAL ? SECOND)
-            ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`,
-          [leaseMs / 1000],
-        ),
-      );
-      if (due.length > 0)
-        await tx.query(
-          `UPDATE seckill_stock_release SET attempts = attempts + 1, updated_at = NOW(3) WHERE id IN (${due
-            .map(() => '?')
-            .join(', ')})`,
-          due.map((r) => r.id),
-        );
-      return due;
-    });
+    const claimed = await inTransaction(this.ctx.db, (tx) => claimReleases(tx, batch, leaseMs));
     for (const row of claimed) await applyRelease(this.ctx, row);
     return false;
   }

@@ -17,7 +17,7 @@
 import { setState, warmup, type ActivityOperationsDeps } from './operations.js';
 import { verifyWarmup, type WarmupCheckDeps, type WarmupVerification } from './warmup-check.js';
 import type { OriginContext } from '../context.js';
-import { affected, rows } from '../platform/db/rows.js';
+import { claimWarmupStep, finishWarmupVerification, salesDueForWarmup, WarmupStatus } from './sale-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
 
 /** What this module uses of the origin's context. */
@@ -46,37 +46,22 @@ export class WarmupJob extends PeriodicJob {
   }
 
   /** Activities in step `from` (or stuck in `claimed` past the lease) starting before `startsBefore`. */
-  private async due(from: string, claimed: string, startsBefore: number, now: number, notStarted = false) {
-    const due = await rows<{ id: string }>(
-      this.ctx.db.query(
-        `SELECT id FROM seckill_activity
-        WHERE state <> 'stopped' AND ends_at > ? AND starts_at <= ? ${notStarted ? 'AND starts_at > ?' : ''}
-          AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))
-        ORDER BY starts_at LIMIT ${BATCH}`,
-        [
-          new Date(now),
-          new Date(startsBefore),
-          ...(notStarted ? [new Date(now)] : []),
-          from,
-          claimed,
-          new Date(now - this.ctx.config.WARMUP_CLAIM_LEASE_MS),
-        ],
-      ),
-    );
-    return due.map((r) => String(r.id));
+  private async due(from: WarmupStatus, claimed: WarmupStatus, startsBefore: number, now: number, notStarted = false) {
+    return salesDueForWarmup(this.ctx.db, {
+      from,
+      claimed,
+      now: new Date(now),
+      startsBefore: new Date(startsBefore),
+      ...(notStarted ? { startsAfter: new Date(now) } : {}),
+      leaseExpired: new Date(now - this.ctx.config.WARMUP_CLAIM_LEASE_MS),
+      limit: BATCH,
+    });
   }
 
   /** The conditional claim: true for exactly one origin. */
-  private async claim(activityId: string, from: string, to: string): Promise<boolean> {
+  private async claim(activityId: string, from: WarmupStatus, to: WarmupStatus): Promise<boolean> {
     const leaseExpired = new Date(Date.now() - this.ctx.config.WARMUP_CLAIM_LEASE_MS);
-    const claimed = await affected(
-      this.ctx.db.query(
-        `UPDATE seckill_activity SET warmup_status = ?, warmup_claimed_at = ?
-          WHERE id = ? AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))`,
-        [to, new Date(), activityId, from, to, leaseExpired],
-      ),
-    );
-    return claimed === 1;
+    return claimWarmupStep(this.ctx.db, activityId, from, to, leaseExpired);
   }
 
   private async warm(activityId: string): Promise<void> {
@@ -106,11 +91,8 @@ export class WarmupJob extends PeriodicJob {
       );
       return;
     }
-    const status = result.ok ? 'verified' : 'mismatch';
-    await this.ctx.db.query(
-      "UPDATE seckill_activity SET warmup_status = ? WHERE id = ? AND warmup_status = 'verifying'",
-      [status, activityId],
-    );
+    const status = result.ok ? WarmupStatus.VERIFIED : WarmupStatus.MISMATCH;
+    await finishWarmupVerification(this.ctx.db, activityId, status);
     this.ctx.metrics.warmups.inc({ outcome: status });
     if (result.ok) {
       this.ctx.log.info({ activityId }, 'warm-up verified');

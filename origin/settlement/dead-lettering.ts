@@ -5,7 +5,9 @@
  * the locking read below and the one in settle.ts make one of the two transactions wait.
  */
 import { inTransaction, type Db } from '../platform/db/pool.js';
-import { one } from '../platform/db/rows.js';
+import { recordDeadLetterRow, setRestocked } from '../recovery/dead-letter-store.js';
+import { lockOrderOfReservation } from '../orders/order-store.js';
+import { availableUnits } from '../sale/stock-row-store.js';
 import type { Sale, StockStore } from '../redis/stock-store.js';
 import type { ReservationEvent } from './event.js';
 import type { SettleTarget } from './settle.js';
@@ -20,27 +22,18 @@ export async function recordDeadLetter(
   reason: string,
 ): Promise<'recorded' | 'already_settled'> {
   return inTransaction(db, async (tx) => {
-    const order = await one<{ id: string }>(
-      tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [e.reservationId]),
-    );
-    if (order) return 'already_settled' as const;
-    await tx.execute(
-      `INSERT INTO seckill_dead_letter (activity_id, sku_id, reservation_id, user_id, quantity, stream_id, deliveries, reason, payload)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE deliveries = GREATEST(deliveries, VALUES(deliveries)),
-         stream_id = VALUES(stream_id), reason = VALUES(reason), status = IF(status = 'retried', 'open', status)`,
-      [
-        target.activityId,
-        target.skuId,
-        e.reservationId,
-        e.userId,
-        e.quantity,
-        e.streamId,
-        deliveries,
-        reason.slice(0, 255),
-        JSON.stringify(e),
-      ],
-    );
+    if (await lockOrderOfReservation(tx, e.reservationId)) return 'already_settled' as const;
+    await recordDeadLetterRow(tx, {
+      activityId: target.activityId,
+      skuId: target.skuId,
+      reservationId: e.reservationId,
+      userId: e.userId,
+      quantity: e.quantity,
+      streamId: e.streamId,
+      deliveries,
+      reason,
+      payload: JSON.stringify(e),
+    });
     return 'recorded' as const;
   });
 }
@@ -55,13 +48,7 @@ export async function compensate(
   target: SettleTarget & Sale,
   e: ReservationEvent,
 ): Promise<number | null> {
-  const stock = await one<{ available: number }>(
-    db.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ?', [
-      target.activityId,
-      target.skuId,
-    ]),
-  );
-  const cap = stock ? Number(stock.available) : -1;
+  const cap = (await availableUnits(db, target)) ?? -1;
   const released = await store.release(target, {
     reservationId: e.reservationId,
     userId: e.userId,
@@ -82,9 +69,6 @@ export async function deadLetter(
   if ((await recordDeadLetter(db, target, e, deliveries, reason)) === 'already_settled') return 'already_settled';
   const restocked = await compensate(db, store, target, e);
   if (restocked === null) return 'redis_not_warm';
-  await db.execute(
-    'UPDATE seckill_dead_letter SET restocked = ?, updated_at = CURRENT_TIMESTAMP(3) WHERE reservation_id = ?',
-    [restocked, e.reservationId],
-  );
+  await setRestocked(db, e.reservationId, restocked);
   return 'dead_lettered';
 }

@@ -8,11 +8,12 @@
  * The caller XACKs only after this returns. One commit per batch instead of one per order.
  */
 import { createHash } from 'node:crypto';
-import { isId } from '../../contract/ids.js';
 import { recordCreatedEvents } from '../orders/order-events.js';
 import { inTransaction, isDuplicateKey, type Db, type Tx } from '../platform/db/pool.js';
 import { affected, one, rows } from '../platform/db/rows.js';
-import { OrderStatus } from '../platform/db/statuses.js';
+import { insertPendingOrders, lockOrderOfReservation, orderOwners, saleLiterals } from '../orders/order-store.js';
+import { deadLetteredInShareMode } from '../recovery/dead-letter-store.js';
+import { availableUnits, deductAvailable, logDeductions } from '../sale/stock-row-store.js';
 import { decideSettlement, type SaleFacts, type SettleOutcome } from './decide.js';
 import type { ReservationEvent } from './event.js';
 
@@ -46,25 +47,12 @@ export async function settleReservation(db: Db, target: SettleTarget, e: Reserva
   return (await settleBatch(db, target, [e])).get(e.reservationId)!;
 }
 
-const ORDER_COLUMNS =
-  '(order_no, reservation_id, request_id, activity_id, sku_id, user_id, quantity, status, expire_at, trace_id)';
-const LOG_COLUMNS = '(activity_id, sku_id, biz_id, change_type, quantity)';
-
-const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
-
 // The batch statements are prepared (`execute`): MariaDB then neither parses thousands of literals
 // per batch nor does the client escape them — about a third less server CPU per order
 // (docs/performance.md). One statement per sale and batch size; a connection keeps the recent ones
 // (MYSQL_PREPARED_STATEMENTS), and under a backlog nearly every batch is full, so they are reused.
 // The sale's ids, the same in every row, are written into the statement instead of sent as two
 // parameters per row: a quarter fewer parameters for the client to encode and the server to bind.
-
-/** The sale's ids as SQL literals: decimal ids only (contract/ids.ts), so nothing else reaches the text. */
-function saleLiterals(target: SettleTarget): { activity: string; sku: string } {
-  if (!isId(target.activityId) || !isId(target.skuId))
-    throw new Error(`not a sale: activity ${target.activityId}, sku ${target.skuId}`);
-  return { activity: target.activityId, sku: target.skuId };
-}
 
 /** The conditional stock UPDATE matched no row: MySQL has fewer units than the batch needs. */
 class StockShort extends Error {}
@@ -148,13 +136,7 @@ async function readSaleFacts(tx: Tx, target: SettleTarget, events: ReservationEv
   let left = Number.POSITIVE_INFINITY;
   if (mode === 'stockFirst') {
     // Batches of this activity take turns; every read below sees what the batches before committed.
-    const stock = await one<{ available: number }>(
-      tx.execute('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE', [
-        activityId,
-        skuId,
-      ]),
-    );
-    left = stock ? Number(stock.available) : 0;
+    left = (await availableUnits(tx, target, { lock: true })) ?? 0;
   }
   // One read answers both "order exists for this reservation" (duplicate) and "the user already
   // has another order in this sale" (surplus): a reservation's order is its user's order here.
@@ -162,25 +144,14 @@ async function readSaleFacts(tx: Tx, target: SettleTarget, events: ReservationEv
   const orderOf = new Map<string, string>();
   if (mode !== 'firstDelivery') {
     const users = [...new Set(events.map((e) => e.userId))];
-    const owners = await rows<{ user_id: string; reservation_id: string }>(
-      tx.execute(
-        `SELECT user_id, reservation_id FROM seckill_order WHERE activity_id = ? AND sku_id = ? AND user_id IN (${marks(users.length)})`,
-        [activityId, skuId, ...users],
-      ),
-    );
+    const owners = await orderOwners(tx, target, users);
     for (const o of owners) orderOf.set(String(o.user_id), o.reservation_id);
   }
   // Excludes concurrent dead-lettering (see dead-lettering.ts): a shared lock on the sale's range of
   // dead letters makes a dead letter written meanwhile wait for this COMMIT (and then find the
   // order), while other consumers' batches share it. One range read instead of a lookup per
   // reservation (measured: docs/performance.md); a sale has few dead letters.
-  const dead = await rows<{ reservation_id: string; status: string }>(
-    tx.execute('SELECT reservation_id, status FROM seckill_dead_letter WHERE activity_id = ? LOCK IN SHARE MODE', [
-      activityId,
-    ]),
-  );
-  const deadLettered = new Set<string>();
-  for (const r of dead) if (r.status !== 'retried') deadLettered.add(r.reservation_id);
+  const deadLettered = await deadLetteredInShareMode(tx, activityId);
   return { orderOf, deadLettered, left };
 }
 
@@ -197,18 +168,18 @@ async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEve
   // Once per order (a SHA-256 each): the order rows and the order events both carry it.
   const orderNos = winners.map((e) => orderNoFor(e.reservationId));
   try {
-    const row = `(?, ?, ?, ${sale.activity}, ${sale.sku}, ?, ?, ${OrderStatus.PENDING}, ?, ?)`;
-    await tx.execute(
-      `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${winners.map(() => row).join(', ')}`,
-      winners.flatMap((e, i) => [
-        orderNos[i]!,
-        e.reservationId,
-        storedRequestId(target, e),
-        e.userId,
-        e.quantity,
-        expireAt,
-        e.traceId || null,
-      ]),
+    await insertPendingOrders(
+      tx,
+      target,
+      winners.map((e, i) => ({
+        orderNo: orderNos[i]!,
+        reservationId: e.reservationId,
+        requestId: storedRequestId(target, e),
+        userId: e.userId,
+        quantity: e.quantity,
+        traceId: e.traceId || null,
+      })),
+      expireAt,
     );
   } catch (err) {
     // Not foreseen by the reads (another consumer's order committed since), or not read at all (a
@@ -217,19 +188,12 @@ async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEve
     if (mode === 'firstDelivery' && isDuplicateKey(err)) throw new NotFirstSettlement();
     if (!isDuplicateKey(err) || winners.length > 1) throw err;
     const e = winners[0]!;
-    const mine = await one<{ id: string }>(
-      tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [e.reservationId]),
-    );
+    const mine = await lockOrderOfReservation(tx, e.reservationId);
     return { kind: 'classified', reservationId: e.reservationId, outcome: mine ? 'duplicate' : 'surplus' };
   }
-  await tx
-    .execute(
-      `INSERT INTO seckill_stock_log ${LOG_COLUMNS} VALUES ${winners.map(() => `(${sale.activity}, ${sale.sku}, ?, 'DEDUCT', ?)`).join(', ')}`,
-      winners.flatMap((e) => [e.reservationId, e.quantity]),
-    )
-    .catch((err) => {
-      throw mode === 'firstDelivery' && isDuplicateKey(err) ? new NotFirstSettlement() : err;
-    });
+  await logDeductions(tx, target, winners).catch((err) => {
+    throw mode === 'firstDelivery' && isDuplicateKey(err) ? new NotFirstSettlement() : err;
+  });
   if (target.orderEvents) {
     await recordCreatedEvents(
       tx,
@@ -243,13 +207,7 @@ async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEve
     );
   }
   const deducted = winners.reduce((sum, e) => sum + e.quantity, 0);
-  const updated = await affected(
-    tx.execute(
-      `UPDATE seckill_stock SET available = available - ?, updated_at = CURRENT_TIMESTAMP(3)
-        WHERE activity_id = ? AND sku_id = ? AND available >= ?`,
-      [deducted, activityId, skuId, deducted],
-    ),
-  );
+  const updated = await deductAvailable(tx, target, deducted);
   if (updated !== 1) {
     // Locked first, the count above was exact, so this cannot happen; if it does, nothing commits.
     if (mode === 'stockFirst') throw new Error('stock changed under a locked row');

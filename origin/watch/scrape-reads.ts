@@ -9,7 +9,7 @@ import { publicState, type PublicState } from '../../contract/activity.js';
 import type { OriginContext } from '../context.js';
 import { poolState, readServerStatus } from '../platform/db/server-status.js';
 import { collectOrderEventGauges } from '../orders/order-event-routes.js';
-import { openDeadLetterCounts } from '../recovery/dead-letter-admin.js';
+import { openDeadLetterCounts } from '../recovery/dead-letter-store.js';
 import { collectStreamGauges } from '../settlement/stream-stats.js';
 import { edgeFiguresSink, fetchEdgeFigures } from './edge-figures.js';
 import { CounterMirror } from './mirror.js';

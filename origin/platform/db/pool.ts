@@ -3,6 +3,8 @@ import mysql from 'mysql2/promise';
 
 export type Db = mysql.Pool;
 export type Tx = mysql.PoolConnection;
+/** The pool or one transaction's connection: a store function run alone or inside a caller's transaction. */
+export type DbOrTx = Pick<Db, 'query' | 'execute'>;
 
 /**
  * `preparedPerConnection`: how many prepared statements each connection keeps (least recently used
