@@ -8,6 +8,7 @@ import { SnapshotPublisher } from './sale/snapshot-publisher.js';
 import { findActivity } from './sale/sale-store.js';
 import type { OriginConfig } from './platform/config.js';
 import { createPool, observeTransactions, type Db } from './platform/db/pool.js';
+import { pingMysql } from './platform/db/server-status.js';
 import { createEdgePush, type EdgePush } from './platform/edge-push.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { FailoverGate } from './recovery/failover-watch.js';
@@ -73,7 +74,7 @@ export async function createOriginContext(
     keyPrefix: config.REDIS_KEY_PREFIX,
     wait: { replicas: config.REDIS_WAIT_REPLICAS, timeoutMs: config.REDIS_WAIT_TIMEOUT_MS },
   });
-  await db.query('SELECT 1');
+  await pingMysql(db);
 
   const pushEdge = createEdgePush({
     edgeUrl: config.EDGE_URL,

@@ -14,18 +14,14 @@
 import type { OriginContext } from '../context.js';
 import { signedPut, type PushOptions } from '../platform/edge-push.js';
 import { PeriodicJob } from '../platform/periodic.js';
-import { one, rows } from '../platform/db/rows.js';
+import { deniedUserIds, markDenyPushed, unpushedDenyChanges, writeDenied, type DenyEntry } from './deny-store.js';
 import { applyDenyToSales } from './sale-rules.js';
 
 /** What this module uses of the origin's context. */
 export type DenyListDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'stock'>;
 
 /** One entry of a push: the row's state and its revision (the edge keeps the newest it was told). */
-export interface DenyEntry {
-  userId: string;
-  denied: boolean;
-  revision: number;
-}
+export type { DenyEntry };
 
 type DenyRow = DenyEntry;
 
@@ -47,17 +43,7 @@ function pushOf(ctx: DenyListDeps): DenyPush {
 
 /** Denies or lifts; answers whether the edge confirmed it (else DenyPushJob keeps trying). */
 export async function setDenied(ctx: DenyListDeps, userId: string, denied: boolean, actor: string) {
-  await ctx.db.query(
-    `INSERT INTO seckill_deny_list (user_id, denied, actor) VALUES (?, ?, ?)
-       ON DUPLICATE KEY UPDATE denied = ?, actor = ?, revision = revision + 1, updated_at = NOW(3)`,
-    [userId, denied ? 1 : 0, actor, denied ? 1 : 0, actor],
-  );
-  // The row as it stands now, state and revision together: a concurrent change of the same user may
-  // have landed in between, and then its state is the one that goes with the newest revision.
-  const row = (await one<{ denied: number; revision: number }>(
-    ctx.db.query('SELECT denied, revision FROM seckill_deny_list WHERE user_id = ?', [userId]),
-  ))!;
-  const entry = { userId, denied: Number(row.denied) === 1, revision: Number(row.revision) };
+  const entry = await writeDenied(ctx.db, userId, denied, actor);
   // In force at the origin before the answer (every decision after it obeys), then at the edge.
   const sales = await applyDenyToSales(ctx, entry);
   ctx.log.info(
@@ -74,12 +60,7 @@ async function confirmPushed(ctx: DenyListDeps, rows: DenyRow[]): Promise<boolea
   const ok = await pushOf(ctx)(rows);
   if (!ok) return false;
   // Only the revision that was pushed counts: a newer change in between is pushed again.
-  for (const r of rows)
-    await ctx.db.query('UPDATE seckill_deny_list SET pushed_revision = ? WHERE user_id = ? AND pushed_revision < ?', [
-      r.revision,
-      r.userId,
-      r.revision,
-    ]);
+  for (const r of rows) await markDenyPushed(ctx.db, r.userId, r.revision);
   return true;
 }
 
@@ -92,23 +73,11 @@ export class DenyPushJob extends PeriodicJob {
   async round(): Promise<boolean> {
     if (!this.ctx.config.EDGE_URL) return false;
     const batch = this.ctx.config.DENY_PUSH_BATCH;
-    const changed = await rows<{ user_id: string; denied: number; revision: number }>(
-      this.ctx.db.query(
-        `SELECT user_id, denied, revision FROM seckill_deny_list WHERE pushed_revision < revision ORDER BY user_id LIMIT ${batch}`,
-      ),
-    );
-    const entries: DenyRow[] = changed.map((r) => ({
-      userId: String(r.user_id),
-      denied: Number(r.denied) === 1,
-      revision: Number(r.revision),
-    }));
+    const entries: DenyRow[] = await unpushedDenyChanges(this.ctx.db, batch);
     const pushed = await confirmPushed(this.ctx, entries);
     return pushed && entries.length === batch;
   }
 }
 
-/** Every denied user, in one query: the lottery draw reads the list once, when it decides. */
-export async function deniedUserIds(db: OriginContext['db']): Promise<Set<string>> {
-  const denied = await rows<{ user_id: string }>(db.query('SELECT user_id FROM seckill_deny_list WHERE denied = 1'));
-  return new Set(denied.map((r) => String(r.user_id)));
-}
+/** Every denied user (the deny store's query), for the lottery draw. */
+export { deniedUserIds };

@@ -30,8 +30,8 @@
 import type { Eligibility } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { rows } from '../platform/db/rows.js';
-import { liveActivityIds } from '../sale/sale-store.js';
+import { denyPage } from './deny-store.js';
+import { knownActivityIds, liveActivityIds } from '../sale/sale-store.js';
 import type { DenyRevision, Sale } from '../redis/stock-store.js';
 
 /** What this module uses of the origin's context. */
@@ -57,19 +57,11 @@ export async function loadSaleRules(
   await ctx.stock.setEligibility(sale, eligibilityField(rule), true);
   let after = '0'; // user ids are positive BIGINTs
   for (;;) {
-    const page = await rows<{ user_id: string; denied: number; revision: number }>(
-      ctx.db.query(
-        `SELECT user_id, denied, revision FROM seckill_deny_list WHERE user_id > ? ORDER BY user_id LIMIT ${LOAD_PAGE}`,
-        [after],
-      ),
-    );
+    const page = await denyPage(ctx.db, after, LOAD_PAGE);
     if (page.length === 0) return;
-    await ctx.stock.applyDeny(
-      sale,
-      page.map((r) => ({ userId: String(r.user_id), denied: Number(r.denied) === 1, revision: Number(r.revision) })),
-    );
+    await ctx.stock.applyDeny(sale, page);
     if (page.length < LOAD_PAGE) return;
-    after = String(page[page.length - 1]!.user_id);
+    after = page[page.length - 1]!.userId;
   }
 }
 
@@ -108,8 +100,5 @@ export async function applyDenyToSales(ctx: SaleRulesDeps, entry: DenyRevision):
  */
 async function knownActivities(ctx: Pick<SaleRulesDeps, 'db'>, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const found = await rows<{ id: string }>(
-    ctx.db.query(`SELECT id FROM seckill_activity WHERE id IN (${ids.map(() => '?').join(', ')})`, ids),
-  );
-  return new Set(found.map((r) => String(r.id)));
+  return knownActivityIds(ctx.db, ids);
 }

@@ -6,7 +6,7 @@
  *   the token's operator is, the reads the admin API has no route for — the sales list, one sale's
  *   live view, the cleanup checklist, the end-of-sale report — and the create form's check. Every
  *   action the console offers calls the admin API itself.
- * Registered before the other /admin routes (http/app.ts), so the shell is answered before their
+ * Registered before the other /admin routes (origin/app.ts), so the shell is answered before their
  * token check.
  */
 import { readdirSync, readFileSync } from 'node:fs';

@@ -13,7 +13,7 @@ const STATE_OPTIONS = ['open', 'paused'];
 const ADMISSION_OPTIONS = ['fcfs', 'lottery'];
 const OVERFLOW_OPTIONS = ['reject', 'queue'];
 
-/** Every option of POST /admin/activities (origin/activity/store.ts createActivitySchema), in form order. */
+/** Every option of POST /admin/activities (origin/sale/sale-store.ts createActivitySchema), in form order. */
 const FIELDS = [
   { name: 'activityId', label: 'Activity id', kind: 'id', required: true },
   { name: 'skuId', label: 'SKU id', kind: 'id', required: true },

@@ -1,5 +1,5 @@
 /**
- * What the operator console reads (origin/console/, served by http/console-routes.ts): the sales
+ * What the operator console reads (origin/console/, served by console-routes.ts): the sales
  * list and one sale's live view. Only reads; every action of the console is a call to the existing
  * admin API, so each rule and its log line stay in one place.
  */

@@ -12,7 +12,7 @@ import {
   orderEventFigures,
   retryParked,
   type OrderEventRow,
-} from './order-events.js';
+} from './order-event-store.js';
 import { adminToken } from '../platform/http/middleware.js';
 import type { OriginEnv } from '../platform/http/types.js';
 

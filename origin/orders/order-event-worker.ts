@@ -1,6 +1,6 @@
 /**
  * The order-event worker (docs/design.md §10): delivers order_event_outbox rows to ORDER_EVENTS_URL.
- * A round claims due rows with a lease (origin/orders/order-events.ts: `FOR UPDATE SKIP LOCKED`,
+ * A round claims due rows with a lease (origin/orders/order-event-store.ts: `FOR UPDATE SKIP LOCKED`,
  * committed before any POST), POSTs each signed event — at most ORDER_EVENTS_CONCURRENCY at once;
  * a claim never holds two events of one order, as an order's later event is not claimed while an
  * earlier one is undelivered, so each order's events arrive in order — then deletes the rows
@@ -37,7 +37,7 @@ import {
   type FailedTry,
   type OrderEvent,
   type OrderEventRow,
-} from './order-events.js';
+} from './order-event-store.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import { PeriodicJob } from '../platform/periodic.js';

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { ContractError } from '../../contract/errors.js';
 import { checkEdgeHeaders } from '../../contract/signing.js';
 import type { OriginContext } from '../context.js';
-import { recordOrderEventsOf } from './order-events.js';
+import { recordOrderEventsOf } from './order-event-store.js';
 import { inTransaction } from '../platform/db/pool.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
 import { affected, one } from '../platform/db/rows.js';

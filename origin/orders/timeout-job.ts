@@ -10,7 +10,7 @@
  * NOW(3)`: a row paid or timed out by someone else in between is no longer a candidate.
  */
 import type { OriginContext } from '../context.js';
-import { recordOrderEventsOf } from './order-events.js';
+import { recordOrderEventsOf } from './order-event-store.js';
 import { inTransaction } from '../platform/db/pool.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
 import { PeriodicJob } from '../platform/periodic.js';

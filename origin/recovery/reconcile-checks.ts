@@ -4,7 +4,7 @@
  * why each term is there are in reconcile.ts's header.
  */
 import type { LedgerSnapshot } from '../redis/sale-ledger.js';
-import { OrderStatus } from '../platform/db/statuses.js';
+import { OrderStatus } from '../orders/order-status.js';
 
 export interface Check {
   name: string;

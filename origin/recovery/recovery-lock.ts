@@ -5,14 +5,11 @@
  *
  * The lock is MySQL's (`GET_LOCK`), not Redis's: Redis is what just failed. One dedicated connection
  * holds it for the whole recovery; it is released on the way out, and MySQL releases it by itself
- * when that connection dies with its process. The name is per database and activity (locks are
- * server-wide; stacks sharing a MariaDB never block each other), hashed to fit the 64-character limit.
+ * when that connection dies with its process. The statements: recovery-lock-store.ts.
  */
 import { ContractError } from '../../contract/errors.js';
 import type { Db } from '../platform/db/pool.js';
-import { one } from '../platform/db/rows.js';
-
-const LOCK_NAME = "CONCAT('seckill_recover:', SHA1(CONCAT(COALESCE(DATABASE(), ''), '/', ?)))";
+import { getRecoveryLock, releaseRecoveryLock } from './recovery-lock-store.js';
 
 /**
  * Runs `work` while holding the sale's recovery lock, waiting at most `waitMs` (RECOVER_LOCK_WAIT_MS)
@@ -28,13 +25,10 @@ export async function withRecoveryLock<T>(
   let held = false;
   let healthy = true;
   try {
-    const got = await one<{ got: number | null }>(
-      conn.query(`SELECT GET_LOCK(${LOCK_NAME}, ?) AS got`, [activityId, waitMs / 1000]),
-    ).catch((err: unknown) => {
+    held = await getRecoveryLock(conn, activityId, waitMs).catch((err: unknown) => {
       healthy = false;
       throw err;
     });
-    held = Number(got?.got) === 1;
     if (!held)
       throw new ContractError(
         'busy',
@@ -45,7 +39,7 @@ export async function withRecoveryLock<T>(
   } finally {
     // A connection that could not say RELEASE_LOCK may still hold it: end its session instead of pooling it.
     if (held)
-      healthy = await conn.query(`DO RELEASE_LOCK(${LOCK_NAME})`, [activityId]).then(
+      healthy = await releaseRecoveryLock(conn, activityId).then(
         () => true,
         () => false,
       );

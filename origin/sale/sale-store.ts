@@ -449,3 +449,11 @@ export async function latestSales(db: Db, limit: number): Promise<SaleListRow[]>
     ),
   );
 }
+
+/** Which of these ids are activities of this database. */
+export async function knownActivityIds(db: Db, ids: string[]): Promise<Set<string>> {
+  const found = await rows<{ id: string }>(
+    db.query(`SELECT id FROM seckill_activity WHERE id IN (${ids.map(() => '?').join(', ')})`, ids),
+  );
+  return new Set(found.map((r) => String(r.id)));
+}

@@ -8,7 +8,7 @@
  * The caller XACKs only after this returns. One commit per batch instead of one per order.
  */
 import { createHash } from 'node:crypto';
-import { recordCreatedEvents } from '../orders/order-events.js';
+import { recordCreatedEvents } from '../orders/order-event-store.js';
 import { inTransaction, isDuplicateKey, type Db, type Tx } from '../platform/db/pool.js';
 import { affected, one, rows } from '../platform/db/rows.js';
 import { insertPendingOrders, lockOrderOfReservation, orderOwners, saleLiterals } from '../orders/order-store.js';

@@ -6,6 +6,7 @@
 import { Hono } from 'hono';
 import type { OriginContext } from '../context.js';
 import { ScrapeReads, setPoolGauges } from './scrape-reads.js';
+import { pingMysql } from '../platform/db/server-status.js';
 import { bearerToken } from '../platform/http/middleware.js';
 import type { OriginEnv } from '../platform/http/types.js';
 
@@ -18,7 +19,7 @@ export function opsRoutes(ctx: OriginContext) {
   }
 
   app.get('/healthz', async (c) => {
-    const [redis, mysql] = await Promise.allSettled([ctx.stock.ping(), ctx.db.query('SELECT 1')]);
+    const [redis, mysql] = await Promise.allSettled([ctx.stock.ping(), pingMysql(ctx.db)]);
     const body = {
       ok: redis.status === 'fulfilled' && mysql.status === 'fulfilled',
       redis: redis.status === 'fulfilled',

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { reconcileChecks, type DbFigures, type RedisFigures } from '../../origin/recovery/reconcile-checks.js';
 import type { LedgerSnapshot } from '../../origin/redis/sale-ledger.js';
-import { OrderStatus } from '../../origin/platform/db/statuses.js';
+import { OrderStatus } from '../../origin/orders/order-status.js';
 
 const order = (reservationId: string, quantity = 1, status: number = OrderStatus.PENDING) => ({
   reservationId,

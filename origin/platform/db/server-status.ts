@@ -1,9 +1,14 @@
 /**
- * What /metrics shows of the MySQL server and this process's pool: statements running, sessions
+ * Whether the MySQL server answers, and what /metrics shows of it and of this process's pool: statements running, sessions
  * connected against max_connections, the server's slow-query count, and the pool's own use.
  */
 import type { Db } from './pool.js';
 import { rows } from './rows.js';
+
+/** One round trip to the server (`SELECT 1`): start-up and /healthz ask whether MySQL answers. */
+export async function pingMysql(db: Db): Promise<void> {
+  await db.query('SELECT 1');
+}
 
 export interface ServerStatus {
   threadsRunning: number;

@@ -2,7 +2,7 @@
  * The order_event_outbox table (docs/design.md §10 "Downstream order events"): rows written in the same
  * transaction as the order change they announce, claimed, deleted once delivered, or parked by
  * the order-event worker (origin/orders/order-event-worker.ts); listed and retried by the
- * admin routes. One place for its SQL.
+ * admin routes (order-event-routes.ts). Every statement on the table is here.
  *
  * An event's id is `<orderNo>:<type>`: an order is created, paid and timed out at most once each,
  * so the id is stable across redeliveries, replays and retries, and the unique key makes every
@@ -18,13 +18,16 @@
 import { randomBytes } from 'node:crypto';
 import { inTransaction, type Db, type Tx } from '../platform/db/pool.js';
 import { affected, one, rows } from '../platform/db/rows.js';
-import { OrderEventStatus } from '../platform/db/statuses.js';
 
 export const ORDER_EVENT_TYPES = ['order.created', 'order.paid', 'order.timed_out'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
-/** Delivered events are deleted: what is left is pending (due or backing off) or parked. */
-export { OrderEventStatus };
+/**
+ * `order_event_outbox.status` (schema/005). Delivered events are deleted: what is left is pending
+ * (due or backing off) or parked (after ORDER_EVENTS_MAX_ATTEMPTS; an admin retries it). 1 is unused.
+ */
+export const OrderEventStatus = { PENDING: 0, PARKED: 2 } as const;
+export type OrderEventStatus = (typeof OrderEventStatus)[keyof typeof OrderEventStatus];
 export type OrderEventStatusName = 'pending' | 'parked';
 const STATUS_BY_NAME: Record<OrderEventStatusName, number> = {
   pending: OrderEventStatus.PENDING,
@@ -123,7 +126,7 @@ const NAME_BY_STATUS = Object.fromEntries(Object.entries(STATUS_BY_NAME).map(([k
 >;
 
 /** A row as SELECT_ROW reads it. */
-interface OutboxRow {
+interface OrderEventOutboxRow {
   seq: string;
   event_id: string;
   type: OrderEventType;
@@ -139,7 +142,7 @@ interface OutboxRow {
   payload: string | null;
 }
 
-function toRow(r: OutboxRow): OrderEventRow {
+function toRow(r: OrderEventOutboxRow): OrderEventRow {
   const activityId = String(r.activity_id);
   const occurredAt = new Date(r.occurred_at);
   const events: OrderEvent[] = r.payload
@@ -210,7 +213,7 @@ export async function claimOrderEvents(tx: Tx, limit: number, leaseMs: number): 
       WHERE seq IN (${marks})`,
     [leaseMs * 1000, ...seqs],
   );
-  const claimed = await rows<OutboxRow>(tx.query(`${SELECT_ROW} WHERE seq IN (${marks}) ORDER BY seq`, seqs));
+  const claimed = await rows<OrderEventOutboxRow>(tx.query(`${SELECT_ROW} WHERE seq IN (${marks}) ORDER BY seq`, seqs));
   // attempts as read after the UPDATE: this claim's try is counted.
   return claimed.map(toRow);
 }
@@ -289,7 +292,7 @@ export async function listOrderEvents(
   limit: number,
   afterSeq = '0',
 ): Promise<OrderEventRow[]> {
-  const listed = await rows<OutboxRow>(
+  const listed = await rows<OrderEventOutboxRow>(
     db.query(
       `${SELECT_ROW} WHERE status = ? AND seq > ? AND event_id NOT LIKE '${BATCH_PREFIX}%' ORDER BY seq LIMIT ${Number(limit)}`,
       [STATUS_BY_NAME[status], afterSeq],
@@ -311,7 +314,7 @@ export async function retryParked(db: Db, eventId: string): Promise<boolean> {
 }
 
 export async function findOrderEvent(db: Db, eventId: string): Promise<OrderEventRow | null> {
-  const found = await one<OutboxRow>(db.execute(`${SELECT_ROW} WHERE event_id = ?`, [eventId]));
+  const found = await one<OrderEventOutboxRow>(db.execute(`${SELECT_ROW} WHERE event_id = ?`, [eventId]));
   return found ? toRow(found) : null;
 }
 
