@@ -16,14 +16,14 @@ import { setReceipt } from './receipt.js';
 import { settingsOf } from './settings.js';
 
 /** What the origin said about a reservation it holds: its current status (a repeat may be `ordered`, `paid`, …). */
-export type ReservationStatus = Pick<ReserveResponse, 'status' | 'orderNo' | 'expireAt'>;
+export type ReservationState = Pick<ReserveResponse, 'status' | 'orderNo' | 'expireAt'>;
 
 /**
  * The origin's decision: a reservation, or (inside a lottery window, by the origin's clock) an entry;
  * `repeat` when the origin answered one it already had. A refusal is a thrown ContractError.
  */
 export type ForwardResult =
-  | { kind: 'reserved'; reservationId: string; repeat: boolean; current: ReservationStatus }
+  | { kind: 'reserved'; reservationId: string; repeat: boolean; current: ReservationState }
   | { kind: 'entered'; entryId: string; repeat: boolean };
 
 export async function forwardPurchase(
@@ -74,7 +74,7 @@ export function queued(
   c: Context<EdgeEnv>,
   reservationId: string,
   outcome: 'queued' | 'repeat',
-  opts: { httpStatus?: 200 | 202; current?: ReservationStatus } = {},
+  opts: { httpStatus?: 200 | 202; current?: ReservationState } = {},
 ) {
   c.set('outcome', outcome);
   c.header('Cache-Control', 'no-store');

@@ -17,7 +17,6 @@ import type { OriginContext } from '../context.js';
 import { recordOrderEventsOf } from './order-event-store.js';
 import { inTransaction } from '../platform/db/pool.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
-import { affected, one } from '../platform/db/rows.js';
 import { OrderStatus } from './order-status.js';
 import { lockOrderByNo, markPaid, recordRefund } from './order-store.js';
 

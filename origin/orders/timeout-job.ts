@@ -14,7 +14,6 @@ import { recordOrderEventsOf } from './order-event-store.js';
 import { inTransaction } from '../platform/db/pool.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
 import { PeriodicJob } from '../platform/periodic.js';
-import { affected, rows } from '../platform/db/rows.js';
 import { OrderStatus } from './order-status.js';
 import { expiredPendingIds, lockOrdersById, markTimedOut } from './order-store.js';
 import { queueRefills } from './refill-outbox-store.js';

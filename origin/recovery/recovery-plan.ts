@@ -29,6 +29,7 @@
  */
 import type { ReservationEvent } from '../redis/reservation-event.js';
 import type { StreamReservation } from '../redis/sale-ledger.js';
+import { DeadLetterStatus } from './dead-letter-store.js';
 
 export type LedgerEvent = Omit<ReservationEvent, 'streamId'>;
 
@@ -38,7 +39,7 @@ export interface RecoveryFacts {
   /** Every order of the sale (any status), as the reservation it settled. */
   orders: LedgerEvent[];
   /** Every dead letter of the sale, with the reservation it holds (its payload) and what compensation gave back. */
-  deadLetters: { event: LedgerEvent; restocked: number; status: 'open' | 'given_up' | 'retried' }[];
+  deadLetters: { event: LedgerEvent; restocked: number; status: DeadLetterStatus }[];
   /** Every `stock_sync_outbox` row of the sale (refills of timed-out orders). */
   outbox: { reservationId: string; quantity: number; pending: boolean }[];
   /** Every reservation of every bucket's Stream, with "still open" (pending or not yet delivered). */
@@ -71,7 +72,7 @@ export function computeRecovery(facts: RecoveryFacts): RecoveryPlan {
   const { stream } = facts;
   const ordered = new Set(facts.orders.map((o) => o.reservationId));
   const holders = new Map<string, string>(facts.orders.map((o) => [o.userId, o.reservationId]));
-  const owning = facts.deadLetters.filter((d) => d.status !== 'retried');
+  const owning = facts.deadLetters.filter((d) => d.status !== DeadLetterStatus.RETRIED);
   const owned = new Set(owning.map((d) => d.event.reservationId));
   const released = new Map<string, { units: number; userId: string }>();
   const restore: LedgerEvent[] = facts.orders.filter((o) => !stream.has(o.reservationId));
@@ -89,7 +90,7 @@ export function computeRecovery(facts: RecoveryFacts): RecoveryPlan {
   }
   for (const d of facts.deadLetters) {
     const id = d.event.reservationId;
-    if (d.status !== 'retried' || ordered.has(id) || stream.get(id)?.open) continue;
+    if (d.status !== DeadLetterStatus.RETRIED || ordered.has(id) || stream.get(id)?.open) continue;
     // Requeued (its units taken, holder set, entry appended), and none of it survived. A surplus
     // release of it (acked, no order of its own) would mean the user has another order.
     if (holders.has(d.event.userId)) continue;

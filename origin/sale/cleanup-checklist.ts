@@ -4,9 +4,8 @@
  * real state, never remembered: the console ticks an item when this says it holds. The cleanup
  * itself is `POST /admin/activities/:id/cleanup` (cleanup.ts), which refuses until items 1-3 hold.
  */
-import { requireActivity, saleOf } from './sale-store.js';
+import { ActivityState, requireActivity, saleOf } from './sale-store.js';
 import type { OriginContext } from '../context.js';
-import { one } from '../platform/db/rows.js';
 import { pendingOrderCount } from '../orders/order-store.js';
 import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
 import { reconcile } from '../recovery/reconcile.js';
@@ -25,7 +24,7 @@ export interface ChecklistItem {
 export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: string) {
   const record = await requireActivity(ctx.db, activityId);
   const sale = saleOf(record);
-  const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
+  const ended = record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt);
   const [group, open, rec, registered, ttls, edge] = await Promise.all([
     ctx.stock.groupInfo(sale),
     Promise.all([refillCount(ctx.db, activityId, OutboxStatus.PENDING), pendingOrderCount(ctx.db, activityId)]).then(
@@ -50,7 +49,12 @@ export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: st
       id: 'ended',
       label: 'The sale has ended',
       ok: ended,
-      detail: record.state === 'stopped' ? 'stopped' : ended ? 'past its end' : `still ${record.state}: stop it first`,
+      detail:
+        record.state === ActivityState.STOPPED
+          ? 'stopped'
+          : ended
+            ? 'past its end'
+            : `still ${record.state}: stop it first`,
     },
     {
       id: 'settled',

@@ -7,10 +7,9 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import { setState, type ActivityOperationsDeps } from './operations.js';
-import { requireActivity, saleOf } from './sale-store.js';
+import { ActivityState, requireActivity, saleOf } from './sale-store.js';
 import type { OriginContext } from '../context.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
-import { one } from '../platform/db/rows.js';
 import { pendingOrderCount } from '../orders/order-store.js';
 import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
 
@@ -21,7 +20,7 @@ export type CleanupDeps = ActivityOperationsDeps &
 
 export async function cleanup(ctx: CleanupDeps, activityId: string) {
   const record = await requireActivity(ctx.db, activityId);
-  const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
+  const ended = record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt);
   if (!ended) throw new ContractError('conflict', 'the sale has not ended: stop it or wait for its end first');
   const sale = saleOf(record);
 
@@ -45,11 +44,11 @@ export async function cleanup(ctx: CleanupDeps, activityId: string) {
     throw new ContractError('conflict', `reconciliation is not clean: ${failing.join(', ')}`);
   }
 
-  if (record.state !== 'stopped') await setState(ctx, activityId, 'stopped');
+  if (record.state !== ActivityState.STOPPED) await setState(ctx, activityId, ActivityState.STOPPED);
   else await ctx.publisher.publish(activityId);
   const retention = ctx.config.CLEANUP_RETENTION_SECONDS;
   await ctx.stock.expire(sale, retention);
   ctx.publisher.setSoldOut(activityId, false);
   ctx.log.info({ activityId, retentionSeconds: retention }, 'sale cleaned up');
-  return { activityId, state: 'stopped' as const, expiresInSeconds: retention, reconciliation: rec };
+  return { activityId, state: ActivityState.STOPPED, expiresInSeconds: retention, reconciliation: rec };
 }

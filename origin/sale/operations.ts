@@ -11,6 +11,7 @@ import type { Sale } from '../redis/stock-store.js';
 import { describeLayout, readReplicaLayout, type ReplicaLayout } from './replica-layout.js';
 import { hasSaleHistory } from './sale-history.js';
 import {
+  ActivityState,
   insertActivity,
   markWarmed,
   requireActivity,
@@ -103,7 +104,7 @@ export async function warmup(
   const sale = saleOf(record);
   // After the end (stopped, or endsAt passed — cleanup stops a sale) there is nothing to load: a
   // warm-up would only put a cleaned-up sale back in front of the consumers.
-  if (record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt))
+  if (record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt))
     throw new ContractError('conflict', `activity ${activityId} has ended; warm-up is only for a sale yet to end`);
   // The Stream may be gone with the rest (FLUSHALL): MySQL's history still forbids a fresh load.
   if (!(await ctx.stock.isWarm(sale)) && (await hasSaleHistory(ctx.db, activityId)))
@@ -119,26 +120,26 @@ export async function warmup(
   }
   const { layout, allowed } = await replicaRuleAtOpening(ctx, sale, override);
   let state = record.state;
-  if (!allowed && state === 'open') {
+  if (!allowed && state === ActivityState.OPEN) {
     ctx.log.error(
       { alert: 'replica_layout_unsafe', activityId, buckets: layout.stallsOnOneFailover },
       `warm-up paused the sale: ${describeLayout(layout)}; open it with ?acceptReplicaRisk=true to accept the risk`,
     );
-    await changeActivity(ctx, activityId, { state: 'paused' }, 'replica-check');
+    await changeActivity(ctx, activityId, { state: ActivityState.PAUSED }, 'replica-check');
     await ctx.stock.markReplicaPause(sale);
-    state = 'paused';
+    state = ActivityState.PAUSED;
     // An operator's override recorded meanwhile (the admin warm-up racing the scheduled one): it
     // either sees the mark above and reopens, or recorded before this read and this reopens.
     const acceptedBy = await ctx.stock.replicaRiskAcceptedBy(sale);
     if (acceptedBy !== null && (await ctx.stock.takeReplicaPause(sale))) {
-      await changeActivity(ctx, activityId, { state: 'open' }, acceptedBy);
-      state = 'open';
+      await changeActivity(ctx, activityId, { state: ActivityState.OPEN }, acceptedBy);
+      state = ActivityState.OPEN;
     }
   } else if (override.acceptReplicaRisk && (await ctx.stock.takeReplicaPause(sale))) {
     // Paused by an earlier warm-up for this very reason (the scheduled one may run first): the
     // operator's override opens it. A pause an operator made stays.
-    await changeActivity(ctx, activityId, { state: 'open' }, override.actor);
-    state = 'open';
+    await changeActivity(ctx, activityId, { state: ActivityState.OPEN }, override.actor);
+    state = ActivityState.OPEN;
   }
   const result = {
     activityId,
@@ -185,10 +186,10 @@ export async function changeActivity(
 ) {
   const before = await requireActivity(ctx.db, activityId);
   // An operator's own pause: a later override warm-up must not reopen it as if it were the rule's.
-  if (patch.state === 'paused' && actor !== 'replica-check' && ctx.config.REDIS_WAIT_REPLICAS > 0)
+  if (patch.state === ActivityState.PAUSED && actor !== 'replica-check' && ctx.config.REDIS_WAIT_REPLICAS > 0)
     await ctx.stock.takeReplicaPause(saleOf(before)).catch(() => false); // a pause never waits on this
   // Opening is where the replica rule applies (warm-up pauses a sale it would stall).
-  if (patch.state === 'open' && before.state !== 'open') {
+  if (patch.state === ActivityState.OPEN && before.state !== ActivityState.OPEN) {
     const { layout, allowed } = await replicaRuleAtOpening(ctx, saleOf(before), { ...override, actor });
     if (!allowed)
       throw new ContractError(

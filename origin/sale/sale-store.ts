@@ -117,6 +117,12 @@ export interface ActivityRecord {
   warmupStatus: WarmupStatus;
 }
 
+/** `seckill_activity.state`: the operator's switch (the contract's ACTIVITY_STATES, by name). */
+export const ActivityState = { OPEN: 'open', PAUSED: 'paused', STOPPED: 'stopped' } as const satisfies Record<
+  string,
+  ActivitySwitch
+>;
+
 /** `seckill_activity.warmup_status` (schema/006): the scheduled warm-up's steps. */
 export const WarmupStatus = {
   PENDING: 'pending',
@@ -346,7 +352,7 @@ export async function salesDueForWarmup(
   const due = await rows<{ id: string }>(
     db.query(
       `SELECT id FROM seckill_activity
-        WHERE state <> 'stopped' AND ends_at > ? AND starts_at <= ? ${notStarted ? 'AND starts_at > ?' : ''}
+        WHERE state <> '${ActivityState.STOPPED}' AND ends_at > ? AND starts_at <= ? ${notStarted ? 'AND starts_at > ?' : ''}
           AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))
         ORDER BY starts_at LIMIT ${Number(q.limit)}`,
       [q.now, q.startsBefore, ...(notStarted ? [q.startsAfter] : []), q.from, q.claimed, q.leaseExpired],

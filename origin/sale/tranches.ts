@@ -24,7 +24,7 @@ import {
   type ReleaseRow,
 } from './tranche-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
-import { requireActivity } from './sale-store.js';
+import { ActivityState, requireActivity } from './sale-store.js';
 
 /** A release's field in Redis's `tranches` hash (each bucket's share of it, added once). */
 export const trancheId = (releaseId: string | number) => `release:${releaseId}`;
@@ -50,7 +50,8 @@ export async function releaseUnits(
   actor: string,
 ): Promise<ReleaseAnswer> {
   const { config, state } = await requireActivity(ctx.db, activityId);
-  if (state === 'stopped') throw new ContractError('conflict', `activity ${activityId} is stopped; nothing to release`);
+  if (state === ActivityState.STOPPED)
+    throw new ContractError('conflict', `activity ${activityId} is stopped; nothing to release`);
   const { row, heldBack } = await inTransaction(ctx.db, async (tx) => {
     const sale = { activityId, skuId: config.skuId };
     const held = await lockHeldBack(tx, sale);

@@ -17,7 +17,13 @@
 import { setState, warmup, type ActivityOperationsDeps } from './operations.js';
 import { verifyWarmup, type WarmupCheckDeps, type WarmupVerification } from './warmup-check.js';
 import type { OriginContext } from '../context.js';
-import { claimWarmupStep, finishWarmupVerification, salesDueForWarmup, WarmupStatus } from './sale-store.js';
+import {
+  ActivityState,
+  claimWarmupStep,
+  finishWarmupVerification,
+  salesDueForWarmup,
+  WarmupStatus,
+} from './sale-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
 
 /** What this module uses of the origin's context. */
@@ -36,11 +42,12 @@ export class WarmupJob extends PeriodicJob {
   async round(): Promise<boolean> {
     const now = Date.now();
     const { WARMUP_LEAD_SECONDS: lead, WARMUP_VERIFY_SECONDS: verify } = this.ctx.config;
-    for (const activityId of await this.due('pending', 'warming', now + lead * 1000, now)) {
-      if (await this.claim(activityId, 'pending', 'warming')) await this.warm(activityId);
+    const { PENDING, WARMING, WARMED, VERIFYING } = WarmupStatus;
+    for (const activityId of await this.due(PENDING, WARMING, now + lead * 1000, now)) {
+      if (await this.claim(activityId, PENDING, WARMING)) await this.warm(activityId);
     }
-    for (const activityId of await this.due('warmed', 'verifying', now + verify * 1000, now, true)) {
-      if (await this.claim(activityId, 'warmed', 'verifying')) await this.verify(activityId);
+    for (const activityId of await this.due(WARMED, VERIFYING, now + verify * 1000, now, true)) {
+      if (await this.claim(activityId, WARMED, VERIFYING)) await this.verify(activityId);
     }
     return false;
   }
@@ -67,7 +74,7 @@ export class WarmupJob extends PeriodicJob {
   private async warm(activityId: string): Promise<void> {
     try {
       const result = await warmup(this.ctx, activityId); // sets warmup_status = 'warmed'
-      this.ctx.metrics.warmups.inc({ outcome: 'warmed' });
+      this.ctx.metrics.warmups.inc({ outcome: WarmupStatus.WARMED });
       this.ctx.log.info({ activityId, stock: result.stock, loaded: result.loaded }, 'scheduled warm-up done');
     } catch (err) {
       // Left 'warming': claimed again after the lease.
@@ -103,7 +110,7 @@ export class WarmupJob extends PeriodicJob {
       { alert: 'warmup_mismatch', activityId, failing: result.checks.filter((c) => !c.ok), figures: result.figures },
       'warm-up verification failed: the sale is paused until an operator acts',
     );
-    await setState(this.ctx, activityId, 'paused', 'warmup-verify').catch((err) =>
+    await setState(this.ctx, activityId, ActivityState.PAUSED, 'warmup-verify').catch((err) =>
       this.ctx.log.error(
         { activityId, err: (err as Error).message },
         'could not pause the sale after a warm-up mismatch',

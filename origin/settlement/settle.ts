@@ -10,8 +10,7 @@
 import { createHash } from 'node:crypto';
 import { recordCreatedEvents } from '../orders/order-event-store.js';
 import { inTransaction, isDuplicateKey, type Db, type Tx } from '../platform/db/pool.js';
-import { affected, one, rows } from '../platform/db/rows.js';
-import { insertPendingOrders, lockOrderOfReservation, orderOwners, saleLiterals } from '../orders/order-store.js';
+import { insertPendingOrders, lockOrderOfReservation, orderOwners } from '../orders/order-store.js';
 import { deadLetteredInShareMode } from '../recovery/dead-letter-store.js';
 import { availableUnits, deductAvailable, logDeductions } from '../sale/stock-row-store.js';
 import { decideSettlement, type SaleFacts, type SettleOutcome } from './decide.js';
@@ -132,7 +131,7 @@ async function settleIn(
  * letters (and its stock, when locked first).
  */
 async function readSaleFacts(tx: Tx, target: SettleTarget, events: ReservationEvent[], mode: Mode): Promise<SaleFacts> {
-  const { activityId, skuId } = target;
+  const { activityId } = target;
   let left = Number.POSITIVE_INFINITY;
   if (mode === 'stockFirst') {
     // Batches of this activity take turns; every read below sees what the batches before committed.
@@ -162,8 +161,7 @@ type Written =
 
 /** Write: the winners' orders, stock-log rows (and order events), then the conditional stock UPDATE. */
 async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEvent[], mode: Mode): Promise<Written> {
-  const { activityId, skuId } = target;
-  const sale = saleLiterals(target);
+  const { activityId } = target;
   const expireAt = new Date(Date.now() + target.paymentTimeoutSeconds * 1000);
   // Once per order (a SHA-256 each): the order rows and the order events both carry it.
   const orderNos = winners.map((e) => orderNoFor(e.reservationId));
