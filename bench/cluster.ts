@@ -19,7 +19,9 @@ import { Cluster, Redis } from 'ioredis';
 import { homeBucket, splitStock } from '../origin/redis/buckets.js';
 import type { RedisClient } from '../origin/redis/client.js';
 import { activityKeys } from '../origin/redis/keys.js';
-import { defineScripts, readScripts } from '../origin/redis/scripts.js';
+import { reserveScript } from '../origin/redis/scripts/reserve.js';
+import { ScriptRunner, type Reply } from '../origin/redis/scripts/runner.js';
+import { warmupScript } from '../origin/redis/scripts/warmup.js';
 import { startLocalCluster } from '../scripts/redis-cluster.js';
 import { originReserveRate } from './lib/origin-reserve.js';
 import { benchDatabase } from './lib/stack.js';
@@ -83,15 +85,14 @@ async function standaloneRedis(): Promise<{ url: string; stop(): Promise<void> }
  * buckets' pipelines in flight together.
  */
 async function scriptRate(client: RedisClient, buckets: number): Promise<number> {
-  const scripts = defineScripts(client, readScripts());
-  const reserve = readScripts().get('reserve')!;
+  const scripts = new ScriptRunner(client);
   const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-  await Promise.all(nodes.map((node) => node.script('LOAD', reserve.source)));
+  await Promise.all(nodes.map((node) => node.script('LOAD', scripts.source(reserveScript))));
   const activityId = String(randomInt(1, 2 ** 40));
   const shares = splitStock(DECISIONS * 2, buckets);
   const keys = Array.from({ length: buckets }, (_, b) => activityKeys(activityId, activityId, b, buckets));
   for (const [b, k] of keys.entries())
-    await scripts.warmup([k.stock, k.holders, k.events, k.config], [shares[b]!, 'open', 1, 'settle']);
+    await scripts.run(warmupScript, k, { stock: shares[b]!, state: 'open', maxPerUser: 1 });
   // Users grouped by home bucket beforehand: the timed part is Redis work, not hashing.
   const base = randomInt(1, 2 ** 40);
   const byBucket: string[][] = keys.map(() => []);
@@ -104,27 +105,18 @@ async function scriptRate(client: RedisClient, buckets: number): Promise<number>
       for (let i = 0; i < users.length; i += PIPELINE) {
         const pipeline = client.pipeline();
         for (const userId of users.slice(i, i + PIPELINE))
-          pipeline.evalsha(
-            reserve.sha,
-            6,
-            k.stock,
-            k.holders,
-            k.events,
-            k.config,
-            k.borrowing,
-            k.denied,
+          scripts.queue(pipeline, reserveScript, k, {
             userId,
-            1,
-            `${activityId}-${userId.padStart(32, '0')}`,
-            `r${userId}`,
-            '',
-            Date.now(),
-            buckets > 1 ? 1 : 0,
-            '{}',
-            1,
-          );
+            quantity: 1,
+            reservationId: `${activityId}-${userId.padStart(32, '0')}`,
+            requestId: `r${userId}`,
+            traceId: '',
+            now: Date.now(),
+            mayBorrow: buckets > 1,
+            checkEligibility: true,
+          });
         for (const [err, reply] of (await pipeline.exec()) ?? [])
-          if (!err && Number((reply as number[])[0]) === 1) granted++;
+          if (!err && reserveScript.decode(reply as Reply).kind === 'reserved') granted++;
       }
     }),
   );

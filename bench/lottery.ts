@@ -78,7 +78,7 @@ try {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       for (let i = next++; i < N; i = next++) {
-        const r = await ctx.stock.enter({ ...sale, userId: String(10_000_000 + i), quantity: 1 });
+        const r = await ctx.stock.lottery.enter({ ...sale, userId: String(10_000_000 + i), quantity: 1 });
         if (r.kind !== 'entered') refused++;
         if (i > 0 && i % 200_000 === 0) process.stdout.write(`  ${i} entries…\n`);
       }

@@ -23,7 +23,8 @@ import mysql from 'mysql2/promise';
 import { newReservationId } from '../contract/ids.js';
 import { affected, one, rows } from '../origin/db/rows.js';
 import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../origin/redis/keys.js';
-import { defineScripts } from '../origin/redis/scripts.js';
+import { createLogger } from '../origin/logger.js';
+import { StockStore } from '../origin/redis/stock-store.js';
 import {
   adminCall,
   BENCH_SECRETS,
@@ -158,7 +159,14 @@ export async function benchSettle() {
   const originUrl = `http://127.0.0.1:${port}`;
   const env = { ...BENCH_SECRETS, MYSQL_URL: mysqlUrl, REDIS_URL: redisUrl, LOG_LEVEL: 'warn' };
   const http = spawnOrigin({ ...env, PORT: String(port), ORIGIN_ROLE: 'http' });
-  const scripts = defineScripts(redis);
+  // Reservations are queued through the origin's own stock store, as a purchase queues them.
+  const store = await StockStore.connect({
+    redis: { url: redisUrl },
+    requestTimeoutMs: 10_000,
+    opsTimeoutMs: 10_000,
+    breaker: { failureThreshold: 1_000, openMs: 1_000 },
+    log: createLogger('warn', 'bench-settle'),
+  });
 
   /** A warmed sale with N reservations queued exactly as the reserve path does (the Lua script). */
   async function queuedSale() {
@@ -175,7 +183,6 @@ export async function benchSettle() {
     });
     await adminCall(originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
     activities.push([activityId, skuId]);
-    const keys = activityKeys(activityId, skuId);
     // As in a sale: random reservation ids (contract/ids.ts) and users arriving in no order, so the
     // unique keys' inserts land all over their indexes, not appended at one end.
     const users = new Set<number>();
@@ -184,20 +191,16 @@ export async function benchSettle() {
     for (let i = 0; i < N; i += 1000) {
       await Promise.all(
         Array.from({ length: Math.min(1000, N - i) }, (_, j) =>
-          scripts.reserve(
-            [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing, keys.denied],
-            [
-              String(userIds[i + j]),
-              1,
-              newReservationId(activityId),
-              `b${i + j}`,
-              '',
-              Date.now(),
-              0, // one bucket: no borrowing
-              '{}', // no claims: the bench's sale has no eligibility rule
-              1,
-            ],
-          ),
+          // One bucket (no borrowing), no claims: the bench's sale has no eligibility rule.
+          store.requests.reserve({
+            activityId,
+            skuId,
+            buckets: 1,
+            userId: String(userIds[i + j]),
+            quantity: 1,
+            requestId: `b${i + j}`,
+            traceId: '',
+          }),
         ),
       );
     }
@@ -383,6 +386,7 @@ export async function benchSettle() {
     receiver.close();
     await pool.end();
     await redis.quit();
+    await store.close();
     await database.drop(activities);
   }
 }

@@ -18,7 +18,7 @@ export function opsRoutes(ctx: OriginContext) {
   }
 
   app.get('/healthz', async (c) => {
-    const [redis, mysql] = await Promise.allSettled([ctx.stock.ping(), ctx.db.query('SELECT 1')]);
+    const [redis, mysql] = await Promise.allSettled([ctx.stock.requests.ping(), ctx.db.query('SELECT 1')]);
     const body = {
       ok: redis.status === 'fulfilled' && mysql.status === 'fulfilled',
       redis: redis.status === 'fulfilled',

@@ -7,7 +7,7 @@ import { ContractError } from '../../contract/errors.js';
 import { entryIdOf } from '../../contract/ids.js';
 import type { EntryResponse, ReserveRequest } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
-import { deniedError, notEligibleError } from '../reservation/reserve.js';
+import { refusalError } from '../redis/refusals.js';
 
 /** What this module uses of the origin's context. */
 export type LotteryEntryDeps = Pick<OriginContext, 'catalog' | 'lottery' | 'metrics' | 'stock'>;
@@ -34,7 +34,12 @@ export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest
   if (phase === 'drawing') throw drawing();
 
   // The deny list and the eligibility rule bind entries as they bind purchases (lua/enter-6.lua).
-  const result = await ctx.stock.enter({ ...sale, userId: req.userId, quantity: req.quantity, claims: req.claims });
+  const result = await ctx.stock.lottery.enter({
+    ...sale,
+    userId: req.userId,
+    quantity: req.quantity,
+    claims: req.claims,
+  });
   const body: EntryResponse = { status: 'entered', entryId: entryIdOf(req.activityId, req.userId) };
   switch (result.kind) {
     case 'entered':
@@ -46,17 +51,7 @@ export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest
     case 'closed':
       // Another origin's clock closed the window first: the draw has begun.
       throw drawing();
-    case 'limit_exceeded':
-      throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');
-    case 'paused':
-      throw new ContractError('paused', 'the sale is paused, try again later', { retryAfter: 5 });
-    case 'ended':
-      throw new ContractError('ended', 'the sale has ended');
-    case 'not_warmed':
-      throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
-    case 'denied':
-      throw deniedError();
-    case 'not_eligible':
-      throw notEligibleError();
+    default:
+      throw refusalError(result.kind);
   }
 }

@@ -26,7 +26,7 @@ export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: st
   const sale = saleOf(record);
   const ended = record.state === 'stopped' || Date.now() >= Date.parse(record.config.endsAt);
   const [group, open, rec, registered, ttls, edge] = await Promise.all([
-    ctx.stock.groupInfo(sale),
+    ctx.stock.streams.groupInfo(sale),
     one<{ outbox: number; pending: number }>(
       ctx.db.execute(
         `SELECT (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = ${OutboxStatus.PENDING}) AS outbox,
@@ -35,8 +35,8 @@ export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: st
       ),
     ),
     reconcile(ctx, activityId),
-    ctx.stock.isRegistered(activityId),
-    ctx.stock.keyTtls(sale),
+    ctx.stock.registry.isRegistered(activityId),
+    ctx.stock.registry.keyTtls(sale),
     edgeActivity(ctx, activityId),
   ]);
   const pending = group?.pending ?? 0;

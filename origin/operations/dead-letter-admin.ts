@@ -17,6 +17,7 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
+import { notReadyError } from '../redis/refusals.js';
 import { compensate } from '../settlement/dead-lettering.js';
 import type { ReservationEvent } from '../settlement/event.js';
 import { one, rows } from '../db/rows.js';
@@ -108,9 +109,8 @@ export async function giveUpDeadLetter(ctx: DeadLetterAdminDeps, reservationId: 
   const { row, event, target } = await load(ctx, reservationId);
   if (row.status === 'retried')
     throw new ContractError('conflict', 'this reservation was re-queued for settlement; it cannot be given up now');
-  const restocked = await compensate(ctx.db, ctx.stock, target, event);
-  if (restocked === null)
-    throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
+  const restocked = await compensate(ctx.db, ctx.stock.sales, target, event);
+  if (restocked === null) throw notReadyError(NOT_RECOVERED);
   await ctx.db.execute(
     `UPDATE seckill_dead_letter SET status = 'given_up', restocked = ?, updated_at = CURRENT_TIMESTAMP(3)
       WHERE reservation_id = ? AND status IN ('open', 'given_up')`,
@@ -119,6 +119,8 @@ export async function giveUpDeadLetter(ctx: DeadLetterAdminDeps, reservationId: 
   ctx.log.warn({ activityId: target.activityId, reservationId, restocked }, 'dead letter given up');
   return { reservationId, status: 'given_up' as const, restocked };
 }
+
+const NOT_RECOVERED = 'Redis has no stock for this sale: run recover first';
 
 const REQUEUE_REFUSALS = {
   not_released: 'compensation has not released this reservation yet; try again shortly',
@@ -142,7 +144,7 @@ export async function retryDeadLetter(ctx: DeadLetterAdminDeps, reservationId: s
       WHERE reservation_id = ? AND status IN ('open', 'retried')`,
     [reservationId],
   );
-  const requeued = await ctx.stock.requeue(target, event);
+  const requeued = await ctx.stock.streams.requeue(target, event);
   if (requeued.kind === 'requeued' || requeued.kind === 'already') {
     ctx.log.warn({ activityId: target.activityId, reservationId }, 'dead letter re-queued for settlement');
     return { reservationId, status: 'retried' as const, requeued: requeued.kind === 'requeued' };
@@ -153,8 +155,7 @@ export async function retryDeadLetter(ctx: DeadLetterAdminDeps, reservationId: s
         WHERE reservation_id = ? AND status = 'retried'`,
       [reservationId],
     );
-  if (requeued.kind === 'not_warmed')
-    throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
+  if (requeued.kind === 'not_warmed') throw notReadyError(NOT_RECOVERED);
   throw new ContractError('conflict', REQUEUE_REFUSALS[requeued.kind]);
 }
 

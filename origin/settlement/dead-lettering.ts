@@ -6,7 +6,8 @@
  */
 import { inTransaction, type Db } from '../db/pool.js';
 import { one } from '../db/rows.js';
-import type { Sale, StockStore } from '../redis/stock-store.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import type { Sale } from '../redis/stock-store.js';
 import type { ReservationEvent } from './event.js';
 import type { SettleTarget } from './settle.js';
 
@@ -51,7 +52,7 @@ export async function recordDeadLetter(
  */
 export async function compensate(
   db: Db,
-  store: StockStore,
+  store: Pick<SaleStock, 'release'>,
   target: SettleTarget & Sale,
   e: ReservationEvent,
 ): Promise<number | null> {
@@ -73,7 +74,7 @@ export async function compensate(
 
 export async function deadLetter(
   db: Db,
-  store: StockStore,
+  store: Pick<SaleStock, 'release'>,
   target: SettleTarget & Sale,
   e: ReservationEvent,
   deliveries: number,

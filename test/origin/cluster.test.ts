@@ -337,7 +337,7 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
     );
     const sale = await t.origin.ctx.catalog.resolve(activityId);
     await waitFor(
-      () => t.origin.ctx.stock.stock(sale),
+      () => t.origin.ctx.stock.sales.stock(sale),
       (n) => n === 3,
       30_000,
     );
