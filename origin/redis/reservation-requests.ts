@@ -10,7 +10,7 @@ import { borrow } from './borrow.js';
 import { homeBucket } from './buckets.js';
 import type { RedisConnection } from './connection.js';
 import type { ActivityKeys } from './keys.js';
-import { sleep, type Sale } from './sale.js';
+import type { Sale } from './sale.js';
 import {
   reserveScript,
   type ReserveArgs,
@@ -28,6 +28,7 @@ export interface ReservationRequestOptions {
   wait?: { replicas: number; timeoutMs: number };
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The holder value of a borrow in flight ("~rid"): not a reservation yet. */
 const PENDING_MARK = '~';
 /** Config-hash field written only so that a following `WAIT` covers every earlier write on that primary. */

@@ -9,5 +9,3 @@ export interface Sale {
   skuId: string;
   buckets: number;
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
