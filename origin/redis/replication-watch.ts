@@ -6,6 +6,7 @@
  * own, outside the breaker: it must see Redis itself.
  */
 import { Cluster } from 'ioredis';
+import { redisReady } from './client.js';
 import type { RedisConnection } from './connection.js';
 import { NodeStatsReader, type RedisNodeStats } from './node-stats.js';
 import type { Sale } from './sale.js';
@@ -52,6 +53,12 @@ export class ReplicationWatch {
    * times out — the watch then read "cannot tell" for the very bucket that failed over.
    */
   private watch: ScriptRunner | null = null;
+  /**
+   * Settles once the watch's connection is first up (or could not come up in time). Its questions
+   * wait for it: the connection fails fast while offline, so the first round after start-up would
+   * otherwise read "cannot tell" for every sale — a false alarm in the log, not a Redis problem.
+   */
+  private watchOpened: Promise<void> = Promise.resolve();
   private nodeStatsReader: NodeStatsReader | null = null;
 
   constructor(private readonly redis: RedisConnection) {}
@@ -61,12 +68,15 @@ export class ReplicationWatch {
   }
 
   private watchScripts(): ScriptRunner {
-    this.watch ??= this.redis.openRunner(
-      'origin-failover-watch',
-      this.redis.opts.requestTimeoutMs,
-      false,
-      'redis watch error',
-    );
+    if (!this.watch) {
+      this.watch = this.redis.openRunner(
+        'origin-failover-watch',
+        this.redis.opts.requestTimeoutMs,
+        false,
+        'redis watch error',
+      );
+      this.watchOpened = redisReady(this.watch.redis, this.redis.opts.requestTimeoutMs).catch(() => undefined);
+    }
     return this.watch;
   }
 
@@ -75,11 +85,13 @@ export class ReplicationWatch {
    * timeout starts only once a command is written to a node, and a cluster client may hold one
    * before that (a slot refresh, redirections) — the watch's round must never wait on it.
    */
-  private watchAnswer<T>(question: Promise<T>): Promise<T> {
+  private watchAnswer<T>(ask: (watch: ScriptRunner) => Promise<T>): Promise<T> {
+    const watch = this.watchScripts();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('no answer in time')), this.redis.opts.requestTimeoutMs);
     });
+    const question = this.watchOpened.then(() => ask(watch));
     return Promise.race([question, deadline]).finally(() => clearTimeout(timer));
   }
 
@@ -92,7 +104,7 @@ export class ReplicationWatch {
   async primaries(sales: Sale[]): Promise<Map<string, (string | null)[]>> {
     const result = new Map<string, (string | null)[]>();
     const ask = (sale: Sale, b: number) =>
-      this.watchAnswer(this.watchScripts().run(primaryScript, this.redis.keys(sale, b), undefined)).catch(() => null);
+      this.watchAnswer((watch) => watch.run(primaryScript, this.redis.keys(sale, b), undefined)).catch(() => null);
     if (!(this.redis.request.redis instanceof Cluster)) {
       // One server serves every key: one question for all sales.
       const id = sales.length ? await ask(sales[0]!, 0) : null;
@@ -117,7 +129,7 @@ export class ReplicationWatch {
   async replication(sale: Sale): Promise<(PrimaryReplication | null)[]> {
     return Promise.all(
       this.redis.allKeys(sale).map((k) =>
-        this.watchAnswer(this.watchScripts().run(replicationScript, k, undefined))
+        this.watchAnswer((watch) => watch.run(replicationScript, k, undefined))
           .then(({ runId, port, info }) => ({
             runId,
             node: `${this.hostOfPort(port)}:${port}`,
@@ -139,8 +151,9 @@ export class ReplicationWatch {
   /** The primaries a finished failover recovery proved the sale on (per bucket; null where none). */
   async provenPrimaries(sale: Sale): Promise<(string | null)[]> {
     // On the watch's connection: the request connection may be queued behind WAITs (watchScripts).
-    const redis = this.watchScripts().redis;
-    return Promise.all(this.redis.allKeys(sale).map((k) => this.watchAnswer(redis.hget(k.config, PROVEN_FIELD))));
+    return Promise.all(
+      this.redis.allKeys(sale).map((k) => this.watchAnswer((watch) => watch.redis.hget(k.config, PROVEN_FIELD))),
+    );
   }
 
   async markProven(sale: Sale, primaries: string[]): Promise<void> {
