@@ -3,17 +3,13 @@
  * (lua/enter-6.lua, no stock moves); between the window's close and the final winners it is turned
  * away with 503 `busy` + Retry-After; after that `null` — the caller reserves FCFS as usual.
  */
-import { ContractError } from '../../contract/errors.js';
 import { entryIdOf } from '../../contract/ids.js';
+import { REFUSALS, refusalError } from '../../contract/refusals.js';
 import type { EntryResponse, ReserveRequest } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
-import { deniedError, notEligibleError } from '../reservation/reserve.js';
 
 /** What this module uses of the origin's context. */
 export type LotteryEntryDeps = Pick<OriginContext, 'catalog' | 'lottery' | 'metrics' | 'stock'>;
-
-/** Seconds a buyer who clicks while the draw runs is told to wait. */
-const DRAWING_RETRY_AFTER_S = 1;
 
 export interface EntryAnswer {
   /** 202 a new entry, 200 the same user's entry again. */
@@ -21,17 +17,11 @@ export interface EntryAnswer {
   body: EntryResponse;
 }
 
-function drawing(): ContractError {
-  return new ContractError('busy', 'the draw is running; the rest goes on sale in a moment', {
-    retryAfter: DRAWING_RETRY_AFTER_S,
-  });
-}
-
 export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest): Promise<EntryAnswer | null> {
   const sale = await ctx.catalog.resolve(req.activityId);
   const phase = await ctx.lottery.phase(sale);
   if (phase === 'fcfs') return null;
-  if (phase === 'drawing') throw drawing();
+  if (phase === 'drawing') throw refusalError(REFUSALS.drawing);
 
   // The deny list and the eligibility rule bind entries as they bind purchases (lua/enter-6.lua).
   const result = await ctx.stock.enter({ ...sale, userId: req.userId, quantity: req.quantity, claims: req.claims });
@@ -45,18 +35,18 @@ export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest
       return { status: 200, body };
     case 'closed':
       // Another origin's clock closed the window first: the draw has begun.
-      throw drawing();
+      throw refusalError(REFUSALS.drawing);
     case 'limit_exceeded':
-      throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');
+      throw refusalError(REFUSALS.limitExceeded);
     case 'paused':
-      throw new ContractError('paused', 'the sale is paused, try again later', { retryAfter: 5 });
+      throw refusalError(REFUSALS.paused);
     case 'ended':
-      throw new ContractError('ended', 'the sale has ended');
+      throw refusalError(REFUSALS.ended);
     case 'not_warmed':
-      throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
+      throw refusalError(REFUSALS.notWarmed);
     case 'denied':
-      throw deniedError();
+      throw refusalError(REFUSALS.denied);
     case 'not_eligible':
-      throw notEligibleError();
+      throw refusalError(REFUSALS.notEligible);
   }
 }

@@ -7,6 +7,7 @@
  * still gets its reservation.
  */
 import { ContractError } from '../../contract/errors.js';
+import { REFUSALS, refusalError } from '../../contract/refusals.js';
 import type { ReserveRequest } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
 
@@ -49,13 +50,10 @@ export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: 
 
 async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
   // A Redis failover under this sale: closed until recovery proves its state (jobs/failover-watch.ts).
-  if (ctx.failover.isClosed(req.activityId))
-    throw new ContractError('not_ready', 'the sale is being recovered after a Redis failover, try again shortly', {
-      retryAfter: 1,
-    });
+  if (ctx.failover.isClosed(req.activityId)) throw refusalError(REFUSALS.recovering);
   const sale = await ctx.catalog.resolve(req.activityId).catch((err) => {
     if (err instanceof ContractError) throw err;
-    throw new ContractError('unavailable', 'activity lookup failed, try again shortly', { retryAfter: 1, cause: err });
+    throw refusalError(REFUSALS.lookupFailed, { cause: err });
   });
 
   const result = ctx.soldOut.has(req.activityId)
@@ -77,38 +75,28 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
       return { created: false, reservationId: result.reservationId };
     case 'sold_out':
       ctx.publisher.setSoldOut(req.activityId, true);
-      throw new ContractError('sold_out', 'sold out');
+      throw refusalError(REFUSALS.soldOut);
     case 'insufficient_stock':
       // Some units remain: smaller requests still succeed, so no sold-out flag (docs/design.md §10).
-      throw new ContractError('insufficient_stock', 'fewer units are left than asked for; ask for fewer');
+      throw refusalError(REFUSALS.insufficientStock);
     case 'limit_exceeded':
-      throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');
+      throw refusalError(REFUSALS.limitExceeded);
     case 'paused':
-      throw new ContractError('paused', 'the sale is paused, try again later', { retryAfter: 5 });
+      throw refusalError(REFUSALS.paused);
     case 'ended':
-      throw new ContractError('ended', 'the sale has ended');
+      throw refusalError(REFUSALS.ended);
     case 'not_warmed':
-      throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
+      throw refusalError(REFUSALS.notWarmed);
     case 'denied':
-      throw deniedError();
+      throw refusalError(REFUSALS.denied);
     case 'not_eligible':
-      throw notEligibleError();
+      throw refusalError(REFUSALS.notEligible);
     case 'busy':
       // Stock buckets: this user's own borrow from another bucket is still in flight.
-      throw new ContractError('busy', 'your purchase is still being decided, try again in a moment', { retryAfter: 1 });
+      throw refusalError(REFUSALS.borrowing);
     case 'unconfirmed':
       // REDIS_WAIT_REPLICAS: not on enough replicas, so not promised; the reservation lookup tells later.
       ctx.metrics.reserveUnconfirmed.inc();
-      throw new ContractError(
-        'unavailable',
-        'your purchase could not be confirmed yet; check your reservation shortly',
-        {
-          retryAfter: 1,
-        },
-      );
+      throw refusalError(REFUSALS.unconfirmed);
   }
 }
-
-/** The refusals of the access rules, worded as the edge words its early ones (edge/gates.ts). */
-export const deniedError = () => new ContractError('denied', 'this account may not buy');
-export const notEligibleError = () => new ContractError('not_eligible', 'this sale is open to eligible members only');

@@ -5,6 +5,7 @@ import { inject } from 'vitest';
 import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
 import type { ActivityBehaviour, OriginCalls } from '../helpers/stand-in-origin.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
+import { liveActivities } from '../../edge/durable/names.js';
 
 export const BASE = 'https://edge.test';
 const originUrl = () => inject('standInOriginUrl');
@@ -85,7 +86,7 @@ export async function pushLiveList(
 
 /** Puts ids on the live list without dropping the ones other tests rely on (the list is one per edge). */
 export async function addToLiveList(...activityIds: string[]): Promise<void> {
-  const stub = env.LIVE_ACTIVITIES.get(env.LIVE_ACTIVITIES.idFromName('live-activities'));
+  const stub = liveActivities(env);
   const res = await pushLiveList([...(await stub.list()), ...activityIds]);
   if (res.status !== 200) throw new Error(`live list push: ${res.status} ${await res.text()}`);
 }
