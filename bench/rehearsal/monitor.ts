@@ -82,30 +82,6 @@ function machineTimes(): { busy: number; total: number } {
   return { busy, total };
 }
 
-/** Pids of processes under `root` (children, grandchildren) whose command line contains `match`. */
-export function descendantsMatching(root: number, match: string): number[] {
-  const found: number[] = [];
-  const children = (pid: number): number[] => {
-    try {
-      return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  };
-  const walk = (pid: number, depth: number) => {
-    for (const c of children(pid)) {
-      try {
-        if (readFileSync(`/proc/${c}/cmdline`, 'utf8').includes(match)) found.push(c);
-      } catch {
-        /* gone */
-      }
-      if (depth < 4) walk(c, depth + 1);
-    }
-  };
-  walk(root, 0);
-  return found;
-}
-
 export class LoadMonitor {
   readonly samples: LoadSample[] = [];
   private timer: NodeJS.Timeout | null = null;
