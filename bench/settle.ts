@@ -17,7 +17,6 @@
 import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import { newReservationId } from '../contract/ids.js';
@@ -25,30 +24,18 @@ import { affected, one, rows } from '../origin/db/rows.js';
 import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../origin/redis/keys.js';
 import { createLogger } from '../origin/logger.js';
 import { StockStore } from '../origin/redis/stock-store.js';
-import {
-  adminCall,
-  BENCH_SECRETS,
-  benchDatabase,
-  cpuMsOf,
-  freePort,
-  mysqldPid,
-  spawnOrigin,
-  stopChild,
-  waitForHttp,
-} from './lib/stack.js';
+import { freePort, stopChild, waitForHttp } from '../support/processes.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
+import { cpuMsOf, mysqldPid } from './lib/proc.js';
+import { adminCall, BENCH_SECRETS, benchDatabase, createOpenSale, spawnOrigin } from './lib/stack.js';
 
-const { values } = parseArgs({
-  options: {
-    reservations: { type: 'string', default: '50000' },
-    workers: { type: 'string', default: '4' },
-    'baseline-reservations': { type: 'string', default: '5000' },
-    rounds: { type: 'string', default: '1' },
-  },
+const options = benchOptions({
+  numbers: { reservations: 50_000, workers: 4, 'baseline-reservations': 5000, rounds: 1 },
 });
-const N = Number(values.reservations);
-const workers = Number(values.workers);
-const baselineN = Number(values['baseline-reservations']);
-const rounds = Number(values.rounds);
+const N = options.reservations;
+const workers = options.workers;
+const baselineN = options['baseline-reservations'];
+const rounds = options.rounds;
 
 const newId = () => String(randomInt(1, 2 ** 40));
 
@@ -170,18 +157,8 @@ export async function benchSettle() {
 
   /** A warmed sale with N reservations queued exactly as the reserve path does (the Lua script). */
   async function queuedSale() {
-    const activityId = newId();
     const skuId = '1';
-    const now = Date.now();
-    await adminCall(originUrl, 'POST', '/admin/activities', {
-      activityId,
-      skuId,
-      title: 'settle bench',
-      stock: N,
-      startsAt: new Date(now - 1000).toISOString(),
-      endsAt: new Date(now + 3_600_000).toISOString(),
-    });
-    await adminCall(originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
+    const activityId = await createOpenSale(originUrl, { title: 'settle bench', stock: N, activityId: newId(), skuId });
     activities.push([activityId, skuId]);
     // As in a sale: random reservation ids (contract/ids.ts) and users arriving in no order, so the
     // unique keys' inserts land all over their indexes, not appended at one end.
@@ -391,9 +368,4 @@ export async function benchSettle() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  benchSettle().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runAsScript(import.meta.url, benchSettle);

@@ -7,6 +7,7 @@
  * still gets its reservation.
  */
 import { ContractError } from '../../contract/errors.js';
+import { REFUSALS, refusalError as contractRefusal } from '../../contract/refusals.js';
 import type { ReserveRequest } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
 import { refusalError } from '../redis/refusals.js';
@@ -50,13 +51,10 @@ export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: 
 
 async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
   // A Redis failover under this sale: closed until recovery proves its state (jobs/failover-watch.ts).
-  if (ctx.failover.isClosed(req.activityId))
-    throw new ContractError('not_ready', 'the sale is being recovered after a Redis failover, try again shortly', {
-      retryAfter: 1,
-    });
+  if (ctx.failover.isClosed(req.activityId)) throw contractRefusal(REFUSALS.recovering);
   const sale = await ctx.catalog.resolve(req.activityId).catch((err) => {
     if (err instanceof ContractError) throw err;
-    throw new ContractError('unavailable', 'activity lookup failed, try again shortly', { retryAfter: 1, cause: err });
+    throw contractRefusal(REFUSALS.lookupFailed, { cause: err });
   });
 
   const result = ctx.soldOut.has(req.activityId)
@@ -82,13 +80,7 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
     case 'unconfirmed':
       // REDIS_WAIT_REPLICAS: not on enough replicas, so not promised; the reservation lookup tells later.
       ctx.metrics.reserveUnconfirmed.inc();
-      throw new ContractError(
-        'unavailable',
-        'your purchase could not be confirmed yet; check your reservation shortly',
-        {
-          retryAfter: 1,
-        },
-      );
+      throw contractRefusal(REFUSALS.unconfirmed);
     default:
       // Insufficient stock leaves units for smaller requests, so no sold-out flag (docs/design.md §10).
       throw refusalError(result.kind);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEdgeRequest } from '../../contract/signing.js';
 import { homeBucket } from '../../origin/redis/buckets.js';
 import { activityKeys } from '../../origin/redis/keys.js';
-import { freePort, spawnTs, stopChild, waitForHttp } from '../../bench/lib/stack.js';
+import { freePort, spawnTs, stopChild, waitForHttp } from '../../support/processes.js';
 import { scalar } from '../helpers/db.js';
 import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
 import { startLocalCluster, type LocalCluster } from '../helpers/redis-cluster.js';
