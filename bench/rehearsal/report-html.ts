@@ -3,7 +3,7 @@
  * no CDN, no network — with the verdict, key figures, the funnel, throughput over time and latency
  * percentiles per outcome.
  */
-import type { Report } from './report.js';
+import type { Report } from './report-shape.js';
 import { SERIES, type Series } from './recorder.js';
 
 const esc = (x: unknown) =>
