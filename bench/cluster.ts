@@ -9,73 +9,27 @@
  *
  *   npx tsx bench/cluster.ts [--decisions 100000] [--connections 50] [--seconds 10]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { homeBucket, splitStock } from '../origin/redis/buckets.js';
 import type { RedisClient } from '../origin/redis/client.js';
 import { activityKeys } from '../origin/redis/keys.js';
-import { defineScripts, readScripts } from '../origin/redis/scripts.js';
+import { reserveScript } from '../origin/redis/scripts/reserve.js';
+import { ScriptRunner, type Reply } from '../origin/redis/scripts/runner.js';
+import { warmupScript } from '../origin/redis/scripts/warmup.js';
 import { startLocalCluster } from '../scripts/redis-cluster.js';
-import { originReserveRate } from './lib/origin-reserve.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
+import { alternatingRounds, originReserveRate } from './lib/origin-reserve.js';
+import { machineLoad } from './lib/proc.js';
+import { startBenchRedis } from './lib/redis-server.js';
 import { benchDatabase } from './lib/stack.js';
 
-const { values } = parseArgs({
-  options: {
-    decisions: { type: 'string', default: '100000' },
-    connections: { type: 'string', default: '50' },
-    seconds: { type: 'string', default: '10' },
-  },
-});
-const DECISIONS = Number(values.decisions);
-const connections = Number(values.connections);
-const duration = Number(values.seconds);
+const options = benchOptions({ numbers: { decisions: 100_000, connections: 50, seconds: 10 } });
+const DECISIONS = options.decisions;
+const connections = options.connections;
+const duration = options.seconds;
 /** EVALSHA calls per explicit pipeline (one slot each). */
 const PIPELINE = 500;
-
-async function standaloneRedis(): Promise<{ url: string; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(os.tmpdir(), 'seckill-bench-redis-'));
-  let port = 0;
-  let server: ChildProcess | null = null;
-  for (;;) {
-    port = randomInt(20_000, 45_000);
-    server = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-      {
-        stdio: 'ignore',
-      },
-    );
-    const probe = new Redis(port, '127.0.0.1', {
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      retryStrategy: () => null,
-    });
-    await new Promise((r) => setTimeout(r, 300));
-    const ok = await probe
-      .connect()
-      .then(() => probe.ping())
-      .then(
-        () => true,
-        () => false,
-      );
-    probe.disconnect();
-    if (ok && server.exitCode === null) break;
-    server.kill();
-  }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      server!.kill('SIGTERM');
-      await new Promise((r) => server!.once('exit', r));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /**
  * Decisions/s of the reserve script for DECISIONS new users, each on their home bucket: EVALSHA in
@@ -83,15 +37,14 @@ async function standaloneRedis(): Promise<{ url: string; stop(): Promise<void> }
  * buckets' pipelines in flight together.
  */
 async function scriptRate(client: RedisClient, buckets: number): Promise<number> {
-  const scripts = defineScripts(client, readScripts());
-  const reserve = readScripts().get('reserve')!;
+  const scripts = new ScriptRunner(client);
   const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-  await Promise.all(nodes.map((node) => node.script('LOAD', reserve.source)));
+  await Promise.all(nodes.map((node) => node.script('LOAD', scripts.source(reserveScript))));
   const activityId = String(randomInt(1, 2 ** 40));
   const shares = splitStock(DECISIONS * 2, buckets);
   const keys = Array.from({ length: buckets }, (_, b) => activityKeys(activityId, activityId, b, buckets));
   for (const [b, k] of keys.entries())
-    await scripts.warmup([k.stock, k.holders, k.events, k.config], [shares[b]!, 'open', 1, 'settle']);
+    await scripts.run(warmupScript, k, { stock: shares[b]!, state: 'open', maxPerUser: 1 });
   // Users grouped by home bucket beforehand: the timed part is Redis work, not hashing.
   const base = randomInt(1, 2 ** 40);
   const byBucket: string[][] = keys.map(() => []);
@@ -104,27 +57,18 @@ async function scriptRate(client: RedisClient, buckets: number): Promise<number>
       for (let i = 0; i < users.length; i += PIPELINE) {
         const pipeline = client.pipeline();
         for (const userId of users.slice(i, i + PIPELINE))
-          pipeline.evalsha(
-            reserve.sha,
-            6,
-            k.stock,
-            k.holders,
-            k.events,
-            k.config,
-            k.borrowing,
-            k.denied,
+          scripts.queue(pipeline, reserveScript, k, {
             userId,
-            1,
-            `${activityId}-${userId.padStart(32, '0')}`,
-            `r${userId}`,
-            '',
-            Date.now(),
-            buckets > 1 ? 1 : 0,
-            '{}',
-            1,
-          );
+            quantity: 1,
+            reservationId: `${activityId}-${userId.padStart(32, '0')}`,
+            requestId: `r${userId}`,
+            traceId: '',
+            now: Date.now(),
+            mayBorrow: buckets > 1,
+            checkEligibility: true,
+          });
         for (const [err, reply] of (await pipeline.exec()) ?? [])
-          if (!err && Number((reply as number[])[0]) === 1) granted++;
+          if (!err && reserveScript.decode(reply as Reply).kind === 'reserved') granted++;
       }
     }),
   );
@@ -138,7 +82,7 @@ const originRate = (env: Record<string, string>, mysqlUrl: string, stockBuckets:
   originReserveRate({ env, mysqlUrl, stockBuckets, connections, duration });
 
 export async function benchCluster() {
-  const single = await standaloneRedis();
+  const single = await startBenchRedis();
   const cluster = await startLocalCluster(3);
   const database = await benchDatabase();
   const clusterClient = new Cluster(
@@ -162,35 +106,22 @@ export async function benchCluster() {
     });
     console.log(`8 buckets / one key one node = ${(eightBuckets / oneKeyOneNode).toFixed(2)}`);
 
-    // Two alternating rounds: the machine is shared, so a single pair can be skewed by a neighbour.
-    type Figures = Awaited<ReturnType<typeof originRate>>;
-    const rounds: { onSingle: Figures; onCluster: Figures }[] = [];
-    for (let round = 0; round < 2; round++) {
-      const onSingle = await originRate({ REDIS_URL: single.url }, database.url, 1);
-      const onCluster = await originRate({ REDIS_CLUSTER_NODES: cluster.nodes }, database.url, 8);
-      rounds.push({ onSingle, onCluster });
-    }
-    console.log(
-      `\norigin POST /internal/reserve (${connections} connections, ${duration} s each, autocannon, 2 rounds)`,
+    const { runs: rounds, best } = await alternatingRounds(
+      2,
+      {
+        onSingle: () => originRate({ REDIS_URL: single.url }, database.url, 1),
+        onCluster: () => originRate({ REDIS_CLUSTER_NODES: cluster.nodes }, database.url, 8),
+      },
+      `origin POST /internal/reserve (${connections} connections, ${duration} s each, autocannon, 2 rounds)`,
+      { onSingle: 'single Redis, stockBuckets 1', onCluster: '3-master cluster, stockBuckets 8' },
     );
-    console.table(
-      Object.fromEntries(
-        rounds.flatMap((r, i) => [
-          [`round ${i + 1}: single Redis, stockBuckets 1`, r.onSingle],
-          [`round ${i + 1}: 3-master cluster, stockBuckets 8`, r.onCluster],
-        ]),
-      ),
-    );
-    const best = (pick: (r: (typeof rounds)[number]) => Figures) => Math.max(...rounds.map((r) => pick(r).rps));
-    const ratio = best((r) => r.onCluster) / best((r) => r.onSingle);
+    const ratio = best.onCluster.rps / best.onSingle.rps;
     console.log(`ratio cluster/single (best of each) = ${ratio.toFixed(2)} (goal >= 0.8)`);
+    const { cores, loadAverage } = machineLoad();
     console.log(
-      `all of it — load generator, origin, ${cluster.ports.length + 1} redis-servers, MariaDB — shares ${os.cpus().length} cores: ` +
+      `all of it — load generator, origin, ${cluster.ports.length + 1} redis-servers, MariaDB — shares ${cores} cores: ` +
         'the cluster cannot add CPU here, so these figures show what the cluster path costs, not what it adds. ' +
-        `Load average during the run: ${os
-          .loadavg()
-          .map((l) => l.toFixed(1))
-          .join(' / ')}.`,
+        `Load average during the run: ${loadAverage}.`,
     );
     return { oneKeyOneNode, oneKeyCluster, eightBuckets, rounds, ratio };
   } finally {
@@ -202,9 +133,4 @@ export async function benchCluster() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  benchCluster().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runAsScript(import.meta.url, benchCluster);

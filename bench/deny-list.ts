@@ -11,23 +11,14 @@
  *   npm run bench -- deny-list
  */
 import autocannon from 'autocannon';
-import { sign } from 'hono/jwt';
-import { parseArgs } from 'node:util';
-import { signEdgeRequest, type ActivitySnapshot } from '../contract/index.js';
-import { startEdge } from './lib/local-edge.js';
-import { BENCH_EDGE_SECRETS } from './lib/stack.js';
-import { startStandInOrigin } from './lib/stand-in-origin.js';
+import { openSnapshot } from '../support/edge-calls.js';
+import { bearerFor, startBenchEdge } from './lib/bench-edge.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
 
-const { values } = parseArgs({
-  options: {
-    connections: { type: 'string', default: '20' },
-    seconds: { type: 'string', default: '5' },
-    denied: { type: 'string', default: '100000' },
-  },
-});
-const connections = Number(values.connections);
-const duration = Number(values.seconds);
-const deniedCount = Number(values.denied);
+const options = benchOptions({ numbers: { connections: 20, seconds: 5, denied: 100_000 } });
+const connections = options.connections;
+const duration = options.seconds;
+const deniedCount = options.denied;
 const SHARDS = 16;
 const PUSH_BATCH = 500;
 
@@ -86,49 +77,16 @@ function memoryAndLookup(): { bytesPerId: number | null; lookupNs: number } {
 
 export async function benchDenyList(): Promise<DenyListResult> {
   const memory = memoryAndLookup();
-  const origin = await startStandInOrigin({ secret: BENCH_EDGE_SECRETS.EDGE_ORIGIN_SECRET });
-  const edge = await startEdge({ originUrl: origin.url, secrets: BENCH_EDGE_SECRETS });
+  const stage = await startBenchEdge();
+  const { edge, origin } = stage;
   const runs: DenyListRun[] = [];
-  const signedPut = async (path: string, body: string) => {
-    const headers = await signEdgeRequest(BENCH_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
-      method: 'PUT',
-      pathWithQuery: path,
-      body,
-    });
-    const res = await fetch(`${edge.url}${path}`, { method: 'PUT', headers, body });
-    if (res.status !== 200) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
-  };
   const activityId = '710001';
-  const snapshot: ActivitySnapshot = {
-    config: {
-      activityId,
-      skuId: '1',
-      title: 'deny-list bench',
-      startsAt: new Date(Date.now() - 60_000).toISOString(),
-      endsAt: new Date(Date.now() + 3_600_000).toISOString(),
-      maxPerUser: 1,
-      paymentTimeoutSeconds: 900,
-      // High enough that no ticket is rate-limited: the run measures the gate call and the deny lookup.
-      userRatePerSec: 100,
-      admissionRatePerSec: 100_000,
-      admissionShards: 4,
-      version: 1,
-    },
-    state: 'open',
-    soldOut: false,
-  };
-  await signedPut(`/internal/activities/${activityId}`, JSON.stringify(snapshot));
+  // High enough that no ticket is rate-limited: the run measures the gate call and the deny lookup.
+  await stage.push(openSnapshot(activityId, { title: 'deny-list bench', userRatePerSec: 100 }));
 
-  const bearers = async (ids: string[]) =>
-    Promise.all(
-      ids.map(
-        async (u) =>
-          `Bearer ${await sign({ sub: u, exp: Math.floor(Date.now() / 1000) + 3600 }, BENCH_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`,
-      ),
-    );
   // Allowed users are ids the deny list never holds (odd offsets).
-  const allowed = await bearers(Array.from({ length: 2000 }, (_, i) => String(30_000_000 + i)));
-  const denied = await bearers(Array.from({ length: 2000 }, (_, i) => userId(i)));
+  const allowed = Array.from({ length: 2000 }, (_, i) => bearerFor(String(30_000_000 + i)));
+  const denied = Array.from({ length: 2000 }, (_, i) => bearerFor(userId(i)));
 
   async function run(name: string, auth: string[], expected: number) {
     let next = 0;
@@ -165,7 +123,7 @@ export async function benchDenyList(): Promise<DenyListResult> {
       denied: true,
       revision: 1,
     }));
-    await signedPut('/internal/deny', JSON.stringify({ users }));
+    await stage.put('/internal/deny', JSON.stringify({ users }));
   }
   const pushSeconds = (Date.now() - started) / 1000;
   console.log(`pushed ${deniedCount} denied users in ${pushSeconds.toFixed(1)} s (batches of ${PUSH_BATCH})`);
@@ -178,17 +136,8 @@ export async function benchDenyList(): Promise<DenyListResult> {
   console.log(
     `origin calls during the runs: ${originCalls} (activity reads ${calls.activity}, reserve ${calls.reserve}, reservation ${calls.reservation})`,
   );
-  await edge.stop();
-  await origin.stop();
+  await stage.stop();
   return { denied: deniedCount, ...memory, pushSeconds, originCalls, runs };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  benchDenyList().then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+runAsScript(import.meta.url, benchDenyList);

@@ -18,7 +18,6 @@
  */
 import { createHmac } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createActivity, warmup } from '../origin/sale/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
@@ -28,6 +27,8 @@ import { runDraw } from '../origin/lottery/draw.js';
 import { DrawHmac } from '../origin/lottery/draw-hmac.js';
 import { findDraw } from '../origin/lottery/draw-store.js';
 import { activityKeys } from '../origin/redis/keys.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
+import { lotterySale } from './lib/lottery-sale.js';
 import { BENCH_SECRETS, benchDatabase } from './lib/stack.js';
 
 export interface DrawBenchResult {
@@ -78,20 +79,13 @@ function bestOf(rounds: number, fn: () => void): { ms: number; cpuMs: number } {
 }
 
 export async function benchDraw(): Promise<DrawBenchResult> {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: {
-      entrants: { type: 'string', default: '200000' },
-      units: { type: 'string', default: '20000' },
-      rounds: { type: 'string', default: '3' },
-      'reserve-batch': { type: 'string', default: '500' },
-      'publish-batch': { type: 'string', default: '1000' },
-    },
+  const options = benchOptions({
+    numbers: { entrants: 200_000, units: 20_000, rounds: 3, 'reserve-batch': 500, 'publish-batch': 1000 },
     strict: false,
   });
-  const N = Number(values.entrants);
-  const UNITS = Number(values.units);
-  const ROUNDS = Number(values.rounds);
+  const N = options.entrants;
+  const UNITS = options.units;
+  const ROUNDS = options.rounds;
   const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
   const db = await benchDatabase();
@@ -108,27 +102,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
   const activityId = String(Date.now());
   const skuId = '1';
   try {
-    const startsAt = Date.now();
-    await createActivity(ctx, {
-      activityId,
-      skuId,
-      title: 'draw bench',
-      stock: UNITS,
-      startsAt: new Date(startsAt).toISOString(),
-      endsAt: new Date(startsAt + 3_600_000).toISOString(),
-      maxPerUser: 1,
-      paymentTimeoutSeconds: 900,
-      userRatePerSec: 1,
-      admissionRatePerSec: 5000,
-      admissionShards: 4,
-      state: 'open',
-      admission: 'lottery',
-      lotteryWindowMs: 600_000,
-      stockBuckets: 1,
-      soldOutThreshold: 0,
-      eligibility: null,
-      overflow: 'reject',
-    });
+    await createActivity(ctx, lotterySale({ activityId, skuId, title: 'draw bench', units: UNITS, stockBuckets: 1 }));
     await warmup(ctx, activityId);
     const keys = activityKeys(activityId, skuId);
     for (let i = 0; i < N; i += 10_000) {
@@ -166,8 +140,8 @@ export async function benchDraw(): Promise<DrawBenchResult> {
       },
       owner: 'bench',
       leaseMs: 60_000,
-      reserveBatch: Number(values['reserve-batch']),
-      publishBatch: Number(values['publish-batch']),
+      reserveBatch: options['reserve-batch'],
+      publishBatch: options['publish-batch'],
       pageSize: config.DRAW_READ_PAGE,
       inFlight: config.DRAW_READ_IN_FLIGHT,
       drawSecret: config.DRAW_SECRET,
@@ -231,12 +205,4 @@ export async function benchDraw(): Promise<DrawBenchResult> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  benchDraw().then(
-    () => process.exit(process.exitCode ?? 0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+runAsScript(import.meta.url, benchDraw);

@@ -29,31 +29,31 @@
  * JSON body, against a Worker that answers at once, same runtime, same load.
  */
 import autocannon from 'autocannon';
-import { sign } from 'hono/jwt';
 import { Miniflare } from 'miniflare';
-import { readdirSync, readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { signEdgeRequest, type ActivitySnapshot } from '../contract/index.js';
-import { startEdge } from './lib/local-edge.js';
-import { BENCH_EDGE_SECRETS } from './lib/stack.js';
-import { startStandInOrigin } from './lib/stand-in-origin.js';
+import type { ActivitySnapshot } from '../contract/index.js';
+import { openSnapshot } from '../support/edge-calls.js';
+import { COMPATIBILITY_DATE } from '../support/local-edge.js';
+import { bearerFor, startBenchEdge, type BenchEdge } from './lib/bench-edge.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
+import { workerdCpuMs, workerdRssMb } from './lib/proc.js';
 
-const { values } = parseArgs({
-  options: {
-    connections: { type: 'string', default: '50' },
-    seconds: { type: 'string', default: '8' },
-    rounds: { type: 'string', default: '3' },
-    users: { type: 'string', default: '500' },
-    only: { type: 'string' },
-    'do-call': { type: 'boolean', default: false },
-  },
+const options = benchOptions({
+  numbers: { connections: 50, seconds: 8, rounds: 3, users: 500 },
+  flags: ['do-call'],
+  texts: ['only'],
 });
-const connections = Number(values.connections);
-const duration = Number(values.seconds);
-const rounds = Number(values.rounds);
-const userCount = Number(values.users);
+const connections = options.connections;
+const duration = options.seconds;
+const rounds = options.rounds;
+const userCount = options.users;
 /** Runs only the scenarios whose name contains this text (hello always runs). */
-const only = values.only;
+const only = options.only;
+
+/** workerd CPU µs per request between two readings of workerdCpuMs(); null off Linux or without requests. */
+const cpuUsPerRequest = (beforeMs: number, afterMs: number, requests: number): number | null =>
+  Number.isNaN(beforeMs) || Number.isNaN(afterMs) || requests === 0
+    ? null
+    : Math.round(((afterMs - beforeMs) * 1000) / requests);
 
 interface Prepared {
   path: string;
@@ -99,53 +99,6 @@ export interface DoomedScenario {
   loadToolCpuUsPerRequest: number | null;
 }
 
-/** CPU ticks (user + system) of this process's workerd children; null where /proc is missing. */
-function workerdCpuTicks(): number | null {
-  try {
-    let ticks = 0;
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      } catch {
-        continue; // gone meanwhile
-      }
-      const close = stat.lastIndexOf(')');
-      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('workerd')) continue;
-      const f = stat.slice(close + 2).split(' ');
-      if (Number(f[1]) !== process.pid) continue; // ppid: only the runtimes this benchmark started
-      ticks += Number(f[11]) + Number(f[12]);
-    }
-    return ticks;
-  } catch {
-    return null;
-  }
-}
-const TICK_US = 1e6 / 100; // USER_HZ is 100 on Linux
-
-/** RSS (MB) of this process's workerd children (the edge and the hello Worker). */
-function workerdRssMb(): number | null {
-  try {
-    let kb = 0;
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      let status: string;
-      try {
-        status = readFileSync(`/proc/${name}/status`, 'utf8');
-      } catch {
-        continue;
-      }
-      if (!/^Name:\s+workerd/m.test(status)) continue;
-      if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== process.pid) continue;
-      kb += Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
-    }
-    return Math.round(kb / 1024);
-  } catch {
-    return null;
-  }
-}
-
 export interface EdgeDoomedResult {
   helloRps: number;
   worstRatio: number;
@@ -153,74 +106,32 @@ export interface EdgeDoomedResult {
   scenarios: DoomedScenario[];
 }
 
-function snapshot(
-  activityId: string,
-  over: Partial<ActivitySnapshot['config']> = {},
-  soldOut = false,
-): ActivitySnapshot {
-  return {
-    config: {
-      activityId,
-      skuId: '1',
-      title: `bench ${activityId}`,
-      startsAt: new Date(Date.now() - 60_000).toISOString(),
-      endsAt: new Date(Date.now() + 3_600_000).toISOString(),
-      maxPerUser: 1,
-      paymentTimeoutSeconds: 900,
-      userRatePerSec: 1,
-      admissionRatePerSec: 100_000,
-      admissionShards: 4,
-      version: 1,
-      ...over,
-    },
-    state: 'open',
-    soldOut,
-  };
-}
+/** A sale of this benchmark (a stand-in snapshot), sold out or not. */
+const snapshot = (activityId: string, over: Partial<ActivitySnapshot['config']> = {}, soldOut = false) =>
+  openSnapshot(activityId, { ...over, soldOut });
 
 export async function benchEdgeDoomed(): Promise<EdgeDoomedResult> {
-  const origin = await startStandInOrigin({ secret: BENCH_EDGE_SECRETS.EDGE_ORIGIN_SECRET });
-  const edge = await startEdge({
-    originUrl: origin.url,
-    secrets: BENCH_EDGE_SECRETS,
-    vars: { TICKET_TTL_SECONDS: '3600' },
-  });
+  const stage = await startBenchEdge({ TICKET_TTL_SECONDS: '3600' });
   const hello = new Miniflare({
     modules: true,
     script: 'export default { fetch() { return new Response("hello"); } };',
-    compatibilityDate: '2026-04-01',
+    compatibilityDate: COMPATIBILITY_DATE,
     host: '127.0.0.1',
     port: 0,
     cf: false,
   });
   try {
     const helloUrl = (await hello.ready).toString().replace(/\/$/, '');
-    return await measure(edge.url, helloUrl, origin);
+    return await measure(stage, helloUrl);
   } finally {
     await hello.dispose();
-    await edge.stop();
-    await origin.stop();
+    await stage.stop();
   }
 }
 
-async function measure(
-  edgeUrl: string,
-  helloUrl: string,
-  origin: Awaited<ReturnType<typeof startStandInOrigin>>,
-): Promise<EdgeDoomedResult> {
-  const push = async (s: ActivitySnapshot) => {
-    const path = `/internal/activities/${s.config.activityId}`;
-    const body = JSON.stringify(s);
-    const headers = await signEdgeRequest(BENCH_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
-      method: 'PUT',
-      pathWithQuery: path,
-      body,
-    });
-    const res = await fetch(`${edgeUrl}${path}`, { method: 'PUT', headers, body });
-    if (res.status !== 200) throw new Error(`push ${res.status}`);
-  };
-  const bearer = (userId: string, secret: string = BENCH_EDGE_SECRETS.USER_TOKEN_SECRET) =>
-    sign({ sub: userId, exp: Math.floor(Date.now() / 1000) + 3600 }, secret, 'HS256').then((t) => `Bearer ${t}`);
+async function measure(stage: BenchEdge, helloUrl: string): Promise<EdgeDoomedResult> {
+  const edgeUrl = stage.edge.url;
+  const { origin, push } = stage;
   const ticketFor = async (activityId: string, authorization: string): Promise<string> => {
     const res = await fetch(`${edgeUrl}/api/activities/${activityId}/tickets`, {
       method: 'POST',
@@ -241,7 +152,7 @@ async function measure(
   await push(snapshot(soldOutId));
   const soldOut: Prepared[] = [];
   for (const [i, u] of users.entries()) {
-    const authorization = await bearer(u);
+    const authorization = bearerFor(u);
     soldOut.push({ path: await ticketFor(soldOutId, authorization), headers: purchaseHeaders(authorization, i) });
   }
   await push(snapshot(soldOutId, {}, true));
@@ -258,10 +169,10 @@ async function measure(
   const forged: Prepared[] = [];
   const badJwt: Prepared[] = [];
   for (const [i, u] of users.entries()) {
-    const authorization = await bearer(u);
+    const authorization = bearerFor(u);
     const genuine = await ticketFor(forgedId, authorization);
     forged.push({ path: genuine.slice(0, -64) + 'f'.repeat(64), headers: purchaseHeaders(authorization, i) });
-    const wrong = await bearer(u, 'not-the-user-token-secret-0123456789');
+    const wrong = bearerFor(u, 'not-the-user-token-secret-0123456789');
     badJwt.push({ path: genuine, headers: purchaseHeaders(wrong, i) });
   }
 
@@ -275,7 +186,7 @@ async function measure(
     await push(snapshot(limitedId, { userRatePerSec: 0.01 }));
     const limited: Prepared[] = [];
     for (const [i, u] of users.entries()) {
-      const authorization = await bearer(u);
+      const authorization = bearerFor(u);
       const p = { path: await ticketFor(limitedId, authorization), headers: purchaseHeaders(authorization, i) };
       const first = await fetch(`${edgeUrl}${p.path}`, { method: 'POST', headers: p.headers, body: '{"quantity":1}' });
       if (first.status !== 202) throw new Error(`first purchase ${first.status}`);
@@ -305,7 +216,7 @@ async function measure(
         : [{ method: 'GET', path: '/' }],
     };
     const statuses: Record<string, number> = {};
-    const ticksBefore = workerdCpuTicks();
+    const cpuBefore = workerdCpuMs();
     const benchCpuBefore = process.cpuUsage();
     // Without a callback autocannon returns an instance that is also a promise of the result.
     const instance = autocannon(opts) as unknown as autocannon.Instance & Promise<autocannon.Result>;
@@ -313,7 +224,7 @@ async function measure(
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
     });
     const result = await instance;
-    const ticksAfter = workerdCpuTicks();
+    const cpuAfter = workerdCpuMs();
     const benchCpu = process.cpuUsage(benchCpuBefore);
     const count = (codes: number[]) => codes.reduce((n, code) => n + (statuses[code] ?? 0), 0);
     const total = Object.values(statuses).reduce((n, v) => n + v, 0);
@@ -330,11 +241,8 @@ async function measure(
       expected: count(expected),
       unexpected: total - count(expected),
       originCalls: prepared ? originCalls() - before : 0,
-      workerdCpuUsPerRequest:
-        ticksBefore === null || ticksAfter === null || total === 0
-          ? null
-          : Math.round(((ticksAfter - ticksBefore) * TICK_US) / total),
-      workerdRssMb: workerdRssMb(),
+      workerdCpuUsPerRequest: cpuUsPerRequest(cpuBefore, cpuAfter, total),
+      workerdRssMb: Number.isNaN(workerdRssMb()) ? null : Math.round(workerdRssMb()),
       loadToolCpuUsPerRequest: total === 0 ? null : Math.round((benchCpu.user + benchCpu.system) / total),
     } satisfies DoomedScenario;
   }
@@ -460,7 +368,7 @@ export default {
   const mf = new Miniflare({
     modules: true,
     script,
-    compatibilityDate: '2026-04-01',
+    compatibilityDate: COMPATIBILITY_DATE,
     durableObjects: { GATE: { className: 'Gate', useSQLite: true } },
     host: '127.0.0.1',
     port: 0,
@@ -474,16 +382,14 @@ export default {
       ['DO call by RPC', '/rpc'],
       ['DO call by fetch', '/fetch'],
     ] as const) {
-      const before = workerdCpuTicks();
+      const before = workerdCpuMs();
       const result = await autocannon({ url: url + path, connections, duration });
-      const after = workerdCpuTicks();
-      const total = result.requests.total;
+      const after = workerdCpuMs();
       rows.push({
         name,
         rps: result.requests.average,
         ratio: 0,
-        cpuUs:
-          before === null || after === null || total === 0 ? null : Math.round(((after - before) * TICK_US) / total),
+        cpuUs: cpuUsPerRequest(before, after, result.requests.total),
       });
     }
     console.log(`DO call: ${connections} connections, ${duration} s per run`);
@@ -500,12 +406,4 @@ export default {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  (values['do-call'] ? benchDurableObjectCall() : benchEdgeDoomed()).then(
-    () => process.exit(process.exitCode ?? 0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+runAsScript(import.meta.url, () => (options['do-call'] ? benchDurableObjectCall() : benchEdgeDoomed()));

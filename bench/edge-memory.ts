@@ -14,77 +14,29 @@
  *
  * RSS is the whole workerd process (isolate, Durable Objects, runtime), read from /proc (Linux).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { signEdgeRequest, type ActivitySnapshot } from '../contract/index.js';
-import { startEdge } from './lib/local-edge.js';
-import { BENCH_EDGE_SECRETS } from './lib/stack.js';
-import { startStandInOrigin } from './lib/stand-in-origin.js';
-import { tokenMinter } from './rehearsal/jwt.js';
 import { take, type Bucket } from '../edge/durable/token-bucket.js';
 import { TtlCache } from '../edge/ttl-cache.js';
+import { openSnapshot } from '../support/edge-calls.js';
+import { startBenchEdge } from './lib/bench-edge.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
+import { workerdRssMb } from './lib/proc.js';
+import { BENCH_EDGE_SECRETS } from './lib/stack.js';
+import { tokenMinter } from './rehearsal/jwt.js';
 
-const { values } = parseArgs({
-  options: {
-    users: { type: 'string', default: '100000' },
-    step: { type: 'string', default: '10000' },
-    concurrency: { type: 'string', default: '32' },
-    structures: { type: 'boolean', default: false },
-    entries: { type: 'string', default: '50000' },
-  },
+const options = benchOptions({
+  numbers: { users: 100_000, step: 10_000, concurrency: 32, entries: 50_000 },
+  flags: ['structures'],
 });
-const userCount = Number(values.users);
-const step = Number(values.step);
-const concurrency = Number(values.concurrency);
-
-/** RSS (MB) of this process's workerd children. */
-function workerdRssMb(): number {
-  let kb = 0;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const status = readFileSync(`/proc/${name}/status`, 'utf8');
-      if (!/^Name:\s+workerd/m.test(status)) continue;
-      if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== process.pid) continue;
-      kb += Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return kb / 1024;
-}
+const userCount = options.users;
+const step = options.step;
+const concurrency = options.concurrency;
 
 async function main() {
-  const origin = await startStandInOrigin({ secret: BENCH_EDGE_SECRETS.EDGE_ORIGIN_SECRET });
-  const edge = await startEdge({ originUrl: origin.url, secrets: BENCH_EDGE_SECRETS });
+  const stage = await startBenchEdge();
+  const { edge } = stage;
   try {
     const activityId = '710001';
-    const snapshot: ActivitySnapshot = {
-      config: {
-        activityId,
-        skuId: '1',
-        title: 'memory bench',
-        startsAt: new Date(Date.now() - 60_000).toISOString(),
-        endsAt: new Date(Date.now() + 3_600_000).toISOString(),
-        maxPerUser: 1,
-        paymentTimeoutSeconds: 900,
-        userRatePerSec: 1,
-        admissionRatePerSec: 100_000,
-        admissionShards: 4,
-        version: 1,
-      },
-      state: 'open',
-      soldOut: false,
-    };
-    const path = `/internal/activities/${activityId}`;
-    const body = JSON.stringify(snapshot);
-    const headers = await signEdgeRequest(BENCH_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
-      method: 'PUT',
-      pathWithQuery: path,
-      body,
-    });
-    const pushed = await fetch(`${edge.url}${path}`, { method: 'PUT', headers, body });
-    if (pushed.status !== 200) throw new Error(`push ${pushed.status}`);
+    await stage.push(openSnapshot(activityId, { title: 'memory bench' }));
 
     const mint = tokenMinter(BENCH_EDGE_SECRETS.USER_TOKEN_SECRET, 3600);
     const statuses: Record<string, number> = {};
@@ -152,8 +104,7 @@ async function main() {
     );
     return { startRssMb: startRss, endRssMb: endRss, rows, statuses };
   } finally {
-    await edge.stop();
-    await origin.stop();
+    await stage.stop();
   }
 }
 
@@ -210,10 +161,4 @@ function structures(entries: number) {
   );
 }
 
-(values.structures ? Promise.resolve(structures(Number(values.entries))) : main()).then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runAsScript(import.meta.url, async () => (options.structures ? structures(options.entries) : main()));

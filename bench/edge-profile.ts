@@ -6,7 +6,7 @@
  *   BENCH_EDGE_INSPECTOR_PORT=9230 npm run rehearsal -- ...     (or any benchmark that starts the edge)
  *   npx tsx bench/edge-profile.ts --port 9230 [--delay 5] [--seconds 20] [--out edge.cpuprofile] [--top 25]
  *
- * With BENCH_EDGE_INSPECTOR_PORT set, `startEdge` (bench/lib/local-edge.ts) opens workerd's V8
+ * With BENCH_EDGE_INSPECTOR_PORT set, `startEdge` (support/local-edge.ts) opens workerd's V8
  * inspector on that port. This attaches to the edge Worker's isolate, waits `--delay` seconds,
  * samples for `--seconds`, writes the profile (Chrome DevTools → Performance → load it) and prints
  * the functions with the most self time and the most inclusive time (names and lines are the

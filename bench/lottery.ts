@@ -8,7 +8,6 @@
  *
  *   npx tsx bench/lottery.ts [--entrants 1000000] [--units 1000] [--concurrency 64] [--buckets 1]
  */
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createActivity, warmup } from '../origin/sale/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
@@ -17,20 +16,15 @@ import { createLogger } from '../origin/platform/logger.js';
 import { runDraw } from '../origin/lottery/draw.js';
 import { findDraw } from '../origin/lottery/draw-store.js';
 import { activityKeys } from '../origin/redis/keys.js';
+import { benchOptions } from './lib/cli.js';
+import { lotterySale } from './lib/lottery-sale.js';
 import { BENCH_SECRETS, benchDatabase } from './lib/stack.js';
 
-const { values } = parseArgs({
-  options: {
-    entrants: { type: 'string', default: '1000000' },
-    units: { type: 'string', default: '1000' },
-    concurrency: { type: 'string', default: '64' },
-    buckets: { type: 'string', default: '1' },
-  },
-});
-const N = Number(values.entrants);
-const UNITS = Number(values.units);
-const CONCURRENCY = Number(values.concurrency);
-const BUCKETS = Number(values.buckets);
+const options = benchOptions({ numbers: { entrants: 1_000_000, units: 1000, concurrency: 64, buckets: 1 } });
+const N = options.entrants;
+const UNITS = options.units;
+const CONCURRENCY = options.concurrency;
+const BUCKETS = options.buckets;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -47,27 +41,10 @@ const activityId = String(Date.now());
 const skuId = '1';
 const sale = { activityId, skuId, buckets: BUCKETS };
 try {
-  const startsAt = Date.now();
-  await createActivity(ctx, {
-    activityId,
-    skuId,
-    title: 'lottery bench',
-    stock: UNITS,
-    startsAt: new Date(startsAt).toISOString(),
-    endsAt: new Date(startsAt + 3_600_000).toISOString(),
-    maxPerUser: 1,
-    paymentTimeoutSeconds: 900,
-    userRatePerSec: 1,
-    admissionRatePerSec: 5000,
-    admissionShards: 4,
-    state: 'open',
-    admission: 'lottery',
-    lotteryWindowMs: 600_000,
-    stockBuckets: BUCKETS,
-    soldOutThreshold: 0,
-    eligibility: null,
-    overflow: 'reject',
-  });
+  await createActivity(
+    ctx,
+    lotterySale({ activityId, skuId, title: 'lottery bench', units: UNITS, stockBuckets: BUCKETS }),
+  );
   await warmup(ctx, activityId);
 
   // ── Entries ──
@@ -78,7 +55,7 @@ try {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       for (let i = next++; i < N; i = next++) {
-        const r = await ctx.stock.enter({ ...sale, userId: String(10_000_000 + i), quantity: 1 });
+        const r = await ctx.stock.lottery.enter({ ...sale, userId: String(10_000_000 + i), quantity: 1 });
         if (r.kind !== 'entered') refused++;
         if (i > 0 && i % 200_000 === 0) process.stdout.write(`  ${i} entries…\n`);
       }

@@ -8,70 +8,27 @@
  *
  *   npx tsx bench/redis-wait.ts [--connections 50] [--seconds 10] [--wait-timeout 50]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { originReserveRate } from './lib/origin-reserve.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
+import { alternatingRounds, originReserveRate } from './lib/origin-reserve.js';
+import { machineLoad } from './lib/proc.js';
+import { startBenchRedis } from './lib/redis-server.js';
 import { benchDatabase } from './lib/stack.js';
 
-const { values } = parseArgs({
-  options: {
-    connections: { type: 'string', default: '50' },
-    seconds: { type: 'string', default: '10' },
-    'wait-timeout': { type: 'string', default: '50' },
-  },
-});
-const connections = Number(values.connections);
-const duration = Number(values.seconds);
-const waitTimeoutMs = values['wait-timeout'];
+const options = benchOptions({ numbers: { connections: 50, seconds: 10, 'wait-timeout': 50 } });
+const connections = options.connections;
+const duration = options.seconds;
+const waitTimeoutMs = String(options['wait-timeout']);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A redis-server on a free port below 45000 (retried until one starts), in a folder of its own. */
-async function redisServer(extra: string[]): Promise<{ port: number; client: Redis; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(os.tmpdir(), 'seckill-bench-wait-'));
-  for (;;) {
-    const port = randomInt(20_000, 45_000);
-    const server: ChildProcess = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra],
-      { stdio: 'ignore' },
-    );
-    await sleep(300);
-    const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 1 });
-    const ok = await client
-      .connect()
-      .then(() => client.ping())
-      .then(
-        () => server.exitCode === null,
-        () => false,
-      );
-    if (ok)
-      return {
-        port,
-        client,
-        async stop() {
-          client.disconnect();
-          server.kill('SIGTERM');
-          await new Promise((r) => server.once('exit', r));
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    client.disconnect();
-    server.kill();
-  }
-}
-
 export async function benchRedisWait() {
-  const primary = await redisServer([]);
-  const replica = await redisServer(['--replicaof', '127.0.0.1', String(primary.port)]);
+  const primary = await startBenchRedis();
+  const replica = await startBenchRedis(['--replicaof', '127.0.0.1', String(primary.port)]);
+  const replicaClient = new Redis(replica.url, { maxRetriesPerRequest: 1 });
   const database = await benchDatabase();
   try {
-    for (let i = 0; !(await replica.client.info('replication')).includes('master_link_status:up'); i++) {
+    for (let i = 0; !(await replicaClient.info('replication')).includes('master_link_status:up'); i++) {
       if (i > 200) throw new Error('the replica never linked to its primary');
       await sleep(50);
     }
@@ -83,52 +40,33 @@ export async function benchRedisWait() {
       // would measure the machine's load rather than what WAIT adds.
       REDIS_COMMAND_TIMEOUT_MS: '1000',
     });
-    type Figures = Awaited<ReturnType<typeof originReserveRate>>;
-    // Two alternating rounds: the machine is shared, so a single pair can be skewed by a neighbour.
-    const rounds: { wait0: Figures; wait1: Figures }[] = [];
-    for (let round = 0; round < 2; round++) {
-      const common = { mysqlUrl: database.url, stockBuckets: 1, connections, duration };
-      const wait0 = await originReserveRate({ env: env(0), ...common });
-      const wait1 = await originReserveRate({ env: env(1), ...common });
-      rounds.push({ wait0, wait1 });
-    }
-    console.log(
-      `\norigin POST /internal/reserve on a primary with one replica (${connections} connections, ${duration} s each, ` +
+    const common = { mysqlUrl: database.url, stockBuckets: 1, connections, duration };
+    const { runs: rounds, best } = await alternatingRounds(
+      2,
+      {
+        wait0: () => originReserveRate({ env: env(0), ...common }),
+        wait1: () => originReserveRate({ env: env(1), ...common }),
+      },
+      `origin POST /internal/reserve on a primary with one replica (${connections} connections, ${duration} s each, ` +
         `autocannon, 2 rounds; REDIS_WAIT_TIMEOUT_MS ${waitTimeoutMs})`,
+      { wait0: 'REDIS_WAIT_REPLICAS=0', wait1: 'REDIS_WAIT_REPLICAS=1' },
     );
-    console.table(
-      Object.fromEntries(
-        rounds.flatMap((r, i) => [
-          [`round ${i + 1}: REDIS_WAIT_REPLICAS=0`, r.wait0],
-          [`round ${i + 1}: REDIS_WAIT_REPLICAS=1`, r.wait1],
-        ]),
-      ),
-    );
-    const best = (pick: (r: (typeof rounds)[number]) => Figures) =>
-      rounds.map(pick).reduce((a, b) => (b.rps > a.rps ? b : a));
-    const wait0 = best((r) => r.wait0);
-    const wait1 = best((r) => r.wait1);
+    const { wait0, wait1 } = best;
     const ratio = wait1.rps / wait0.rps;
     console.log(`ratio WAIT 1 / WAIT 0 (best of each) = ${ratio.toFixed(2)}`);
+    const { cores, loadAverage } = machineLoad();
     console.log(
-      `load generator, origin, 2 redis-servers and MariaDB share ${os.cpus().length} cores; the replica is on the ` +
+      `load generator, origin, 2 redis-servers and MariaDB share ${cores} cores; the replica is on the ` +
         'same machine, so its round trip is sub-millisecond: a real network adds its own. Load average during the ' +
-        `run: ${os
-          .loadavg()
-          .map((l) => l.toFixed(1))
-          .join(' / ')}.`,
+        `run: ${loadAverage}.`,
     );
     return { rounds, wait0, wait1, ratio, waitTimeoutMs: Number(waitTimeoutMs) };
   } finally {
     await database.drop([]);
+    replicaClient.disconnect();
     await replica.stop();
     await primary.stop();
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  benchRedisWait().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runAsScript(import.meta.url, benchRedisWait);

@@ -9,7 +9,7 @@
  *   npm run rehearsal -- --help
  */
 import { resolve } from 'node:path';
-import { ROOT } from './lib/stack.js';
+import { ROOT } from '../support/processes.js';
 import { readOrderAnswers, successBetween, writeBaseline } from './rehearsal/baseline.js';
 import { localCrowd, workerCrowd } from './rehearsal/crowd.js';
 import { LoadMonitor } from './rehearsal/monitor.js';

@@ -11,31 +11,18 @@
  */
 import autocannon from 'autocannon';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { randomBytes, randomInt } from 'node:crypto';
-import {
-  adminCall,
-  BENCH_SECRETS,
-  benchDatabase,
-  cpuMsOf,
-  edgeHeadersSync,
-  freePort,
-  spawnOrigin,
-  spawnTs,
-  stopChild,
-  waitForHttp,
-} from './lib/stack.js';
+import { freePort, stopChild, waitForHttp } from '../support/processes.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
+import { signedPost } from './lib/origin-reserve.js';
+import { cpuMsOf } from './lib/proc.js';
+import { adminCall, BENCH_SECRETS, benchDatabase, createOpenSale, spawnBenchTs, spawnOrigin } from './lib/stack.js';
 
-const { values } = parseArgs({
-  options: {
-    connections: { type: 'string', default: '50' },
-    seconds: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '1' },
-  },
-});
-const connections = Number(values.connections);
-const duration = Number(values.seconds);
-const rounds = Number(values.rounds);
+const {
+  connections,
+  seconds: duration,
+  rounds,
+} = benchOptions({ numbers: { connections: 50, seconds: 10, rounds: 1 } });
 
 interface Figures {
   rps: number;
@@ -53,24 +40,11 @@ async function load(url: string, path: string, makeBody: () => string, pid: numb
     url,
     connections,
     duration,
+    // As the edge calls (edge/origin.ts): a W3C traceparent beside the §9 signature.
     requests: [
-      {
-        method: 'POST',
-        path,
-        setupRequest: (req: any) => {
-          const body = makeBody();
-          return {
-            ...req,
-            body,
-            headers: {
-              'content-type': 'application/json',
-              // As the edge calls (edge/origin.ts): a W3C traceparent beside the §9 signature.
-              traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`,
-              ...edgeHeadersSync(BENCH_SECRETS.EDGE_ORIGIN_SECRET, 'POST', path, body),
-            },
-          };
-        },
-      },
+      signedPost(path, makeBody, () => ({
+        traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`,
+      })),
     ],
   });
   return {
@@ -110,20 +84,10 @@ export async function benchReserve() {
     LOG_LEVEL: process.env.BENCH_ORIGIN_LOG_LEVEL ?? 'warn',
   });
   const basePort = await freePort();
-  const baseline = spawnTs('bench/lib/baseline-http.ts', { PORT: String(basePort) });
+  const baseline = spawnBenchTs('bench/lib/baseline-http.ts', { PORT: String(basePort) });
   try {
     await Promise.all([waitForHttp(`${originUrl}/healthz`), waitForHttp(`http://127.0.0.1:${basePort}/`)]);
-    const activityId = String(randomInt(1, 2 ** 40));
-    const now = Date.now();
-    await adminCall(originUrl, 'POST', '/admin/activities', {
-      activityId,
-      skuId: activityId,
-      title: 'bench',
-      stock: 10_000_000,
-      startsAt: new Date(now - 1000).toISOString(),
-      endsAt: new Date(now + 3_600_000).toISOString(),
-    });
-    await adminCall(originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
+    const activityId = await createOpenSale(originUrl, { title: 'bench', stock: 10_000_000 });
     activities.push([activityId, activityId]);
     let user = randomInt(1, 2 ** 40);
     // The body the edge sends (edge/routes/purchase.ts), its trace id included.
@@ -181,9 +145,4 @@ export async function benchReserve() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  benchReserve().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runAsScript(import.meta.url, benchReserve);

@@ -22,7 +22,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ROOT } from './lib/stack.js';
+import { ROOT } from '../support/processes.js';
 
 type Summary = Record<string, unknown> | null;
 
@@ -41,34 +41,44 @@ interface Bench {
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
+/**
+ * A summary of named figures, each read from the result at a dotted path; with several paths, the
+ * first that holds a value (older benchmark versions named some figures differently).
+ */
+function figures(paths: Record<string, string | string[]>): (result: any) => Summary {
+  const at = (result: any, path: string) => path.split('.').reduce((v, key) => v?.[key], result);
+  return (result) =>
+    Object.fromEntries(
+      Object.entries(paths).map(([name, p]) => [
+        name,
+        num((Array.isArray(p) ? p : [p]).map((path) => at(result, path)).find((v) => v !== undefined && v !== null)),
+      ]),
+    );
+}
+
 const BENCHES: Record<string, Bench> = {
   reserve: {
     key: 'reserve',
     module: 'bench/reserve.ts',
     export: 'benchReserve',
-    summarize: (r) => ({
-      ratio: num(r.ratio),
-      p99Ms: num(r.reserve?.p99),
-      rps: num(r.reserve?.rps),
-      bareRps: num(r.base?.rps),
-    }),
+    summarize: figures({ ratio: 'ratio', p99Ms: 'reserve.p99', rps: 'reserve.rps', bareRps: 'base.rps' }),
   },
   settle: {
     key: 'settle',
     module: 'bench/settle.ts',
     export: 'benchSettle',
     // bench/settle.ts owns these names; older versions return perSecond and baseline.perSecond only.
-    summarize: (r) => ({
-      ordersPerSec: num(r.ordersPerSec ?? r.perSecond),
+    summarize: figures({
+      ordersPerSec: ['ordersPerSec', 'perSecond'],
       // Order events on (ORDER_EVENTS_URL set, the worker delivering alongside), and what that costs.
-      eventsOnPerSec: num(r.eventsOnPerSec ?? r.ordersPerSecWithEvents),
-      eventsCostPct: num(r.eventsCostPct),
-      perMessagePerSec: num(r.perMessagePerSec ?? r.perMessage?.perSecond),
-      bareUpdatePerSec: num(r.bareUpdatePerSec ?? r.baseline?.perSecond),
-      consumerCpuMsPerKOrders: num(r.consumerCpuMsPerKOrders),
-      consumerCpuMsPerKOrdersEventsOn: num(r.consumerCpuMsPerKOrdersEventsOn ?? r.consumerCpuMsPerKOrdersWithEvents),
-      serverCpuMsPerKOrders: num(r.serverCpuMsPerKOrders),
-      serverCpuMsPerKOrdersEventsOn: num(r.serverCpuMsPerKOrdersEventsOn),
+      eventsOnPerSec: ['eventsOnPerSec', 'ordersPerSecWithEvents'],
+      eventsCostPct: 'eventsCostPct',
+      perMessagePerSec: ['perMessagePerSec', 'perMessage.perSecond'],
+      bareUpdatePerSec: ['bareUpdatePerSec', 'baseline.perSecond'],
+      consumerCpuMsPerKOrders: 'consumerCpuMsPerKOrders',
+      consumerCpuMsPerKOrdersEventsOn: ['consumerCpuMsPerKOrdersEventsOn', 'consumerCpuMsPerKOrdersWithEvents'],
+      serverCpuMsPerKOrders: 'serverCpuMsPerKOrders',
+      serverCpuMsPerKOrdersEventsOn: 'serverCpuMsPerKOrdersEventsOn',
     }),
   },
   'edge-doomed': {
@@ -98,48 +108,52 @@ const BENCHES: Record<string, Bench> = {
     export: 'benchDraw',
     optional: true,
     nodeFlags: ['--expose-gc'],
-    summarize: (r) => ({
-      entrants: num(r.entrants),
-      units: num(r.units),
-      ratio: num(r.ratio),
-      winnersFinalMs: num(r.winnersFinalMs),
-      publishedMs: num(r.publishedMs),
-      drawCpuMs: num(r.drawCpuMs),
-      winnersCpuMs: num(r.winnersCpuMs),
-      cpuRatio: num(r.cpuRatio),
-      drawHeapMb: num(r.drawHeapMb),
-      retainedMb: num(r.retainedMb),
-      bareHmacMs: num(r.bareHmacMs),
-      drawHmacPassMs: num(r.drawHmacPassMs),
-    }),
+    summarize: figures(
+      Object.fromEntries(
+        [
+          'entrants',
+          'units',
+          'ratio',
+          'winnersFinalMs',
+          'publishedMs',
+          'drawCpuMs',
+          'winnersCpuMs',
+          'cpuRatio',
+          'drawHeapMb',
+          'retainedMb',
+          'bareHmacMs',
+          'drawHmacPassMs',
+        ].map((name) => [name, name]),
+      ),
+    ),
   },
   // The persisted waiting line against the in-memory one (issue 30 goal 6: ≤ 1.2× per join and per poll).
   'waiting-line': {
     key: 'waitingLine',
     module: 'bench/waiting-line.ts',
     export: 'benchWaitingLine',
-    summarize: (r) => ({
-      joinRatio: num(r.joinRatioSync),
-      joinRatioBatched: num(r.joinRatioBatched),
-      pollRatio: num(r.pollRatio),
-      joinCpuUs: num(r.sync?.joinCpuUs),
-      joinCpuUsMemory: num(r.memory?.joinCpuUs),
-      pollCpuUs: num(r.sync?.pollCpuUs),
-      pollCpuUsMemory: num(r.memory?.pollCpuUs),
+    summarize: figures({
+      joinRatio: 'joinRatioSync',
+      joinRatioBatched: 'joinRatioBatched',
+      pollRatio: 'pollRatio',
+      joinCpuUs: 'sync.joinCpuUs',
+      joinCpuUsMemory: 'memory.joinCpuUs',
+      pollCpuUs: 'sync.pollCpuUs',
+      pollCpuUsMemory: 'memory.pollCpuUs',
     }),
   },
   'redis-wait': {
     key: 'redisWait',
     module: 'bench/redis-wait.ts',
     export: 'benchRedisWait',
-    summarize: (r) => ({
-      ratio: num(r.ratio),
-      rpsWait0: num(r.wait0?.rps),
-      rpsWait1: num(r.wait1?.rps),
-      p99MsWait0: num(r.wait0?.p99),
-      p99MsWait1: num(r.wait1?.p99),
-      non2xxWait1: num(r.wait1?.non2xx),
-      waitTimeoutMs: num(r.waitTimeoutMs),
+    summarize: figures({
+      ratio: 'ratio',
+      rpsWait0: 'wait0.rps',
+      rpsWait1: 'wait1.rps',
+      p99MsWait0: 'wait0.p99',
+      p99MsWait1: 'wait1.p99',
+      non2xxWait1: 'wait1.non2xx',
+      waitTimeoutMs: 'waitTimeoutMs',
     }),
   },
 };

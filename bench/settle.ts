@@ -17,37 +17,25 @@
 import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import { newReservationId } from '../contract/ids.js';
 import { affected, one, rows } from '../origin/platform/db/rows.js';
 import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../origin/redis/keys.js';
-import { defineScripts } from '../origin/redis/scripts.js';
-import {
-  adminCall,
-  BENCH_SECRETS,
-  benchDatabase,
-  cpuMsOf,
-  freePort,
-  mysqldPid,
-  spawnOrigin,
-  stopChild,
-  waitForHttp,
-} from './lib/stack.js';
+import { createLogger } from '../origin/platform/logger.js';
+import { StockStore } from '../origin/redis/stock-store.js';
+import { freePort, stopChild, waitForHttp } from '../support/processes.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
+import { cpuMsOf, mysqldPid } from './lib/proc.js';
+import { adminCall, BENCH_SECRETS, benchDatabase, createOpenSale, spawnOrigin } from './lib/stack.js';
 
-const { values } = parseArgs({
-  options: {
-    reservations: { type: 'string', default: '50000' },
-    workers: { type: 'string', default: '4' },
-    'baseline-reservations': { type: 'string', default: '5000' },
-    rounds: { type: 'string', default: '1' },
-  },
+const options = benchOptions({
+  numbers: { reservations: 50_000, workers: 4, 'baseline-reservations': 5000, rounds: 1 },
 });
-const N = Number(values.reservations);
-const workers = Number(values.workers);
-const baselineN = Number(values['baseline-reservations']);
-const rounds = Number(values.rounds);
+const N = options.reservations;
+const workers = options.workers;
+const baselineN = options['baseline-reservations'];
+const rounds = options.rounds;
 
 const newId = () => String(randomInt(1, 2 ** 40));
 
@@ -158,24 +146,20 @@ export async function benchSettle() {
   const originUrl = `http://127.0.0.1:${port}`;
   const env = { ...BENCH_SECRETS, MYSQL_URL: mysqlUrl, REDIS_URL: redisUrl, LOG_LEVEL: 'warn' };
   const http = spawnOrigin({ ...env, PORT: String(port), ORIGIN_ROLE: 'http' });
-  const scripts = defineScripts(redis);
+  // Reservations are queued through the origin's own stock store, as a purchase queues them.
+  const store = await StockStore.connect({
+    redis: { url: redisUrl },
+    requestTimeoutMs: 10_000,
+    opsTimeoutMs: 10_000,
+    breaker: { failureThreshold: 1_000, openMs: 1_000 },
+    log: createLogger('warn', 'bench-settle'),
+  });
 
   /** A warmed sale with N reservations queued exactly as the reserve path does (the Lua script). */
   async function queuedSale() {
-    const activityId = newId();
     const skuId = '1';
-    const now = Date.now();
-    await adminCall(originUrl, 'POST', '/admin/activities', {
-      activityId,
-      skuId,
-      title: 'settle bench',
-      stock: N,
-      startsAt: new Date(now - 1000).toISOString(),
-      endsAt: new Date(now + 3_600_000).toISOString(),
-    });
-    await adminCall(originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
+    const activityId = await createOpenSale(originUrl, { title: 'settle bench', stock: N, activityId: newId(), skuId });
     activities.push([activityId, skuId]);
-    const keys = activityKeys(activityId, skuId);
     // As in a sale: random reservation ids (contract/ids.ts) and users arriving in no order, so the
     // unique keys' inserts land all over their indexes, not appended at one end.
     const users = new Set<number>();
@@ -184,20 +168,16 @@ export async function benchSettle() {
     for (let i = 0; i < N; i += 1000) {
       await Promise.all(
         Array.from({ length: Math.min(1000, N - i) }, (_, j) =>
-          scripts.reserve(
-            [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing, keys.denied],
-            [
-              String(userIds[i + j]),
-              1,
-              newReservationId(activityId),
-              `b${i + j}`,
-              '',
-              Date.now(),
-              0, // one bucket: no borrowing
-              '{}', // no claims: the bench's sale has no eligibility rule
-              1,
-            ],
-          ),
+          // One bucket (no borrowing), no claims: the bench's sale has no eligibility rule.
+          store.requests.reserve({
+            activityId,
+            skuId,
+            buckets: 1,
+            userId: String(userIds[i + j]),
+            quantity: 1,
+            requestId: `b${i + j}`,
+            traceId: '',
+          }),
         ),
       );
     }
@@ -383,13 +363,9 @@ export async function benchSettle() {
     receiver.close();
     await pool.end();
     await redis.quit();
+    await store.close();
     await database.drop(activities);
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  benchSettle().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runAsScript(import.meta.url, benchSettle);

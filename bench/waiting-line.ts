@@ -23,33 +23,34 @@
  *   node --import tsx bench/waiting-line.ts [--joins 5000] [--poll-seconds 4] [--rounds 3]
  *   npm run bench -- waiting-line
  */
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { parseArgs } from 'node:util';
-import { ROOT, BENCH_EDGE_SECRETS } from './lib/stack.js';
+import { bundleWorker, COMPATIBILITY_DATE } from '../support/local-edge.js';
+import { benchOptions, runAsScript } from './lib/cli.js';
+import { workerdCpuMs } from './lib/proc.js';
+import { BENCH_EDGE_SECRETS } from './lib/stack.js';
 
-const { values } = parseArgs({
-  options: {
-    joins: { type: 'string', default: '5000' },
-    pollers: { type: 'string', default: '4000' },
-    'poll-seconds': { type: 'string', default: '6' },
-    rounds: { type: 'string', default: '3' },
-    batch: { type: 'string', default: '50' },
-    'in-flight': { type: 'string', default: '4' },
-    'join-group-ms': { type: 'string', default: '2' },
+const options = benchOptions({
+  numbers: {
+    joins: 5000,
+    pollers: 4000,
+    'poll-seconds': 6,
+    rounds: 3,
+    batch: 50,
+    'in-flight': 4,
+    'join-group-ms': 2,
   },
   strict: false,
 });
-const JOINS = Number(values.joins);
-const POLLERS = Number(values.pollers);
-const POLL_MS = Number(values['poll-seconds']) * 1000;
-const ROUNDS = Number(values.rounds);
-const BATCH = Number(values.batch);
-const IN_FLIGHT = Number(values['in-flight']);
+const JOINS = options.joins;
+const POLLERS = options.pollers;
+const POLL_MS = options['poll-seconds'] * 1000;
+const ROUNDS = options.rounds;
+const BATCH = options.batch;
+const IN_FLIGHT = options['in-flight'];
 /** A slow line (the poll phase sees few turns), polled at the default pollMinMs; k = 0.5 (see waiting-line.ts). */
 const LIMITS = { ratePerSec: 50, pollMinMs: 1_000, pollBudgetPerSec: 5_000 };
 const FLUSH_MS = 200;
@@ -60,41 +61,9 @@ const BINDING: Record<Variant, string> = { memory: 'MEMORY', sync: 'SYNC', batch
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** CPU time (ms, user + system) of the workerd processes this benchmark started. */
-function workerdCpuMs(): number {
-  let ticks = 0;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const close = stat.lastIndexOf(')');
-    if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('workerd')) continue;
-    const f = stat.slice(close + 2).split(' ');
-    if (Number(f[1]) !== process.pid) continue;
-    ticks += Number(f[11]) + Number(f[12]);
-  }
-  return ticks * 10; // USER_HZ = 100
-}
-
 async function startWorker(): Promise<{ url: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-line-'));
-  const scriptPath = join(dir, 'worker.mjs');
-  await build({
-    entryPoints: [join(ROOT, 'bench/worker/waiting-line-worker.ts')],
-    outfile: scriptPath,
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    external: ['cloudflare:*'],
-    logLevel: 'error',
-  });
+  const scriptPath = await bundleWorker('bench/worker/waiting-line-worker.ts', join(dir, 'worker.mjs'));
   const mf = new Miniflare({
     host: '127.0.0.1',
     port: 0,
@@ -111,13 +80,13 @@ async function startWorker(): Promise<{ url: string; stop(): Promise<void> }> {
         modules: true,
         scriptPath,
         modulesRoot: dir,
-        compatibilityDate: '2026-04-01',
+        compatibilityDate: COMPATIBILITY_DATE,
         bindings: {
           ...BENCH_EDGE_SECRETS,
           ORIGIN_URL: 'http://127.0.0.1:9',
           WAITING_LINE_FLUSH_MS: String(FLUSH_MS),
           WAITING_JOIN_WRITE: 'sync',
-          WAITING_JOIN_GROUP_MS: String(values['join-group-ms']),
+          WAITING_JOIN_GROUP_MS: String(options['join-group-ms']),
         },
         durableObjects: {
           SYNC: { className: 'AdmissionDO', useSQLite: true },
@@ -164,14 +133,25 @@ async function call(url: string, variant: Variant, op: 'join' | 'poll', shard: s
   }
 }
 
-/** Runs `work` over `items` in batches, `IN_FLIGHT` batches at a time. */
-async function inBatches<T>(items: T[], work: (batch: T[]) => Promise<void>): Promise<void> {
+/**
+ * One `op` call per item to `shard`, `BATCH` calls a request and `IN_FLIGHT` requests at a time;
+ * `onAnswers` gets each batch with its answers.
+ */
+async function callInBatches<T>(
+  url: string,
+  variant: Variant,
+  op: 'join' | 'poll',
+  shard: string,
+  items: T[],
+  callOf: (item: T) => unknown,
+  onAnswers: (batch: T[], answers: any[]) => void,
+): Promise<void> {
   let next = 0;
   const lane = async () => {
     while (next < items.length) {
       const batch = items.slice(next, next + BATCH);
       next += BATCH;
-      await work(batch);
+      onAnswers(batch, await call(url, variant, op, shard, batch.map(callOf)));
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
@@ -202,14 +182,8 @@ async function joinLine(
 ): Promise<Place[]> {
   const users = Array.from({ length: count }, (_, i) => `${tag}${String(i).padStart(7, '0')}`);
   const places: Place[] = [];
-  await inBatches(users, async (batch) => {
-    const answers = await call(
-      url,
-      variant,
-      'join',
-      shard,
-      batch.map((userId) => ({ userId, requestId: `k-${userId}`, limits: LIMITS })),
-    );
+  const joinOf = (userId: string) => ({ userId, requestId: `k-${userId}`, limits: LIMITS });
+  await callInBatches(url, variant, 'join', shard, users, joinOf, (batch, answers) => {
     const now = Date.now();
     const joined: Place[] = [];
     answers.forEach((a, i) => {
@@ -240,14 +214,8 @@ async function pollAsTold(
       await sleep(5);
       continue;
     }
-    await inBatches(due, async (batch) => {
-      const answers = await call(
-        url,
-        variant,
-        'poll',
-        shard,
-        batch.map((p) => ({ epoch: p.epoch, seq: p.seq, userId: p.userId, limits: LIMITS })),
-      );
+    const pollOf = (p: Place) => ({ epoch: p.epoch, seq: p.seq, userId: p.userId, limits: LIMITS });
+    await callInBatches(url, variant, 'poll', shard, due, pollOf, (batch, answers) => {
       const at = Date.now();
       const counted = counting();
       if (counted) tally.polls += batch.length;
@@ -384,12 +352,4 @@ export async function benchWaitingLine() {
   return result;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  benchWaitingLine().then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+runAsScript(import.meta.url, benchWaitingLine);

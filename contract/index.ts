@@ -1,5 +1,6 @@
 /** The contract shared by edge and origin: error codes, ids, signing, trace context, shapes. */
 export * from './errors.js';
+export * from './refusals.js';
 export * from './ids.js';
 export * from './signing.js';
 export * from './trace.js';

@@ -7,6 +7,7 @@
  * too.
  */
 import { type ActivitySnapshot } from '../contract/index.js';
+import { activityObject } from './durable/names.js';
 import { assertLive } from './live-activities.js';
 import { originFailure } from './origin.js';
 import { refusal } from './refusal.js';
@@ -34,10 +35,6 @@ const entries = new TtlCache<{ snapshot: ActivitySnapshot | null; refreshAt: num
 
 /** When this isolate last learned a snapshot first-hand (a push, its own sold-out answer). */
 const learnedAt = new TtlCache<number>(MAX_ENTRIES);
-
-export function activityStub(env: Env, activityId: string) {
-  return env.ACTIVITY.get(env.ACTIVITY.idFromName(activityId));
-}
 
 /** What a request gives so that a hit due for refresh is reloaded after its answer. */
 export interface Refresher {
@@ -109,7 +106,7 @@ async function reload(env: Env, activityId: string, traceId: string, now: number
 }
 
 async function readFromDurableObject(env: Env, activityId: string, traceId: string): Promise<ActivitySnapshot | null> {
-  const read = await activityStub(env, activityId).read(activityId, traceId);
+  const read = await activityObject(env, activityId).read(activityId, traceId);
   if (read.kind === 'unavailable') throw originFailure(traceId, read.message);
   const snapshot = read.kind === 'found' ? read.snapshot : null;
   await writeColo(activityId, snapshot);

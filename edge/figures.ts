@@ -7,6 +7,7 @@
  */
 import type { ExecutionContext } from 'hono';
 import { emptyGrowth, type FiguresGrowth } from './durable/edge-figures.js';
+import { edgeFigures } from './durable/names.js';
 
 let growth: FiguresGrowth = emptyGrowth();
 let dirty = false;
@@ -58,7 +59,7 @@ export function flushFiguresIfDue(env: Env, ctx: Pick<ExecutionContext, 'waitUnt
   const batch = growth;
   growth = emptyGrowth();
   dirty = false;
-  const stub = env.EDGE_FIGURES.get(env.EDGE_FIGURES.idFromName('edge-figures'));
+  const stub = edgeFigures(env);
   ctx.waitUntil(
     stub.add(batch).catch(() => {
       // Not lost: counted again with the next flush.
@@ -78,5 +79,5 @@ function mergeBack(batch: FiguresGrowth): void {
 
 /** The totals over every isolate that has flushed. */
 export function readTotals(env: Env): Promise<FiguresGrowth> {
-  return env.EDGE_FIGURES.get(env.EDGE_FIGURES.idFromName('edge-figures')).read();
+  return edgeFigures(env).read();
 }

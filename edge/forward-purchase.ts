@@ -7,7 +7,8 @@
  */
 import type { Context } from 'hono';
 import { ContractError, type ActivitySnapshot, type EntryResponse, type ReserveResponse } from '../contract/index.js';
-import { activityStub, rememberActivity } from './activity-cache.js';
+import { rememberActivity } from './activity-cache.js';
+import { activityObject } from './durable/names.js';
 import type { EdgeEnv } from './context.js';
 import type { KeptPurchase } from './durable/waiting-line.js';
 import { countAdmitted } from './figures.js';
@@ -50,7 +51,7 @@ export async function forwardPurchase(
       c.executionCtx.waitUntil(
         Promise.all([
           rememberActivity(activityId, { ...snapshot, soldOut: true }),
-          activityStub(c.env, activityId).markSoldOut(),
+          activityObject(c.env, activityId).markSoldOut(),
         ]),
       );
     }

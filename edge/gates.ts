@@ -3,11 +3,12 @@
  * switches (from the cached snapshot), then who may buy (eligibility by a JWT claim), then the
  * per-user gate (which also holds the deny list, docs/design.md §10), then admission to the origin.
  */
-import { isEligible, publicState, type ActivitySnapshot, type ContractError } from '../contract/index.js';
+import { isEligible, publicState, REFUSALS, type ActivitySnapshot, type ContractError } from '../contract/index.js';
 import type { EntryAnswer } from './durable/admission.js';
+import { admissionShard as admissionObject, admissionShardName, userGate } from './durable/names.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
 import type { KeptPurchase } from './durable/waiting-line.js';
-import { refusal } from './refusal.js';
+import { refuse } from './refusal.js';
 import { TtlCache } from './ttl-cache.js';
 
 /** Refuses unless the sale is open right now: 425 too_early, 410 ended, 503 paused, 409 sold_out. */
@@ -17,14 +18,14 @@ export function assertOpen(snapshot: ActivitySnapshot, now: number): void {
       return;
     case 'upcoming': {
       const wait = Date.parse(snapshot.config.startsAt) - now;
-      throw refusal('too_early', 'the sale has not started yet', retryAfterSeconds(wait));
+      throw refuse(REFUSALS.tooEarly, retryAfterSeconds(wait));
     }
     case 'ended':
-      throw refusal('ended', 'the sale has ended');
+      throw refuse(REFUSALS.ended);
     case 'paused':
-      throw refusal('paused', 'the sale is paused', 5);
+      throw refuse(REFUSALS.paused);
     case 'sold_out':
-      throw refusal('sold_out', 'sold out');
+      throw refuse(REFUSALS.soldOut);
   }
 }
 
@@ -34,7 +35,7 @@ export function assertOpen(snapshot: ActivitySnapshot, now: number): void {
  */
 export function assertEligible(snapshot: ActivitySnapshot, claims: Record<string, unknown> | undefined): void {
   if (isEligible(snapshot.config.eligibility, claims)) return;
-  throw refusal('not_eligible', 'this sale is open to eligible members only');
+  throw refuse(REFUSALS.notEligible);
 }
 
 /** FNV-1a: a stable, cheap spread of user ids over shards. */
@@ -79,7 +80,7 @@ export function assertNotRefusedEarly(scope: string, userId: string, ratePerSec:
 }
 
 function rateLimited(retryAfterMs: number): ContractError {
-  return refusal('rate_limited', 'too many requests; slow down', retryAfterSeconds(retryAfterMs));
+  return refuse(REFUSALS.rateLimited, retryAfterSeconds(retryAfterMs));
 }
 
 /**
@@ -105,15 +106,14 @@ export async function admitUser(
   const { shards, userId, scope, ratePerSec, now = Date.now() } = opts;
   const key = `${scope}:${userId}`;
   assertNotRefused(key, ratePerSec, now);
-  const ns = env.USER_GATE;
-  const gate = ns.get(ns.idFromName(`user-gate-${shardOf(userId, shards)}`));
+  const gate = userGate(env, shardOf(userId, shards));
   const answer = await gate.admit(key, ratePerSec, opts.deny ? userId : undefined);
   if (answer.ok) {
     if (answer.emptyForMs > 0)
       refusedUntil.set(key, { until: now + answer.emptyForMs, ratePerSec }, now + answer.emptyForMs, now);
     return;
   }
-  if ('denied' in answer) throw refusal('denied', 'this account may not buy');
+  if ('denied' in answer) throw refuse(REFUSALS.denied);
   const until = now + answer.retryAfterMs;
   refusedUntil.set(key, { until, ratePerSec }, until, now);
   throw rateLimited(answer.retryAfterMs);
@@ -213,10 +213,16 @@ function addToLease(shardName: string, lease: Lease, granted: number): void {
   if (leases.get(shardName, now) === lease && lease.expiresAt > now && !lease.lined) lease.tokens += granted - 1;
 }
 
-function admissionShard(snapshot: ActivitySnapshot, userId: string): { name: string; ratePerSec: number } {
+function admissionShard(
+  snapshot: ActivitySnapshot,
+  userId: string,
+): { activityId: string; index: number; name: string; ratePerSec: number } {
   const { activityId, admissionShards, admissionRatePerSec } = snapshot.config;
+  const index = shardOf(userId, admissionShards);
   return {
-    name: `${activityId}:${shardOf(userId, admissionShards)}`,
+    activityId,
+    index,
+    name: admissionShardName(activityId, index),
     ratePerSec: admissionRatePerSec / admissionShards,
   };
 }
@@ -235,10 +241,9 @@ export async function admitToOrigin(
     lease.used++;
     return;
   }
-  const ns = env.ADMISSION;
-  const grant = await ns.get(ns.idFromName(shard.name)).take(leaseWant(lease), shard.ratePerSec);
+  const grant = await admissionObject(env, shard.activityId, shard.index).take(leaseWant(lease), shard.ratePerSec);
   if (grant.granted < 1) {
-    throw refusal('busy', 'too many buyers right now; try again shortly', retryAfterSeconds(grant.retryAfterMs));
+    throw refuse(REFUSALS.admissionBusy, retryAfterSeconds(grant.retryAfterMs));
   }
   addToLease(shard.name, lease, grant.granted);
 }
@@ -262,10 +267,10 @@ export async function enterLine(
     lease.used++;
     return { kind: 'admitted' };
   }
-  const ns = env.ADMISSION;
-  const answer = await ns
-    .get(ns.idFromName(shard.name))
-    .enter(purchase, leaseWant(lease), { ratePerSec: shard.ratePerSec, ...limits });
+  const answer = await admissionObject(env, shard.activityId, shard.index).enter(purchase, leaseWant(lease), {
+    ratePerSec: shard.ratePerSec,
+    ...limits,
+  });
   if (answer.kind === 'admitted') addToLease(shard.name, lease, answer.granted);
   else if (answer.kind === 'waiting') {
     // Tokens of this window were granted before the line formed: spending them now on newcomers
@@ -278,8 +283,8 @@ export async function enterLine(
 
 /** The AdmissionDO shard that holds this user's waiting entry. */
 export function admissionStub(env: Env, snapshot: ActivitySnapshot, userId: string) {
-  const ns = env.ADMISSION;
-  return ns.get(ns.idFromName(admissionShard(snapshot, userId).name));
+  const shard = admissionShard(snapshot, userId);
+  return admissionObject(env, shard.activityId, shard.index);
 }
 
 /** A shard's rate, for the line's ETAs and pacing. */

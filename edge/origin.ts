@@ -5,7 +5,14 @@
  * The client only ever reads a generic message; what went wrong (timeout, status, the origin's own
  * text) goes to the log with the trace id.
  */
-import { ContractError, isErrorCode, signEdgeRequest, traceparentFor, type ErrorCode } from '../contract/index.js';
+import {
+  ContractError,
+  isErrorCode,
+  REFUSALS,
+  signEdgeRequest,
+  traceparentFor,
+  type ErrorCode,
+} from '../contract/index.js';
 import { countOriginCall } from './figures.js';
 import type { EdgeSettings } from './settings.js';
 
@@ -35,7 +42,7 @@ const PASS_THROUGH: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 ]);
 
 /** What a client reads when the origin cannot serve it; the reason is in the log. */
-export const UNAVAILABLE_MESSAGE = 'the service is unavailable; try again shortly';
+export const UNAVAILABLE_MESSAGE = REFUSALS.unavailable.message;
 /** Origin codes whose own message may describe internals (Redis, timeouts): replaced for the client. */
 const GENERIC_MESSAGE: Partial<Record<ErrorCode, string>> = {
   unavailable: UNAVAILABLE_MESSAGE,

@@ -8,7 +8,7 @@
  * or an activity id in a message makes new keys, so a full map is cleared (forgetting only costs a
  * new instance).
  */
-import { ContractError, type ErrorCode } from '../contract/index.js';
+import { ContractError, type ErrorCode, type Refusal } from '../contract/index.js';
 
 const MAX_SHARED_REFUSALS = 512;
 const shared = new Map<string, ContractError>();
@@ -22,4 +22,9 @@ export function refusal(code: ErrorCode, message: string, retryAfter?: number): 
     shared.set(key, err);
   }
   return err;
+}
+
+/** The shared instance of one of the contract's refusals (contract/refusals.ts); `retryAfter` overrides its own. */
+export function refuse(r: Refusal, retryAfter: number | undefined = r.retryAfter): ContractError {
+  return refusal(r.code, r.message, retryAfter);
 }

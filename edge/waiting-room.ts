@@ -7,9 +7,19 @@
  * polled in time, the line was reset, unknown).
  */
 import type { Context } from 'hono';
-import { ContractError, isErrorCode, type ActivitySnapshot } from '../contract/index.js';
+import {
+  ContractError,
+  isErrorCode,
+  placeExpired,
+  placeUnknown,
+  REFUSALS,
+  refusalError,
+  WHILE_WAITING,
+  type ActivitySnapshot,
+} from '../contract/index.js';
 import type { EdgeEnv } from './context.js';
 import type { EntryAnswer } from './durable/admission.js';
+import { admissionShard } from './durable/names.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
 import {
   MISSED_POLLS_TO_DROP,
@@ -37,7 +47,7 @@ export function entryIdOf(epoch: string, seq: number): string {
 
 export function parseEntryId(text: string): { epoch: string; seq: number } {
   const m = ENTRY_ID.exec(text);
-  if (!m) throw new ContractError('not_found', 'no such place in line');
+  if (!m) throw refusalError(REFUSALS.noSuchPlace);
   return { epoch: m[1]!, seq: Number(m[2]) };
 }
 
@@ -65,9 +75,7 @@ function remember(key: string, at: number): void {
 }
 
 function tooSoon(ms: number): ContractError {
-  return new ContractError('rate_limited', 'polled sooner than pollAfterMs; wait before polling again', {
-    retryAfter: retryAfterSeconds(ms),
-  });
+  return refusalError(REFUSALS.pollTooSoon, { retryAfter: retryAfterSeconds(ms) });
 }
 
 /**
@@ -167,46 +175,26 @@ function waitingAnswer(
 /** 404 `not_found` for a place no longer held, with the reason (docs/waiting-room.md "Messages"). */
 export function placeGone(reason: GoneReason | undefined): ContractError {
   switch (reason?.why) {
-    case 'expired': {
-      const seconds = Math.round(reason.limitMs / 100) / 10;
-      return new ContractError(
-        'not_found',
-        `this place in line was given up: not polled for ${seconds} s (${MISSED_POLLS_TO_DROP} × the pollAfterMs it was given); buy again`,
-      );
-    }
+    case 'expired':
+      return refusalError(placeExpired(Math.round(reason.limitMs / 100) / 10, MISSED_POLLS_TO_DROP));
     case 'reset':
-      return new ContractError(
-        'not_found',
-        'this place belongs to a waiting line that no longer exists (the line was reset); buy again',
-      );
+      return refusalError(REFUSALS.placeReset);
     default:
-      return new ContractError(
-        'not_found',
-        `no such place in line (unknown, or finished more than ${OUTCOME_KEPT_MS / 1000} s ago); buy again`,
-      );
+      return refusalError(placeUnknown(OUTCOME_KEPT_MS / 1000));
   }
 }
 
 /** A place's recorded refusal: what ended the wait (the sale closing while the buyer waited, or the origin at the turn). */
-const REFUSAL_MESSAGES: Record<string, string> = {
-  sold_out: 'sold out: the units ran out before this place in line could buy',
-  paused: 'the sale was paused while this place waited; buy again when it reopens',
-  ended: 'the sale ended while this place waited',
-};
-
 function refusal(code: string): ContractError {
-  if (!isErrorCode(code)) return new ContractError('unavailable', 'the service is unavailable; try again shortly');
-  return new ContractError(code, REFUSAL_MESSAGES[code] ?? code.replaceAll('_', ' '), {
-    retryAfter: code === 'paused' ? 5 : undefined,
-  });
+  if (!isErrorCode(code)) return refusalError(REFUSALS.unavailable);
+  return refusalError(WHILE_WAITING[code] ?? { code, message: code.replaceAll('_', ' ') });
 }
 
 /** The waiting room's figures of an activity, summed over its admission shards (one DO call each). */
 export async function waitingRoomFigures(env: Env, snapshot: ActivitySnapshot) {
   const { activityId, admissionShards } = snapshot.config;
-  const ns = env.ADMISSION;
   const shards = await Promise.all(
-    Array.from({ length: admissionShards }, (_, i) => ns.get(ns.idFromName(`${activityId}:${i}`)).figures()),
+    Array.from({ length: admissionShards }, (_, i) => admissionShard(env, activityId, i).figures()),
   );
   const sum = (pick: (f: LineFigures) => number) => shards.reduce((n, f) => n + pick(f), 0);
   return {

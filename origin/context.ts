@@ -27,7 +27,7 @@ export interface OriginContext {
   log: Logger;
   metrics: Metrics;
   db: Db;
-  /** All of Redis: typed scripts, the breaker-wrapped request path, Stream reads, pub/sub. */
+  /** All of Redis, one object per job (redis/stock-store.ts): `stock.requests.reserve(…)`, `stock.sales.warmup(…)`, … */
   stock: StockStore;
   catalog: ActivityCatalog;
   /** The sold-out flags, read-only here: set or clear them with `publisher.setSoldOut`, which pushes the edge. */
@@ -103,11 +103,19 @@ export async function createOriginContext(
     }
   });
 
-  const flags = new SoldOutFlags(stock, log);
+  const flags = new SoldOutFlags(stock.soldOut, log);
   const failover = new FailoverGate();
   const shortBuckets = new ShortBuckets();
   metrics.redisWaitReplicas.set(config.REDIS_WAIT_REPLICAS);
-  const publisher = new SnapshotPublisher({ db, stock, soldOut: flags, pushEdge, failover, shortBuckets, log });
+  const publisher = new SnapshotPublisher({
+    db,
+    stock: stock.sales,
+    soldOut: flags,
+    pushEdge,
+    failover,
+    shortBuckets,
+    log,
+  });
   // Stock lines crossed change what the edge shows: publish it.
   const publish = (activityId: string) => void publisher.publish(activityId).catch(() => undefined);
   const stockWatch = new StockWatch(
@@ -118,7 +126,7 @@ export async function createOriginContext(
       );
     },
     publish,
-    (sale) => stock.stock(sale),
+    (sale) => stock.sales.stock(sale),
   );
 
   const ctx: OriginContext = {
@@ -131,7 +139,7 @@ export async function createOriginContext(
     soldOut: flags,
     pushEdge,
     publisher,
-    lottery: new LotteryAdmission(db, stock),
+    lottery: new LotteryAdmission(db, stock.lottery),
     stockWatch,
     snapshot: (activityId) => publisher.snapshot(activityId),
     failover,

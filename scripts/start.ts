@@ -224,7 +224,7 @@ async function forgetDemoSale(c: OriginConfig, sale: Sale) {
       breaker: { failureThreshold: c.REDIS_BREAKER_FAILURES, openMs: c.REDIS_BREAKER_OPEN_MS },
       log: createLogger('silent'),
     });
-    await store.expire(sale, 1);
+    await store.registry.expire(sale, 1);
     say(`demo sale ${sale.activityId} stopped; its Redis keys removed`);
   } catch (err) {
     say(`could not remove the demo sale's Redis keys: ${(err as Error).message}`);

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import { ROOT } from './stack.js';
+import { ROOT } from '../../support/processes.js';
 
 const { BENCH_MODULE, BENCH_EXPORT, BENCH_RESULT_FILE } = process.env;
 if (!BENCH_MODULE || !BENCH_EXPORT || !BENCH_RESULT_FILE)

@@ -1,45 +1,33 @@
-/** Helpers shared by benchmarks and the rehearsal: child processes, a bench database, admin calls. */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash, createHmac } from 'node:crypto';
-import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+/**
+ * What benchmarks and the rehearsal share beyond support/: their secrets, the origin as production
+ * runs it, a bench database, admin and signed calls to the origin.
+ */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { createHash, createHmac, randomInt } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { ROOT, spawnNode, spawnTs } from '../../support/processes.js';
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BENCH_SECRETS = {
   ADMIN_TOKEN: 'bench-admin-token-0123',
   EDGE_ORIGIN_SECRET: 'bench-edge-origin-secret-0123456789',
   PAYMENT_WEBHOOK_SECRET: 'bench-payment-secret-0123456789',
 };
-/** The edge's secrets in benchmarks and the rehearsal (bench/lib/local-edge.ts); never production. */
+/** The edge's secrets in benchmarks and the rehearsal (support/local-edge.ts); never production. */
 export const BENCH_EDGE_SECRETS = {
   USER_TOKEN_SECRET: 'bench-user-token-secret-0123456789',
   TICKET_KEYS: 'k2:bench-ticket-key-two-0000000000',
   EDGE_ORIGIN_SECRET: BENCH_SECRETS.EDGE_ORIGIN_SECRET,
 };
 
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as { port: number }).port;
-  srv.close();
-  return port;
+/** BENCH_NODE_FLAGS: node flags for the processes a benchmark or the rehearsal starts. */
+export function benchNodeFlags(): string[] {
+  return (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 }
 
-/** Runs a TypeScript entry point in its own Node process (tsx), inheriting stderr. */
-export function spawnTs(entry: string, env: Record<string, string>, opts: { quiet?: boolean } = {}): ChildProcess {
-  return spawn(
-    process.execPath,
-    [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', entry],
-    {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', opts.quiet ? 'ignore' : 'inherit', 'inherit'],
-    },
-  );
+/** A TypeScript entry point in its own Node process (tsx), with BENCH_NODE_FLAGS. */
+export function spawnBenchTs(entry: string, env: Record<string, string>, opts: { quiet?: boolean } = {}): ChildProcess {
+  return spawnTs(entry, env, { ...opts, nodeFlags: benchNodeFlags() });
 }
 
 let built = false;
@@ -69,37 +57,9 @@ function ensureOriginBuilt(): void {
  * BENCH_ORIGIN=tsx runs the TypeScript source through tsx instead (as the tests do).
  */
 export function spawnOrigin(env: Record<string, string>, opts: { quiet?: boolean } = {}): ChildProcess {
-  if (process.env.BENCH_ORIGIN === 'tsx') return spawnTs('origin/main.ts', env, opts);
+  if (process.env.BENCH_ORIGIN === 'tsx') return spawnBenchTs('origin/main.ts', env, opts);
   ensureOriginBuilt();
-  return spawn(
-    process.execPath,
-    [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), join('dist', 'origin', 'main.js')],
-    {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', opts.quiet ? 'ignore' : 'inherit', 'inherit'],
-    },
-  );
-}
-
-export async function waitForHttp(url: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const res = await fetch(url);
-      if (res.status < 500) return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${url} not up after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill(signal);
-  await once(child, 'exit');
+  return spawnNode([join('dist', 'origin', 'main.js')], env, { ...opts, nodeFlags: benchNodeFlags() });
 }
 
 /** The §9 edge signature with node:crypto — synchronous, for load generators' request hooks. */
@@ -121,8 +81,36 @@ export async function adminCall(originUrl: string, method: string, path: string,
   return json;
 }
 
-export function pct(n: number): string {
-  return `${(n * 100).toFixed(0)}%`;
+/**
+ * A sale open since a second ago for an hour, created and warmed over the origin's admin API;
+ * returns its id (a random one unless given; the SKU is the activity's id unless given).
+ * `acceptReplicaRisk` warms a Redis layout one failover would stall (a benchmark measuring WAIT).
+ */
+export async function createOpenSale(
+  originUrl: string,
+  sale: {
+    title: string;
+    stock: number;
+    stockBuckets?: number;
+    activityId?: string;
+    skuId?: string;
+    acceptReplicaRisk?: boolean;
+  },
+): Promise<string> {
+  const activityId = sale.activityId ?? String(randomInt(1, 2 ** 40));
+  const now = Date.now();
+  await adminCall(originUrl, 'POST', '/admin/activities', {
+    activityId,
+    skuId: sale.skuId ?? activityId,
+    title: sale.title,
+    stock: sale.stock,
+    ...(sale.stockBuckets === undefined ? {} : { stockBuckets: sale.stockBuckets }),
+    startsAt: new Date(now - 1000).toISOString(),
+    endsAt: new Date(now + 3_600_000).toISOString(),
+  });
+  const risk = sale.acceptReplicaRisk ? '?acceptReplicaRisk=true' : '';
+  await adminCall(originUrl, 'POST', `/admin/activities/${activityId}/warmup${risk}`);
+  return activityId;
 }
 
 /**
@@ -152,33 +140,4 @@ export async function benchDatabase(): Promise<{ url: string; drop(activities: [
       await conn.end();
     },
   };
-}
-
-/** CPU time (user + system, ms) a process has used so far; NaN where /proc is missing. */
-export function cpuMsOf(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
-  } catch {
-    return NaN;
-  }
-}
-
-/**
- * The MySQL/MariaDB server's pid, to read its CPU time per unit of work: BENCH_MYSQLD_PID, else the
- * one `mariadbd`/`mysqld` process on this machine (undefined when there is none or several).
- */
-export function mysqldPid(): number | undefined {
-  if (process.env.BENCH_MYSQLD_PID) return Number(process.env.BENCH_MYSQLD_PID);
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
-      if (comm === 'mariadbd' || comm === 'mysqld') found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found.length === 1 ? found[0] : undefined;
 }

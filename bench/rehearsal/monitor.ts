@@ -5,9 +5,9 @@
  * and CPU and memory of named processes of the stack (workerd, the origin) read from /proc, so a
  * saturated part can be named with a measurement. Linux /proc; elsewhere only the first three.
  */
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { cpuMsOf, rssMbOf } from '../lib/proc.js';
 
 /** Above these, the generator (not the stack) may have shaped the figures. */
 export const GENERATOR_CPU_LIMIT = 0.9;
@@ -49,27 +49,6 @@ export interface LoadSummary {
   unreliable: string[];
 }
 
-const CLOCK_TICKS = 100; // USER_HZ on Linux
-
-function procTicks(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]); // utime + stime
-  } catch {
-    return null;
-  }
-}
-
-function procRssMb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
 function machineTimes(): { busy: number; total: number } {
   let busy = 0;
   let total = 0;
@@ -82,30 +61,6 @@ function machineTimes(): { busy: number; total: number } {
   return { busy, total };
 }
 
-/** Pids of processes under `root` (children, grandchildren) whose command line contains `match`. */
-export function descendantsMatching(root: number, match: string): number[] {
-  const found: number[] = [];
-  const children = (pid: number): number[] => {
-    try {
-      return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  };
-  const walk = (pid: number, depth: number) => {
-    for (const c of children(pid)) {
-      try {
-        if (readFileSync(`/proc/${c}/cmdline`, 'utf8').includes(match)) found.push(c);
-      } catch {
-        /* gone */
-      }
-      if (depth < 4) walk(c, depth + 1);
-    }
-  };
-  walk(root, 0);
-  return found;
-}
-
 export class LoadMonitor {
   readonly samples: LoadSample[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -113,7 +68,7 @@ export class LoadMonitor {
   private lastCpu = process.cpuUsage();
   private lastAt = performance.now();
   private lastMachine = machineTimes();
-  private lastTicks = new Map<number, number>();
+  private lastCpuMs = new Map<number, number>();
 
   /** `procs`: name → pids of the stack's processes to watch (may change; asked each second). */
   constructor(
@@ -145,12 +100,13 @@ export class LoadMonitor {
       let cpuShare = 0;
       let rssMb = 0;
       for (const pid of pids) {
-        const ticks = procTicks(pid);
-        if (ticks === null) continue;
-        const before = this.lastTicks.get(pid);
-        this.lastTicks.set(pid, ticks);
-        if (before !== undefined) cpuShare += (ticks - before) / CLOCK_TICKS / (wallUs / 1e6);
-        rssMb += procRssMb(pid);
+        const cpuMs = cpuMsOf(pid);
+        if (Number.isNaN(cpuMs)) continue; // gone
+        const before = this.lastCpuMs.get(pid);
+        this.lastCpuMs.set(pid, cpuMs);
+        if (before !== undefined) cpuShare += (cpuMs - before) / 1000 / (wallUs / 1e6);
+        const rss = rssMbOf(pid);
+        if (!Number.isNaN(rss)) rssMb += rss;
       }
       procs[name] = { cpu: round(cpuShare), rssMb: Math.round(rssMb) };
     }

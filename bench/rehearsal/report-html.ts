@@ -3,7 +3,7 @@
  * no CDN, no network — with the verdict, key figures, the funnel, throughput over time and latency
  * percentiles per outcome.
  */
-import type { Report } from './report.js';
+import type { Report } from './report-shape.js';
 import { SERIES, type Series } from './recorder.js';
 
 const esc = (x: unknown) =>
@@ -55,6 +55,20 @@ function niceMax(v: number): number {
   return 10 * p;
 }
 
+/** The two charts over time: 1100 px wide, `H` high, with room for the axes' labels left and below. */
+const timeChart = (H: number) => ({ W: 1100, H, L: 70, R: 20, T: 20, B: 50 });
+
+/** Horizontal grid lines at 0, ¼, ½, ¾ and all of `yMax`, each labelled with its value. */
+function yGrid(chart: ReturnType<typeof timeChart>, yMax: number, Y: (v: number) => number): string {
+  const { W, L, R } = chart;
+  return [0, 0.25, 0.5, 0.75, 1]
+    .map(
+      (f) =>
+        `<line x1="${L}" x2="${W - R}" y1="${Y(f * yMax)}" y2="${Y(f * yMax)}" class="grid"/><text x="${L - 6}" y="${Y(f * yMax) + 4}" text-anchor="end" class="ax">${n(f * yMax)}</text>`,
+    )
+    .join('');
+}
+
 /** Requests per second by outcome, stacked, over seconds since the sale's start. */
 function throughputSvg(r: Report): string {
   // Long runs: average per-second counts over bins so ~300 steps remain (a 20-minute sale is unreadable per second).
@@ -69,12 +83,8 @@ function throughputSvg(r: Report): string {
     t.push({ second: chunk[0]!.second, ...avg });
   }
   if (t.length === 0) return '<p>No requests.</p>';
-  const W = 1100;
-  const H = 340;
-  const L = 70;
-  const R = 20;
-  const T = 20;
-  const B = 50;
+  const chart = timeChart(340);
+  const { W, H, L, R, T, B } = chart;
   const x0 = t[0]!.second;
   const x1 = t.at(-1)!.second + bin;
   const totals = t.map((p) => SERIES.reduce((s, k) => s + p[k], 0));
@@ -95,12 +105,7 @@ function throughputSvg(r: Report): string {
       d += `L${X(t[i]!.second + bin).toFixed(1)},${Y(lower[i]!).toFixed(1)} L${X(t[i]!.second).toFixed(1)},${Y(lower[i]!).toFixed(1)} `;
     return `<path d="${d}Z" fill="${COLORS[k]}" fill-opacity="0.85"/>`;
   }).join('\n');
-  const yTicks = [0, 0.25, 0.5, 0.75, 1]
-    .map(
-      (f) =>
-        `<line x1="${L}" x2="${W - R}" y1="${Y(f * yMax)}" y2="${Y(f * yMax)}" class="grid"/><text x="${L - 6}" y="${Y(f * yMax) + 4}" text-anchor="end" class="ax">${n(f * yMax)}</text>`,
-    )
-    .join('');
+  const yTicks = yGrid(chart, yMax, Y);
   const stepX = niceMax((x1 - x0) / 10);
   let xTicks = '';
   for (let s = Math.ceil(x0 / stepX) * stepX; s <= x1; s += stepX)
@@ -138,12 +143,8 @@ function settlementSvg(r: Report): string {
     sum += p.reserved;
     reserved.push([(p.second + 1) * 1000, sum]);
   }
-  const W = 1100;
-  const H = 280;
-  const L = 70;
-  const R = 20;
-  const T = 20;
-  const B = 50;
+  const chart = timeChart(280);
+  const { W, H, L, R, T, B } = chart;
   const xMax = Math.max(1000, ...reserved.map(([t]) => t), ...pts.map(([t]) => t));
   const yMax = niceMax(Math.max(1, r.figures.stock, ...pts.map(([, v]) => v), sum));
   const X = (ms: number) => L + (ms / xMax) * (W - L - R);
@@ -152,12 +153,7 @@ function settlementSvg(r: Report): string {
     data.length === 0
       ? ''
       : `<polyline fill="none" stroke="${color}" stroke-width="2.5" ${dash ? `stroke-dasharray="${dash}"` : ''} points="${[[0, 0] as [number, number], ...data].map(([t, v]) => `${X(t).toFixed(1)},${Y(v).toFixed(1)}`).join(' ')}"/>`;
-  const yTicks = [0, 0.25, 0.5, 0.75, 1]
-    .map(
-      (f) =>
-        `<line x1="${L}" x2="${W - R}" y1="${Y(f * yMax)}" y2="${Y(f * yMax)}" class="grid"/><text x="${L - 6}" y="${Y(f * yMax) + 4}" text-anchor="end" class="ax">${n(f * yMax)}</text>`,
-    )
-    .join('');
+  const yTicks = yGrid(chart, yMax, Y);
   const stepS = niceMax(xMax / 1000 / 10);
   let xTicks = '';
   for (let sec = 0; sec <= xMax / 1000; sec += stepS)

@@ -2,7 +2,6 @@
  * The rehearsal's result: one JSON-able object (funnel, latency per outcome, timeline, settlement,
  * verdict), its console summary, and the files report.json + report.html.
  */
-import type { OrderSuccess } from './baseline.js';
 import { summarizeLoad, type LoadSample, type LoadSummary } from './monitor.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,52 +10,10 @@ import type { RehearsalOptions } from './options.js';
 import { SERIES, type Recorder, type Series, type Step } from './recorder.js';
 import type { SettlementFacts } from './settlement.js';
 import { renderHtml, settleText } from './report-html.js';
-import type { WaitingRoomReport } from './waiting-room.js';
+import type { OrderSuccess } from './baseline.js';
+import type { FunnelRow, Report } from './report-shape.js';
 
-export interface FunnelRow {
-  label: string;
-  count: number;
-  /** `in`: what came in, `reject`: refused at a layer, `pass`: got through a layer, `end`: lifecycle end. */
-  kind: 'in' | 'reject' | 'pass' | 'end';
-}
-
-export interface Report {
-  command: string;
-  startedAt: string;
-  activityId: string;
-  stack: { own: boolean; edgeUrl: string; originUrl: string };
-  options: Omit<RehearsalOptions, 'adminToken' | 'userTokenSecret' | 'paymentSecret' | 'metricsToken'>;
-  figures: {
-    users: number;
-    usersArrived: number;
-    usersWithTicket: number;
-    usersReserved: number;
-    stock: number;
-    edgeRequests: number;
-    loadSeconds: number;
-    edgeRequestsPerSecond: number;
-    peakRequestsPerSecond: number;
-    timeToSoldOutMs: number | null;
-    lastReservationMs: number | null;
-    settleMs: number | null;
-    maxArrivalLagMs: number;
-    purchaseP99Ms: number;
-    allRequestsP99Ms: number;
-  };
-  /** The order endpoint's answers during the rehearsal: decided over all (docs/watching-a-sale.md). */
-  orderSuccess: OrderSuccess | null;
-  funnel: FunnelRow[];
-  /** `--overflow queue`: the waiting room as the crowd saw it (absent otherwise). */
-  waitingRoom?: WaitingRoomReport;
-  outcomes: ({ step: string; status: number; code: string } & LatencySummary)[];
-  timeline: ({ second: number } & Record<Series, number>)[];
-  /** [ms since the start, orders in MySQL]: settlement keeping up with reservations. */
-  settledOverTime: [number, number][];
-  settlement: Omit<SettlementFacts, 'lost'> & { lostCount: number; lostSample: string[] };
-  /** The load generator's own CPU and event-loop delay, the machine's CPU, and the stack's processes, per second. */
-  load: { summary: LoadSummary; generators: LoadSample[][] };
-  verdict: { ok: boolean; problems: string[]; notes: string[] };
-}
+export type { FunnelRow, Report } from './report-shape.js';
 
 export function buildReport(args: {
   o: RehearsalOptions;

@@ -7,17 +7,9 @@ import type { ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { constants } from 'node:os';
 import { migrate } from '../../origin/platform/db/migrate.js';
-import { startEdge, type RunningEdge } from '../lib/local-edge.js';
-import {
-  BENCH_EDGE_SECRETS,
-  BENCH_SECRETS,
-  freePort,
-  spawnOrigin,
-  spawnTs,
-  stopChild,
-  waitForHttp,
-} from '../lib/stack.js';
-import { descendantsMatching } from './monitor.js';
+import { startEdge, type RunningEdge } from '../../support/local-edge.js';
+import { descendantsMatching, freePort, stopChild, waitForHttp } from '../../support/processes.js';
+import { BENCH_EDGE_SECRETS, BENCH_SECRETS, spawnOrigin } from '../lib/stack.js';
 import type { RehearsalOptions } from './options.js';
 
 export interface Stack {

@@ -23,8 +23,9 @@ import {
   isId,
   verifyEdgeRequest,
 } from '../../contract/index.js';
-import { activityStub, loadActivity, rememberActivity } from '../activity-cache.js';
+import { loadActivity, rememberActivity } from '../activity-cache.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
+import { activityObject, userGate } from '../durable/names.js';
 import type { DenyChange } from '../durable/user-gate.js';
 import { readTotals } from '../figures.js';
 import { addLive, liveActivityIds, replaceLive } from '../live-activities.js';
@@ -104,9 +105,8 @@ export const internalRoutes = new Hono<EdgeEnv>()
       const shard = shardOf(entry.userId, shards);
       byShard.set(shard, [...(byShard.get(shard) ?? []), entry]);
     }
-    const ns = c.env.USER_GATE;
     const answers = await Promise.all(
-      [...byShard].map(([shard, entries]) => ns.get(ns.idFromName(`user-gate-${shard}`)).setDenied(entries)),
+      [...byShard].map(([shard, entries]) => userGate(c.env, shard).setDenied(entries)),
     );
     // `ignored`: entries older than what the edge holds (a replay, a late push); the edge keeps the newer.
     return c.json({
@@ -122,7 +122,7 @@ export const internalRoutes = new Hono<EdgeEnv>()
     if (parsed.data.config.activityId !== activityId) {
       throw new ContractError('bad_request', 'config.activityId does not match the path');
     }
-    const stored = await activityStub(c.env, activityId).upsert(parsed.data);
+    const stored = await activityObject(c.env, activityId).upsert(parsed.data);
     await Promise.all([rememberActivity(activityId, stored), addLive(c.env, activityId)]);
     return c.json({ activityId, version: stored.config.version, state: stored.state, soldOut: stored.soldOut });
   })

@@ -54,12 +54,12 @@ export async function loadSaleRules(
   sale: Sale,
   rule: Eligibility | null | undefined,
 ) {
-  await ctx.stock.setEligibility(sale, eligibilityField(rule), true);
+  await ctx.stock.access.setEligibility(sale, eligibilityField(rule), true);
   let after = '0'; // user ids are positive BIGINTs
   for (;;) {
     const page = await denyPage(ctx.db, after, LOAD_PAGE);
     if (page.length === 0) return;
-    await ctx.stock.applyDeny(sale, page);
+    await ctx.stock.access.applyDeny(sale, page);
     if (page.length < LOAD_PAGE) return;
     after = page[page.length - 1]!.userId;
   }
@@ -74,7 +74,7 @@ export async function applyDenyToSales(ctx: SaleRulesDeps, entry: DenyRevision):
   const live = await liveActivityIds(ctx.db, ctx.config.EDGE_LIVE_AFTER_END_SECONDS);
   try {
     // Warmed sales (the registry) that MySQL no longer counts live still decide dead-letter retries.
-    const warmed = await ctx.stock.warmedSales();
+    const warmed = await ctx.stock.registry.warmedSales();
     const ours = await knownActivities(
       ctx,
       warmed.map((s) => s.activityId),
@@ -82,7 +82,7 @@ export async function applyDenyToSales(ctx: SaleRulesDeps, entry: DenyRevision):
     const sales = new Map<string, Sale>();
     for (const sale of warmed) if (ours.has(sale.activityId)) sales.set(sale.activityId, sale);
     for (const id of live) if (!sales.has(id)) sales.set(id, await ctx.catalog.resolve(id));
-    await Promise.all([...sales.values()].map((sale) => ctx.stock.applyDeny(sale, [entry])));
+    await Promise.all([...sales.values()].map((sale) => ctx.stock.access.applyDeny(sale, [entry])));
     return sales.size;
   } catch (err) {
     if (err instanceof ContractError) throw err;

@@ -60,8 +60,8 @@ export async function liveView(ctx: SaleConsoleDeps, loop: LoopDelay, activityId
   const sale = saleOf(record);
   const queue = record.config.overflow === 'queue';
   const [warm, stream, signals, funnel, edge, lineAtEdge, lineMetric] = await Promise.all([
-    ctx.stock.warmState(sale),
-    ctx.stock.groupInfo(sale),
+    ctx.stock.sales.warmState(sale),
+    ctx.stock.streams.groupInfo(sale),
     readSignals(ctx.metrics.registry, loop),
     readFunnel(ctx.metrics.registry, activityId),
     edgeActivity(ctx, activityId),

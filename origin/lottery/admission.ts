@@ -7,7 +7,8 @@
 import { lotteryWindow, type AdmissionMode } from '../../contract/activity.js';
 import type { Db } from '../platform/db/pool.js';
 import { admissionOf } from '../sale/sale-store.js';
-import type { Sale, StockStore } from '../redis/stock-store.js';
+import type { LotteryEntries } from '../redis/lottery-entries.js';
+import type { Sale } from '../redis/stock-store.js';
 
 export type AdmissionPhase = 'fcfs' | 'entry' | 'drawing';
 
@@ -23,7 +24,7 @@ export class LotteryAdmission {
 
   constructor(
     private readonly db: Db,
-    private readonly stock: Pick<StockStore, 'drawPhase'>,
+    private readonly stock: Pick<LotteryEntries, 'drawPhase'>,
   ) {}
 
   async phase(sale: Sale, now = Date.now()): Promise<AdmissionPhase> {

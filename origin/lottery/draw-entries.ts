@@ -4,7 +4,8 @@
  * fixes), with several pages requested ahead — across buckets too — so Redis serves the next pages
  * while this process hashes the current one. Memory: at most `inFlight` pages at once.
  */
-import type { Sale, StockStore } from '../redis/stock-store.js';
+import type { LotteryEntries } from '../redis/lottery-entries.js';
+import type { Sale } from '../redis/stock-store.js';
 
 export interface ReadSettings {
   /** Entries per LRANGE (DRAW_READ_PAGE). */
@@ -13,7 +14,7 @@ export interface ReadSettings {
   inFlight: number;
 }
 
-type EntryReader = Pick<StockStore, 'entryCounts' | 'entryPage'>;
+type EntryReader = Pick<LotteryEntries, 'entryCounts' | 'entryPage'>;
 
 /**
  * Calls `onPage` for every page ("userId:quantity" lines, parseEntry) in entry order, with the

@@ -89,9 +89,9 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
   let outcome: DrawnOutcome | null = null;
   if (record.state === 'pending' || record.state === 'drawing') {
     // From here no entry gets in (lua/enter-6.lua answers CLOSED): the list read below is final.
-    await ctx.stock.closeEntries(sale);
+    await ctx.stock.lottery.closeEntries(sale);
     if (record.state === 'pending') {
-      const units = await ctx.stock.stock(sale);
+      const units = await ctx.stock.sales.stock(sale);
       if (units === null) throw new ContractError('not_ready', `lottery ${activityId} is not warmed; the draw waits`);
       const digest = await digestClosedList(ctx, sale, seed, s);
       // The digest is public (pushed with the activity) before any ticket is computed or the seed shown.
@@ -162,7 +162,7 @@ async function digestClosedList(ctx: DrawDeps, sale: Sale, seed: string, read: R
   const words = new Int32Array(8);
   const digest = createHash('sha256');
   let text = Buffer.alloc(0);
-  await forEachEntryPage(ctx.stock, sale, read, (lines) => {
+  await forEachEntryPage(ctx.stock.lottery, sale, read, (lines) => {
     // 64 hex + ':' + quantity (at most 3 digits) + '\n' per line.
     if (text.length < lines.length * 69) text = Buffer.alloc(lines.length * 69);
     let at = 0;
@@ -195,7 +195,7 @@ async function selectCandidates(
   const selection = new DrawSelection(capacity);
   const entrant = new Int32Array(8);
   const ticket = new Int32Array(8);
-  const entrants = await forEachEntryPage(ctx.stock, sale, read, (lines, first) => {
+  const entrants = await forEachEntryPage(ctx.stock.lottery, sale, read, (lines, first) => {
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i]!;
       const colon = line.lastIndexOf(':');
@@ -233,8 +233,8 @@ async function drawWinners(
   const units = record.units ?? 0;
   const [denied, known, excludedBefore] = await Promise.all([
     deniedUserIds(ctx.db),
-    ctx.stock.winners(sale),
-    ctx.stock.excludedEntrants(sale),
+    ctx.stock.lottery.winners(sale),
+    ctx.stock.lottery.excludedEntrants(sale),
   ]);
   const winners = new Map<string, string>();
   const excluded = new Set<string>();
@@ -254,7 +254,7 @@ async function drawWinners(
     for (let i = 0; i < candidates.length && !gone; i += batchSize) {
       const batch = candidates.slice(i, i + batchSize);
       const claims = rule
-        ? await ctx.stock.entrantClaims(
+        ? await ctx.stock.lottery.entrantClaims(
             sale,
             batch.map((c) => c.userId),
           )
@@ -271,7 +271,7 @@ async function drawWinners(
         recorded,
         Promise.all(
           toReserve.map((c) =>
-            ctx.stock.reserveForDraw({
+            ctx.stock.lottery.reserveForDraw({
               ...sale,
               userId: c.userId,
               quantity: c.quantity,
@@ -315,8 +315,8 @@ async function drawWinners(
           );
       });
       recorded = Promise.all([
-        won.size > 0 ? ctx.stock.recordWinners(sale, won) : null,
-        newlyExcluded.length > 0 ? ctx.stock.recordExcluded(sale, newlyExcluded) : null,
+        won.size > 0 ? ctx.stock.lottery.recordWinners(sale, won) : null,
+        newlyExcluded.length > 0 ? ctx.stock.lottery.recordExcluded(sale, newlyExcluded) : null,
       ]);
       // Keep a failed write from counting as unhandled before it is awaited with the next batch.
       recorded.catch(() => {});
@@ -329,7 +329,7 @@ async function drawWinners(
     after = wordsOf(last);
   }
   await recorded;
-  if (entrants === 0) entrants = (await ctx.stock.entryCounts(sale)).reduce((a, b) => a + b, 0);
+  if (entrants === 0) entrants = (await ctx.stock.lottery.entryCounts(sale)).reduce((a, b) => a + b, 0);
   return { winners, excluded, unitsWon, entrants };
 }
 
@@ -341,8 +341,8 @@ function wordsOf(hex: string): Int32Array {
 
 /** The winners are final: polls answer results, FCFS opens on what is left, the edge learns the seed. */
 async function announce(ctx: DrawDeps, sale: Sale): Promise<void> {
-  await ctx.stock.markDrawn(sale);
-  const left = await ctx.stock.stock(sale);
+  await ctx.stock.lottery.markDrawn(sale);
+  const left = await ctx.stock.sales.stock(sale);
   if (left !== null && left <= 0) ctx.publisher.setSoldOut(sale.activityId, true);
   await pushSnapshot(ctx, sale.activityId);
 }
@@ -361,8 +361,8 @@ async function publishEntrants(
   s: DrawSettings,
   renew: () => Promise<void>,
 ): Promise<void> {
-  const winners = known?.winners ?? (await ctx.stock.winners(sale));
-  const excluded = known?.excluded ?? (await ctx.stock.excludedEntrants(sale));
+  const winners = known?.winners ?? (await ctx.stock.lottery.winners(sale));
+  const excluded = known?.excluded ?? (await ctx.stock.lottery.excludedEntrants(sale));
   const hmac = new DrawHmac(seed);
   // A scheme-1 draw that an older version drew but did not publish: its tickets are the entrant ids.
   const ticketHmac = record.entrantsDigest ? new DrawHmac(seed, record.entrantsDigest) : null;
@@ -376,7 +376,7 @@ async function publishEntrants(
     await insertEntrants(ctx.db, sale.activityId, batch);
     await renew();
   };
-  await forEachEntryPage(ctx.stock, sale, s, async (lines, first) => {
+  await forEachEntryPage(ctx.stock.lottery, sale, s, async (lines, first) => {
     for (let i = 0; i < lines.length; i++) {
       const e = parseEntry(lines[i]!);
       hmac.ofString(e.userId, entrant);

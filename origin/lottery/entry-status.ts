@@ -20,7 +20,7 @@ export async function entryStatus(
     if (err instanceof ContractError && err.code === 'not_found') throw new ContractError('not_found', 'no such entry');
     throw err;
   });
-  const [phase, mine] = await Promise.all([ctx.stock.drawPhase(sale), ctx.stock.entryOf(sale, userId)]);
+  const [phase, mine] = await Promise.all([ctx.stock.lottery.drawPhase(sale), ctx.stock.lottery.entryOf(sale, userId)]);
   if (mine.quantity === null) throw new ContractError('not_found', 'no such entry');
   if (phase !== 'drawn') return { status: 'drawing' };
   if (mine.reservationId) return reservationStatus(ctx, mine.reservationId, userId);

@@ -3,17 +3,14 @@
  * (lua/enter-6.lua, no stock moves); between the window's close and the final winners it is turned
  * away with 503 `busy` + Retry-After; after that `null` — the caller reserves FCFS as usual.
  */
-import { ContractError } from '../../contract/errors.js';
 import { entryIdOf } from '../../contract/ids.js';
+import { REFUSALS, refusalError as contractRefusal } from '../../contract/refusals.js';
 import type { EntryResponse, ReserveRequest } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
-import { deniedError, notEligibleError } from '../reservation/reserve.js';
+import { refusalError } from '../redis/refusals.js';
 
 /** What this module uses of the origin's context. */
 export type LotteryEntryDeps = Pick<OriginContext, 'catalog' | 'lottery' | 'metrics' | 'stock'>;
-
-/** Seconds a buyer who clicks while the draw runs is told to wait. */
-const DRAWING_RETRY_AFTER_S = 1;
 
 export interface EntryAnswer {
   /** 202 a new entry, 200 the same user's entry again. */
@@ -21,20 +18,19 @@ export interface EntryAnswer {
   body: EntryResponse;
 }
 
-function drawing(): ContractError {
-  return new ContractError('busy', 'the draw is running; the rest goes on sale in a moment', {
-    retryAfter: DRAWING_RETRY_AFTER_S,
-  });
-}
-
 export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest): Promise<EntryAnswer | null> {
   const sale = await ctx.catalog.resolve(req.activityId);
   const phase = await ctx.lottery.phase(sale);
   if (phase === 'fcfs') return null;
-  if (phase === 'drawing') throw drawing();
+  if (phase === 'drawing') throw contractRefusal(REFUSALS.drawing);
 
   // The deny list and the eligibility rule bind entries as they bind purchases (lua/enter-6.lua).
-  const result = await ctx.stock.enter({ ...sale, userId: req.userId, quantity: req.quantity, claims: req.claims });
+  const result = await ctx.stock.lottery.enter({
+    ...sale,
+    userId: req.userId,
+    quantity: req.quantity,
+    claims: req.claims,
+  });
   const body: EntryResponse = { status: 'entered', entryId: entryIdOf(req.activityId, req.userId) };
   switch (result.kind) {
     case 'entered':
@@ -45,18 +41,8 @@ export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest
       return { status: 200, body };
     case 'closed':
       // Another origin's clock closed the window first: the draw has begun.
-      throw drawing();
-    case 'limit_exceeded':
-      throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');
-    case 'paused':
-      throw new ContractError('paused', 'the sale is paused, try again later', { retryAfter: 5 });
-    case 'ended':
-      throw new ContractError('ended', 'the sale has ended');
-    case 'not_warmed':
-      throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
-    case 'denied':
-      throw deniedError();
-    case 'not_eligible':
-      throw notEligibleError();
+      throw contractRefusal(REFUSALS.drawing);
+    default:
+      throw refusalError(result.kind);
   }
 }

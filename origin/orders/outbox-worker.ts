@@ -50,7 +50,7 @@ export class OutboxWorker extends PeriodicJob {
   /** Applies one claimed row to Redis. */
   async refill(row: RefillOutboxRow): Promise<RefillResult> {
     const sale = await this.ctx.catalog.resolve(String(row.activity_id));
-    return this.ctx.stock.refill(sale, { reservationId: row.reservation_id, quantity: Number(row.quantity) });
+    return this.ctx.stock.sales.refill(sale, { reservationId: row.reservation_id, quantity: Number(row.quantity) });
   }
 
   async markDone(row: RefillOutboxRow): Promise<void> {

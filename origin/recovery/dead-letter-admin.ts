@@ -17,6 +17,7 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
+import { notReadyError } from '../redis/refusals.js';
 import { compensate } from '../settlement/dead-lettering.js';
 import type { ReservationEvent } from '../settlement/event.js';
 import { hasOrderOfReservation } from '../orders/order-store.js';
@@ -94,13 +95,14 @@ export async function giveUpDeadLetter(ctx: DeadLetterAdminDeps, reservationId: 
   const { row, event, target } = await load(ctx, reservationId);
   if (row.status === DeadLetterStatus.RETRIED)
     throw new ContractError('conflict', 'this reservation was re-queued for settlement; it cannot be given up now');
-  const restocked = await compensate(ctx.db, ctx.stock, target, event);
-  if (restocked === null)
-    throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
+  const restocked = await compensate(ctx.db, ctx.stock.sales, target, event);
+  if (restocked === null) throw notReadyError(NOT_RECOVERED);
   await markGivenUp(ctx.db, reservationId, restocked);
   ctx.log.warn({ activityId: target.activityId, reservationId, restocked }, 'dead letter given up');
   return { reservationId, status: DeadLetterStatus.GIVEN_UP, restocked };
 }
+
+const NOT_RECOVERED = 'Redis has no stock for this sale: run recover first';
 
 const REQUEUE_REFUSALS = {
   not_released: 'compensation has not released this reservation yet; try again shortly',
@@ -118,13 +120,12 @@ export async function retryDeadLetter(ctx: DeadLetterAdminDeps, reservationId: s
   // MySQL first: settle.ts must see `retried` before the Stream carries the reservation again. A
   // crash before the script runs leaves `retried` with nothing queued: retrying again repairs it.
   await markRetried(ctx.db, reservationId);
-  const requeued = await ctx.stock.requeue(target, event);
+  const requeued = await ctx.stock.streams.requeue(target, event);
   if (requeued.kind === 'requeued' || requeued.kind === 'already') {
     ctx.log.warn({ activityId: target.activityId, reservationId }, 'dead letter re-queued for settlement');
     return { reservationId, status: DeadLetterStatus.RETRIED, requeued: requeued.kind === 'requeued' };
   }
   if (row.status === DeadLetterStatus.OPEN) await reopenRetried(ctx.db, reservationId);
-  if (requeued.kind === 'not_warmed')
-    throw new ContractError('not_ready', 'Redis has no stock for this sale: run recover first', { retryAfter: 5 });
+  if (requeued.kind === 'not_warmed') throw notReadyError(NOT_RECOVERED);
   throw new ContractError('conflict', REQUEUE_REFUSALS[requeued.kind]);
 }

@@ -83,12 +83,14 @@ export type FailoverRecovery =
  */
 export function recoverAfterFailover(ctx: OriginContext, sale: Sale, primaries: string[]): Promise<FailoverRecovery> {
   return withRecoveryLock(ctx.db, sale.activityId, ctx.config.RECOVER_LOCK_WAIT_MS, async () => {
-    if (same(await ctx.stock.provenPrimaries(sale), primaries)) return { kind: 'proven_elsewhere' } as const;
-    await ctx.stock.stopForRecovery(sale);
+    if (same(await ctx.stock.replication.provenPrimaries(sale), primaries))
+      return { kind: 'proven_elsewhere' } as const;
+    await ctx.stock.recovery.stopForRecovery(sale);
     const result = await recoverHoldingLock(ctx, sale.activityId);
     // Proven only for the primaries it ran on: another change meanwhile means another round.
-    if (!same((await ctx.stock.primaries([sale])).get(sale.activityId)!, primaries)) return { kind: 'moved' } as const;
-    await ctx.stock.markProven(sale, primaries);
+    if (!same((await ctx.stock.replication.primaries([sale])).get(sale.activityId)!, primaries))
+      return { kind: 'moved' } as const;
+    await ctx.stock.replication.markProven(sale, primaries);
     return { kind: 'recovered', result } as const;
   });
 }
@@ -110,7 +112,7 @@ export class FailoverWatch extends PeriodicJob {
   }
 
   async round(): Promise<boolean> {
-    const registered = await this.ctx.stock.warmedSales().catch(() => null);
+    const registered = await this.ctx.stock.registry.warmedSales().catch(() => null);
     for (const sale of registered ?? [])
       if (!this.watched.has(sale.activityId))
         this.watched.set(sale.activityId, {
@@ -120,7 +122,7 @@ export class FailoverWatch extends PeriodicJob {
           replicaVerdict: '',
           unknown: '',
         });
-    const primaries = await this.ctx.stock.primaries([...this.watched.values()].map((w) => w.sale));
+    const primaries = await this.ctx.stock.replication.primaries([...this.watched.values()].map((w) => w.sale));
     const unanswered: Record<string, string> = {};
     const answering: string[] = [];
     for (const [activityId, w] of this.watched) {
@@ -183,7 +185,7 @@ export class FailoverWatch extends PeriodicJob {
     if (!this.ctx.failover.isClosed(activityId)) return;
     // Cannot tell who serves every bucket yet (the cluster still electing): wait.
     if (now.some((p) => p === null)) return;
-    if (same(await this.ctx.stock.provenPrimaries(w.sale), now)) return this.reopen(activityId);
+    if (same(await this.ctx.stock.replication.provenPrimaries(w.sale), now)) return this.reopen(activityId);
     if (this.recoverer) await this.recover(activityId, w, now as string[]);
   }
 

@@ -23,7 +23,7 @@ export class ReconcileJob extends PeriodicJob {
   }
 
   async round(): Promise<boolean> {
-    for (const { activityId } of await this.ctx.stock.warmedSales()) {
+    for (const { activityId } of await this.ctx.stock.registry.warmedSales()) {
       // The registry is shared by every origin on this Redis; an activity of another database is not ours.
       if (!(await findActivity(this.ctx.db, activityId))) continue;
       await this.confirmed(activityId)

@@ -117,17 +117,17 @@ export async function reconcile(ctx: ReconcileDeps, activityId: string): Promise
 
 /** One reading: Redis (1), MySQL (2), Redis after it (3); `held`: Redis's fingerprints did not move from 1 to 3. */
 async function readOnce(ctx: ReconcileDeps, sale: Sale, skuId: string) {
-  const ledger = await ctx.stock.ledgerSnapshot(sale);
+  const ledger = await ctx.stock.ledger.ledgerSnapshot(sale);
   const db = await readDbFigures(ctx.db, sale.activityId, skuId);
   // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
   // MySQL could have for them), and the tranches Redis has added (every release MySQL had applied
   // by its read must be there); last, the fingerprints, so that "held" covers those reads too.
   const redis = ledger && {
     ledger,
-    later: await ctx.stock.reservationsAfter(sale, ledger.bounds),
-    tranchesAfter: await ctx.stock.tranches(sale),
+    later: await ctx.stock.ledger.reservationsAfter(sale, ledger.bounds),
+    tranchesAfter: await ctx.stock.ledger.tranches(sale),
   };
-  const held = !!ledger && sameList(ledger.fingerprints, await ctx.stock.ledgerFingerprints(sale));
+  const held = !!ledger && sameList(ledger.fingerprints, await ctx.stock.ledger.ledgerFingerprints(sale));
   return { outcome: reconcileChecks(db, redis, sale.buckets), ledger, held };
 }
 

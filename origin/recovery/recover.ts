@@ -49,7 +49,7 @@ async function returnedInTransit(
   returned: StrandedBorrow[],
 ): Promise<RecoverResult> {
   const { activityId } = record.config;
-  const stock = (await ctx.stock.stock(saleOf(record))) ?? 0;
+  const stock = (await ctx.stock.sales.stock(saleOf(record))) ?? 0;
   const result: RecoverResult = {
     activityId,
     stock,
@@ -83,7 +83,7 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
   const record = await requireActivity(ctx.db, activityId);
   const { maxPerUser } = record.config;
   const sale = saleOf(record);
-  const warm = await ctx.stock.warmBuckets(sale);
+  const warm = await ctx.stock.sales.warmBuckets(sale);
   if (warm > 0 && warm < sale.buckets)
     throw refuse(
       `${warm} of ${sale.buckets} stock buckets still hold stock (one cluster master lost its share): the lost ` +
@@ -92,7 +92,7 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
     );
   if (warm === sale.buckets) {
     // A warm bucketed sale may still hold units in transit between buckets (a process died mid-borrow).
-    const returned = sale.buckets > 1 ? await ctx.stock.returnStranded(sale, ctx.config.BORROW_STALE_MS) : [];
+    const returned = sale.buckets > 1 ? await ctx.stock.recovery.returnStranded(sale, ctx.config.BORROW_STALE_MS) : [];
     if (returned.length === 0)
       throw refuse('Redis still holds this sale (its stock key exists): there is nothing to recover');
     return returnedInTransit(ctx, record, returned);
@@ -110,7 +110,7 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
   const { stock, holders, released, refilled, tranches, restore } = plan;
   // A Redis that lost the sale lost its rules too: back before the script makes it warm again.
   await loadSaleRules(ctx, sale, record.config.eligibility);
-  const rebuilt = await ctx.stock.recover(sale, {
+  const rebuilt = await ctx.stock.recovery.recover(sale, {
     stock,
     state: record.state,
     maxPerUser,
@@ -141,7 +141,7 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
 
 /** The surviving Stream, then MySQL in one snapshot; null when the Stream or its group is gone. */
 async function readFacts(ctx: RecoverDeps, sale: Sale): Promise<RecoveryFacts | null> {
-  const stream = await ctx.stock.streamReservations(sale);
+  const stream = await ctx.stock.ledger.streamReservations(sale);
   if (!stream) return null;
   return inTransaction(ctx.db, async (tx) => {
     const available = (await availableUnits(tx, sale))!;

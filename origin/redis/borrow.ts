@@ -16,18 +16,21 @@
  * limit and returns its units.
  */
 import type { Logger } from '../platform/logger.js';
-import type { RedisClient } from './client.js';
 import type { ActivityKeys } from './keys.js';
-import { AbandonCode, ConfirmCode, GiveBackCode, TakeCode, type ScriptCommands } from './scripts.js';
-import type { ReserveInput, ReserveResult, Sale } from './stock-store.js';
+import type { Sale } from './sale.js';
+import { abandonScript, type AbandonReply } from './scripts/abandon.js';
+import { confirmScript } from './scripts/confirm.js';
+import { giveBackScript } from './scripts/give-back.js';
+import type { ReserveInput, ReserveResult } from './scripts/reserve.js';
+import type { ScriptRunner } from './scripts/runner.js';
+import { takeScript } from './scripts/take.js';
 
 /** Other buckets asked per borrow, at most (docs/design.md §10: "at most 2"). */
 export const MAX_DONORS = 2;
 
 export interface BorrowDeps {
   run<T>(work: () => Promise<T>): Promise<T>;
-  scripts: ScriptCommands;
-  redis: RedisClient;
+  scripts: ScriptRunner;
   keys(sale: Sale, bucket: number): ActivityKeys;
   log: Logger;
   /** Test seam: runs between taking from a donor and confirming at home (the crash test kills the process here). */
@@ -46,8 +49,6 @@ export interface StrandedBorrow {
 export type BorrowResult =
   Exclude<ReserveResult, { kind: 'reserved' }> | (Extract<ReserveResult, { kind: 'reserved' }> & { donor: number });
 
-const code = (reply: (string | number)[]) => Number(reply[0]);
-
 export async function borrow(
   deps: BorrowDeps,
   input: ReserveInput,
@@ -57,7 +58,9 @@ export async function borrow(
 ): Promise<BorrowResult> {
   const { quantity } = input;
   const others = Array.from({ length: input.buckets }, (_, b) => b).filter((b) => b !== home);
-  const stocks = await deps.run(() => Promise.all(others.map((b) => deps.redis.get(deps.keys(input, b).stock))));
+  const stocks = await deps.run(() =>
+    Promise.all(others.map((b) => deps.scripts.redis.get(deps.keys(input, b).stock))),
+  );
   const levels = others.map((b, i) => ({ bucket: b, stock: Number(stocks[i] ?? 0) }));
   const total = homeStock + levels.reduce((s, l) => s + l.stock, 0);
   // The fullest buckets first: they are the likeliest to still have the units when asked.
@@ -71,20 +74,22 @@ export async function borrow(
     for (const { bucket } of donors) {
       const d = deps.keys(input, bucket);
       tried.push(bucket);
-      const taken = code(
-        await deps.run(() => deps.scripts.take([d.stock, d.lent, d.config], [reservationId, quantity, home])),
-      );
-      if (taken !== TakeCode.TAKEN && taken !== TakeCode.ALREADY) continue;
+      const taken = await deps.run(() => deps.scripts.run(takeScript, d, { reservationId, quantity, home }));
+      if (!taken) continue;
       await deps.afterTake?.();
-      const confirmed = code(
-        await deps.run(() =>
-          deps.scripts.confirm(
-            [h.holders, h.events, h.borrowing],
-            [input.userId, reservationId, quantity, bucket, input.requestId, input.traceId, Date.now()],
-          ),
-        ),
+      const { userId, requestId, traceId } = input;
+      const confirmed = await deps.run(() =>
+        deps.scripts.run(confirmScript, h, {
+          userId,
+          reservationId,
+          quantity,
+          donor: bucket,
+          requestId,
+          traceId,
+          now: Date.now(),
+        }),
       );
-      if (confirmed === ConfirmCode.CONFIRMED || confirmed === ConfirmCode.ALREADY)
+      if (confirmed)
         return { kind: 'reserved', reservationId, remaining: Math.max(total - quantity, 0), donor: bucket };
       // Given up meanwhile (recovery took it for stranded): the units must not stay lent.
       await giveBack(deps, input, bucket, reservationId);
@@ -108,18 +113,22 @@ export async function borrow(
 /** Best effort after a failed step: give the borrow up and return whatever a donor lent. */
 async function undo(deps: BorrowDeps, sale: Sale, home: number, reservationId: string, donors: number[]) {
   const given = await abandon(deps, sale, home, reservationId, 0);
-  if (given !== AbandonCode.ABANDONED && given !== AbandonCode.ALREADY) return;
+  if (given !== 'abandoned' && given !== 'already') return;
   for (const donor of donors) await giveBack(deps, sale, donor, reservationId);
 }
 
-async function abandon(deps: BorrowDeps, sale: Sale, home: number, reservationId: string, markedBefore: number) {
-  const h = deps.keys(sale, home);
-  return code(await deps.run(() => deps.scripts.abandon([h.holders, h.borrowing], [reservationId, markedBefore])));
+function abandon(
+  deps: BorrowDeps,
+  sale: Sale,
+  home: number,
+  reservationId: string,
+  markedBefore: number,
+): Promise<AbandonReply> {
+  return deps.run(() => deps.scripts.run(abandonScript, deps.keys(sale, home), { reservationId, markedBefore }));
 }
 
-async function giveBack(deps: BorrowDeps, sale: Sale, donor: number, reservationId: string) {
-  const d = deps.keys(sale, donor);
-  return code(await deps.run(() => deps.scripts['give-back']([d.stock, d.lent], [reservationId])));
+function giveBack(deps: BorrowDeps, sale: Sale, donor: number, reservationId: string): Promise<boolean> {
+  return deps.run(() => deps.scripts.run(giveBackScript, deps.keys(sale, donor), { reservationId }));
 }
 
 /**
@@ -135,8 +144,9 @@ export async function returnStranded(
   const run: BorrowDeps['run'] = (work) => work();
   const full = { ...deps, run };
   const buckets = Array.from({ length: sale.buckets }, (_, b) => b);
-  const borrowing = await Promise.all(buckets.map((b) => deps.redis.hgetall(deps.keys(sale, b).borrowing)));
-  const lent = await Promise.all(buckets.map((b) => deps.redis.hgetall(deps.keys(sale, b).lent)));
+  const redis = deps.scripts.redis;
+  const borrowing = await Promise.all(buckets.map((b) => redis.hgetall(deps.keys(sale, b).borrowing)));
+  const lent = await Promise.all(buckets.map((b) => redis.hgetall(deps.keys(sale, b).lent)));
   const returned: StrandedBorrow[] = [];
   const lentFor = new Map<string, { donor: number; quantity: number }>();
   for (const [donor, entries] of lent.entries())
@@ -147,16 +157,11 @@ export async function returnStranded(
     for (const [rid, state] of Object.entries(entries)) {
       if (state.startsWith('c')) continue;
       const gaveUp = await abandon(full, sale, home, rid, markedBefore);
-      if (gaveUp !== AbandonCode.ABANDONED && gaveUp !== AbandonCode.ALREADY) continue;
+      if (gaveUp !== 'abandoned' && gaveUp !== 'already') continue;
       const loan = lentFor.get(rid);
-      if (
-        loan &&
-        code(
-          await deps.scripts['give-back']([deps.keys(sale, loan.donor).stock, deps.keys(sale, loan.donor).lent], [rid]),
-        ) === GiveBackCode.RETURNED
-      ) {
+      if (loan && (await giveBack(full, sale, loan.donor, rid))) {
         returned.push({ reservationId: rid, home, donor: loan.donor, quantity: loan.quantity });
-      } else if (gaveUp === AbandonCode.ABANDONED) {
+      } else if (gaveUp === 'abandoned') {
         const quantity = Number(state.split('|')[3] ?? 0);
         returned.push({ reservationId: rid, home, donor: null, quantity });
       }

@@ -7,8 +7,10 @@
  * still gets its reservation.
  */
 import { ContractError } from '../../contract/errors.js';
+import { REFUSALS, refusalError as contractRefusal } from '../../contract/refusals.js';
 import type { ReserveRequest } from '../../contract/reservation.js';
 import type { OriginContext } from '../context.js';
+import { refusalError } from '../redis/refusals.js';
 
 export interface ReserveResult {
   /** true: granted now (202); false: the caller already held it (200). */
@@ -49,18 +51,15 @@ export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: 
 
 async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
   // A Redis failover under this sale: closed until recovery proves its state (recovery/failover-watch.ts).
-  if (ctx.failover.isClosed(req.activityId))
-    throw new ContractError('not_ready', 'the sale is being recovered after a Redis failover, try again shortly', {
-      retryAfter: 1,
-    });
+  if (ctx.failover.isClosed(req.activityId)) throw contractRefusal(REFUSALS.recovering);
   const sale = await ctx.catalog.resolve(req.activityId).catch((err) => {
     if (err instanceof ContractError) throw err;
-    throw new ContractError('unavailable', 'activity lookup failed, try again shortly', { retryAfter: 1, cause: err });
+    throw contractRefusal(REFUSALS.lookupFailed, { cause: err });
   });
 
   const result = ctx.soldOut.has(req.activityId)
-    ? await ctx.stock.repeatOf(sale, req.userId)
-    : await ctx.stock.reserve({
+    ? await ctx.stock.requests.repeatOf(sale, req.userId)
+    : await ctx.stock.requests.reserve({
         ...sale,
         userId: req.userId,
         quantity: req.quantity,
@@ -77,38 +76,13 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
       return { created: false, reservationId: result.reservationId };
     case 'sold_out':
       ctx.publisher.setSoldOut(req.activityId, true);
-      throw new ContractError('sold_out', 'sold out');
-    case 'insufficient_stock':
-      // Some units remain: smaller requests still succeed, so no sold-out flag (docs/design.md §10).
-      throw new ContractError('insufficient_stock', 'fewer units are left than asked for; ask for fewer');
-    case 'limit_exceeded':
-      throw new ContractError('limit_exceeded', 'quantity is above the per-user limit of this sale');
-    case 'paused':
-      throw new ContractError('paused', 'the sale is paused, try again later', { retryAfter: 5 });
-    case 'ended':
-      throw new ContractError('ended', 'the sale has ended');
-    case 'not_warmed':
-      throw new ContractError('not_ready', 'the sale is not ready', { retryAfter: 5 });
-    case 'denied':
-      throw deniedError();
-    case 'not_eligible':
-      throw notEligibleError();
-    case 'busy':
-      // Stock buckets: this user's own borrow from another bucket is still in flight.
-      throw new ContractError('busy', 'your purchase is still being decided, try again in a moment', { retryAfter: 1 });
+      throw refusalError(result.kind);
     case 'unconfirmed':
       // REDIS_WAIT_REPLICAS: not on enough replicas, so not promised; the reservation lookup tells later.
       ctx.metrics.reserveUnconfirmed.inc();
-      throw new ContractError(
-        'unavailable',
-        'your purchase could not be confirmed yet; check your reservation shortly',
-        {
-          retryAfter: 1,
-        },
-      );
+      throw contractRefusal(REFUSALS.unconfirmed);
+    default:
+      // Insufficient stock leaves units for smaller requests, so no sold-out flag (docs/design.md §10).
+      throw refusalError(result.kind);
   }
 }
-
-/** The refusals of the access rules, worded as the edge words its early ones (edge/gates.ts). */
-export const deniedError = () => new ContractError('denied', 'this account may not buy');
-export const notEligibleError = () => new ContractError('not_eligible', 'this sale is open to eligible members only');

@@ -5,13 +5,13 @@
  * callers set them through `SnapshotPublisher.setSoldOut` (sale/snapshot-publisher.ts), which does.
  */
 import type { Logger } from '../platform/logger.js';
-import type { StockStore } from '../redis/stock-store.js';
+import type { SoldOutChannel } from '../redis/sold-out-channel.js';
 
 export class SoldOutFlags {
   private readonly flags = new Set<string>();
 
   constructor(
-    private readonly store: Pick<StockStore, 'publishSoldOut' | 'onSoldOut'>,
+    private readonly store: Pick<SoldOutChannel, 'publishSoldOut' | 'onSoldOut'>,
     private readonly log: Logger,
   ) {}
 

@@ -57,7 +57,7 @@ export async function reservationStatus(
     if (owner !== userId) throw new ContractError('forbidden', 'this reservation belongs to someone else');
     return { reservationId, status: 'failed' };
   }
-  const held = await ctx.stock.holderOf(sale, userId);
+  const held = await ctx.stock.requests.holderOf(sale, userId);
   if (held === reservationId) return { reservationId, status: 'queued' };
   throw new ContractError('not_found', 'no such reservation');
 }
@@ -71,7 +71,7 @@ export async function reservationOfUser(
   const sale = await ctx.catalog.resolve(activityId);
   const order = await orderOfUser(ctx.db, { activityId, skuId: sale.skuId }, userId);
   if (order) return fromOrder(order);
-  const held = await ctx.stock.holderOf(sale, userId);
+  const held = await ctx.stock.requests.holderOf(sale, userId);
   if (held) return reservationStatus(ctx, held, userId);
   throw new ContractError('not_found', 'you hold no reservation in this sale');
 }

@@ -26,13 +26,13 @@ export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: st
   const sale = saleOf(record);
   const ended = record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt);
   const [group, open, rec, registered, ttls, edge] = await Promise.all([
-    ctx.stock.groupInfo(sale),
+    ctx.stock.streams.groupInfo(sale),
     Promise.all([refillCount(ctx.db, activityId, OutboxStatus.PENDING), pendingOrderCount(ctx.db, activityId)]).then(
       ([outbox, pending]) => ({ outbox, pending }),
     ),
     reconcile(ctx, activityId),
-    ctx.stock.isRegistered(activityId),
-    ctx.stock.keyTtls(sale),
+    ctx.stock.registry.isRegistered(activityId),
+    ctx.stock.registry.keyTtls(sale),
     edgeActivity(ctx, activityId),
   ]);
   const pending = group?.pending ?? 0;

@@ -24,7 +24,7 @@ export async function cleanup(ctx: CleanupDeps, activityId: string) {
   if (!ended) throw new ContractError('conflict', 'the sale has not ended: stop it or wait for its end first');
   const sale = saleOf(record);
 
-  const info = await ctx.stock.groupInfo(sale);
+  const info = await ctx.stock.streams.groupInfo(sale);
   if (info && (info.pending > 0 || info.lag > 0))
     throw new ContractError(
       'conflict',
@@ -47,7 +47,7 @@ export async function cleanup(ctx: CleanupDeps, activityId: string) {
   if (record.state !== ActivityState.STOPPED) await setState(ctx, activityId, ActivityState.STOPPED);
   else await ctx.publisher.publish(activityId);
   const retention = ctx.config.CLEANUP_RETENTION_SECONDS;
-  await ctx.stock.expire(sale, retention);
+  await ctx.stock.registry.expire(sale, retention);
   ctx.publisher.setSoldOut(activityId, false);
   ctx.log.info({ activityId, retentionSeconds: retention }, 'sale cleaned up');
   return { activityId, state: ActivityState.STOPPED, expiresInSeconds: retention, reconciliation: rec };

@@ -49,7 +49,7 @@ async function replicaRuleAtOpening(ctx: ActivityOperationsDeps, sale: Sale, ove
   const layout = await readReplicaLayout(ctx, sale);
   if (layout.stallsOnOneFailover.length === 0 || layout.acceptedBy !== null) return { layout, allowed: true };
   if (!override.acceptReplicaRisk) return { layout, allowed: false };
-  await ctx.stock.acceptReplicaRisk(sale, override.actor);
+  await ctx.stock.replication.acceptReplicaRisk(sale, override.actor);
   ctx.log.warn(
     { activityId: sale.activityId, actor: override.actor, buckets: layout.stallsOnOneFailover },
     `replica risk accepted by the operator: ${describeLayout(layout)}`,
@@ -107,14 +107,14 @@ export async function warmup(
   if (record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt))
     throw new ContractError('conflict', `activity ${activityId} has ended; warm-up is only for a sale yet to end`);
   // The Stream may be gone with the rest (FLUSHALL): MySQL's history still forbids a fresh load.
-  if (!(await ctx.stock.isWarm(sale)) && (await hasSaleHistory(ctx.db, activityId)))
+  if (!(await ctx.stock.sales.isWarm(sale)) && (await hasSaleHistory(ctx.db, activityId)))
     throw new ContractError(
       'conflict',
       'this sale already sold (MySQL has orders) but Redis has no stock: run recover',
     );
   // The deny list and the eligibility rule are in the buckets before the script makes the sale warm.
   await loadSaleRules(ctx, sale, record.config.eligibility);
-  const loaded = await ctx.stock.warmup(sale, { stock: record.available, state: record.state, maxPerUser });
+  const loaded = await ctx.stock.sales.warmup(sale, { stock: record.available, state: record.state, maxPerUser });
   if (loaded.kind === 'has_history') {
     throw new ContractError('conflict', 'Redis has reservation history but no stock: run recover instead of warm-up');
   }
@@ -126,16 +126,16 @@ export async function warmup(
       `warm-up paused the sale: ${describeLayout(layout)}; open it with ?acceptReplicaRisk=true to accept the risk`,
     );
     await changeActivity(ctx, activityId, { state: ActivityState.PAUSED }, 'replica-check');
-    await ctx.stock.markReplicaPause(sale);
+    await ctx.stock.replication.markReplicaPause(sale);
     state = ActivityState.PAUSED;
     // An operator's override recorded meanwhile (the admin warm-up racing the scheduled one): it
     // either sees the mark above and reopens, or recorded before this read and this reopens.
-    const acceptedBy = await ctx.stock.replicaRiskAcceptedBy(sale);
-    if (acceptedBy !== null && (await ctx.stock.takeReplicaPause(sale))) {
+    const acceptedBy = await ctx.stock.replication.replicaRiskAcceptedBy(sale);
+    if (acceptedBy !== null && (await ctx.stock.replication.takeReplicaPause(sale))) {
       await changeActivity(ctx, activityId, { state: ActivityState.OPEN }, acceptedBy);
       state = ActivityState.OPEN;
     }
-  } else if (override.acceptReplicaRisk && (await ctx.stock.takeReplicaPause(sale))) {
+  } else if (override.acceptReplicaRisk && (await ctx.stock.replication.takeReplicaPause(sale))) {
     // Paused by an earlier warm-up for this very reason (the scheduled one may run first): the
     // operator's override opens it. A pause an operator made stays.
     await changeActivity(ctx, activityId, { state: ActivityState.OPEN }, override.actor);
@@ -187,7 +187,7 @@ export async function changeActivity(
   const before = await requireActivity(ctx.db, activityId);
   // An operator's own pause: a later override warm-up must not reopen it as if it were the rule's.
   if (patch.state === ActivityState.PAUSED && actor !== 'replica-check' && ctx.config.REDIS_WAIT_REPLICAS > 0)
-    await ctx.stock.takeReplicaPause(saleOf(before)).catch(() => false); // a pause never waits on this
+    await ctx.stock.replication.takeReplicaPause(saleOf(before)).catch(() => false); // a pause never waits on this
   // Opening is where the replica rule applies (warm-up pauses a sale it would stall).
   if (patch.state === ActivityState.OPEN && before.state !== ActivityState.OPEN) {
     const { layout, allowed } = await replicaRuleAtOpening(ctx, saleOf(before), { ...override, actor });
@@ -201,10 +201,10 @@ export async function changeActivity(
   await updateSettings(ctx.db, activityId, settings);
   // Before the answer, in the field every decision reads: the rule binds every reservation after it.
   if (settings.eligibility !== undefined)
-    await ctx.stock.setEligibility(saleOf(before), eligibilityField(settings.eligibility));
+    await ctx.stock.access.setEligibility(saleOf(before), eligibilityField(settings.eligibility));
   if (state !== undefined) {
     await updateState(ctx.db, activityId, state);
-    await ctx.stock.setState(saleOf(before), state);
+    await ctx.stock.sales.setState(saleOf(before), state);
   }
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   if (state !== undefined) changes.state = { from: before.state, to: state };

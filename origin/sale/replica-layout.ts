@@ -68,9 +68,9 @@ export async function readReplicaLayout(ctx: ReplicaLayoutDeps, sale: Sale): Pro
   // Nothing waits for replicas: nothing to read.
   if (ctx.config.REDIS_WAIT_REPLICAS === 0) return layoutOf(0, [], [], 0, null);
   const [primaries, units, acceptedBy] = await Promise.all([
-    ctx.stock.replication(sale),
-    ctx.stock.bucketStocks(sale),
-    ctx.stock.replicaRiskAcceptedBy(sale),
+    ctx.stock.replication.replication(sale),
+    ctx.stock.sales.bucketStocks(sale),
+    ctx.stock.replication.replicaRiskAcceptedBy(sale),
   ]);
   return layoutOf(
     ctx.config.REDIS_WAIT_REPLICAS,

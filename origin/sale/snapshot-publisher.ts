@@ -11,13 +11,13 @@ import type { FailoverGate } from '../recovery/failover-watch.js';
 import type { ShortBuckets } from './replica-layout.js';
 import type { Logger } from '../platform/logger.js';
 import { findDraw, publicDraw } from '../lottery/draw-store.js';
-import type { StockStore } from '../redis/stock-store.js';
+import type { SaleStock } from '../redis/sale-stock.js';
 import type { SoldOutFlags } from '../reservation/sold-out.js';
 import { findActivity, saleOf } from './sale-store.js';
 
 export interface SnapshotPublisherDeps {
   db: Db;
-  stock: Pick<StockStore, 'stock'>;
+  stock: Pick<SaleStock, 'stock'>;
   soldOut: Pick<SoldOutFlags, 'has' | 'set'>;
   log: Logger;
   pushEdge: EdgePush;

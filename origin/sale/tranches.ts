@@ -76,7 +76,7 @@ export async function releaseUnits(
 export async function applyRelease(ctx: TrancheDeps, row: ReleaseRow): Promise<boolean> {
   const activityId = String(row.activity_id);
   const sale = await ctx.catalog.resolve(activityId);
-  const result = await ctx.stock.releaseTranche(sale, { releaseId: trancheId(row.id), units: Number(row.units) });
+  const result = await ctx.stock.sales.releaseTranche(sale, { releaseId: trancheId(row.id), units: Number(row.units) });
   if (result.kind === 'not_warmed') return false;
   await inTransaction(ctx.db, async (tx) => {
     const marked = await markReleaseApplied(tx, row.id);

@@ -48,10 +48,10 @@ const check = (name: string, expected: WarmupCheck['expected'], actual: WarmupCh
 export async function verifyWarmup(ctx: WarmupCheckDeps, activityId: string): Promise<WarmupVerification> {
   const record = await requireActivity(ctx.db, activityId);
   const sale = saleOf(record);
-  const k = ctx.stock.keys(sale);
+  const k = ctx.stock.sales.keys(sale);
   const [rec, warm, layout] = await Promise.all([
     reconcile(ctx, activityId),
-    ctx.stock.warmState(sale),
+    ctx.stock.sales.warmState(sale),
     readReplicaLayout(ctx, sale),
   ]);
   const f = rec.figures;

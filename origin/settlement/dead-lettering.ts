@@ -8,7 +8,8 @@ import { inTransaction, type Db } from '../platform/db/pool.js';
 import { recordDeadLetterRow, setRestocked } from '../recovery/dead-letter-store.js';
 import { lockOrderOfReservation } from '../orders/order-store.js';
 import { availableUnits } from '../sale/stock-row-store.js';
-import type { Sale, StockStore } from '../redis/stock-store.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import type { Sale } from '../redis/stock-store.js';
 import type { ReservationEvent } from './event.js';
 import type { SettleTarget } from './settle.js';
 
@@ -44,7 +45,7 @@ export async function recordDeadLetter(
  */
 export async function compensate(
   db: Db,
-  store: StockStore,
+  store: Pick<SaleStock, 'release'>,
   target: SettleTarget & Sale,
   e: ReservationEvent,
 ): Promise<number | null> {
@@ -60,7 +61,7 @@ export async function compensate(
 
 export async function deadLetter(
   db: Db,
-  store: StockStore,
+  store: Pick<SaleStock, 'release'>,
   target: SettleTarget & Sale,
   e: ReservationEvent,
   deliveries: number,

@@ -45,7 +45,7 @@ export class Settlement {
   }
 
   async discover(): Promise<void> {
-    for (const sale of await this.ctx.stock.warmedSales()) {
+    for (const sale of await this.ctx.stock.registry.warmedSales()) {
       const { activityId } = sale;
       if (this.stopping || this.settlers.has(activityId)) continue;
       const record = await findActivity(this.ctx.db, activityId);
@@ -59,12 +59,16 @@ export class Settlement {
       const workers: StreamSettler[] = [];
       // SETTLE_WORKERS consumers on each bucket's Stream.
       for (let i = 0; i < c.SETTLE_WORKERS; i++) {
-        for (const reader of this.ctx.stock.openEventReaders(sale, `${this.instance}:${i}`, c.SETTLE_BLOCK_MS)) {
+        for (const reader of this.ctx.stock.streams.openEventReaders(
+          sale,
+          `${this.instance}:${i}`,
+          c.SETTLE_BLOCK_MS,
+        )) {
           const settler = new StreamSettler(
             {
               db: this.ctx.db,
               reader,
-              store: this.ctx.stock,
+              store: this.ctx.stock.sales,
               log: this.ctx.log,
               metrics: this.ctx.metrics,
               lastFailure: this.lastFailure,

@@ -7,7 +7,8 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { Db } from '../platform/db/pool.js';
 import type { SaleEventReader, StreamEntry } from '../redis/event-reader.js';
-import type { Sale, StockStore } from '../redis/stock-store.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import type { Sale } from '../redis/stock-store.js';
 import { compensate, deadLetter } from './dead-lettering.js';
 import type { ReservationEvent } from './event.js';
 import { settleBatch, type SettleOutcome, type SettleTarget } from './settle.js';
@@ -27,7 +28,7 @@ export interface SettlerDeps {
   /** This consumer's view of the Stream, on a connection of its own (XREADGROUP BLOCK holds it). */
   reader: SaleEventReader;
   /** Compensation (release) of surplus and dead-lettered reservations. */
-  store: StockStore;
+  store: Pick<SaleStock, 'release'>;
   log: Logger;
   metrics: Metrics;
   /** Why an entry failed last (shared by the process's settlers), for the dead letter's reason. */

@@ -7,8 +7,8 @@ export type StreamGaugeDeps = Pick<OriginContext, 'metrics' | 'stock'>;
 export type { GroupInfo } from '../redis/sale-ledger.js';
 
 export async function collectStreamGauges(ctx: StreamGaugeDeps): Promise<void> {
-  const sales = await ctx.stock.warmedSales();
-  const infos = await Promise.all(sales.map((sale) => ctx.stock.groupInfo(sale)));
+  const sales = await ctx.stock.registry.warmedSales();
+  const infos = await Promise.all(sales.map((sale) => ctx.stock.streams.groupInfo(sale)));
   // Set only after every read succeeded, so a failed read keeps the last values; a sale no longer
   // warmed (cleaned up) leaves the gauges.
   ctx.metrics.streamPending.reset();

@@ -19,7 +19,7 @@ export function opsRoutes(ctx: OriginContext) {
   }
 
   app.get('/healthz', async (c) => {
-    const [redis, mysql] = await Promise.allSettled([ctx.stock.ping(), pingMysql(ctx.db)]);
+    const [redis, mysql] = await Promise.allSettled([ctx.stock.requests.ping(), pingMysql(ctx.db)]);
     const body = {
       ok: redis.status === 'fulfilled' && mysql.status === 'fulfilled',
       redis: redis.status === 'fulfilled',

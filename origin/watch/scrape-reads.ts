@@ -23,12 +23,12 @@ const PUBLIC_STATES: PublicState[] = ['upcoming', 'open', 'sold_out', 'paused', 
 
 /** Per warmed sale: its phase, units left per bucket, and whether a failover holds it closed here. */
 async function collectSaleGauges(ctx: ScrapeReadDeps): Promise<void> {
-  const sales = await ctx.stock.warmedSales();
+  const sales = await ctx.stock.registry.warmedSales();
   const read = await Promise.all(
     sales.map(async (sale) => ({
       sale,
       snapshot: await ctx.snapshot(sale.activityId),
-      stocks: await ctx.stock.bucketStocks(sale),
+      stocks: await ctx.stock.sales.bucketStocks(sale),
     })),
   );
   const now = Date.now();
@@ -60,7 +60,7 @@ export class ScrapeReads {
       [
         'redis_nodes',
         async () => {
-          for (const n of await ctx.stock.nodeStats()) {
+          for (const n of await ctx.stock.replication.nodeStats()) {
             m.redisConnectedClients.set({ node: n.node }, n.connectedClients);
             m.redisMaxclients.set({ node: n.node }, n.maxclients);
             slowlog.set(n.slowlogEntries, { node: n.node });
@@ -80,7 +80,7 @@ export class ScrapeReads {
       [
         'dead_letters',
         async () => {
-          const [open, sales] = await Promise.all([openDeadLetterCounts(ctx.db), ctx.stock.warmedSales()]);
+          const [open, sales] = await Promise.all([openDeadLetterCounts(ctx.db), ctx.stock.registry.warmedSales()]);
           m.deadLettersOpen.reset();
           // Every warmed sale shows, 0 included, so a screen tells "none" from "not read".
           for (const sale of sales) m.deadLettersOpen.set({ activity: sale.activityId }, 0);

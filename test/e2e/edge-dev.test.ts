@@ -11,12 +11,13 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../bench/lib/stack.js';
-import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
+import { freePort } from '../../support/processes.js';
+import type { ActivitySnapshot } from '../../contract/index.js';
+import { openSnapshot, signedPut as signedPutTo } from '../../support/edge-calls.js';
 import { devConfigWith } from '../../scripts/edge-dev-config.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import { waitFor } from '../helpers/origin.js';
-import { startStandInOrigin, type StandInOrigin } from '../helpers/stand-in-origin.js';
+import { startStandInOrigin, type StandInOrigin } from '../../support/stand-in-origin.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BOT_SECRET = 'bot-secret-for-wrangler-dev';
@@ -86,38 +87,17 @@ afterAll(async () => {
 });
 
 function snapshotOf(activityId: string): ActivitySnapshot {
-  const now = Date.now();
-  return {
-    config: {
-      activityId,
-      skuId: '77',
-      title: `wrangler dev ${activityId}`,
-      startsAt: new Date(now - 60_000).toISOString(),
-      endsAt: new Date(now + 3_600_000).toISOString(),
-      maxPerUser: 1,
-      paymentTimeoutSeconds: 900,
-      userRatePerSec: 100,
-      admissionRatePerSec: 10_000,
-      admissionShards: 2,
-      version: 1,
-    },
-    state: 'open',
-    soldOut: false,
-  };
+  return openSnapshot(activityId, {
+    skuId: '77',
+    title: `wrangler dev ${activityId}`,
+    userRatePerSec: 100,
+    admissionRatePerSec: 10_000,
+    admissionShards: 2,
+  });
 }
 
 async function signedPut(path: string, body: unknown): Promise<number> {
-  const text = JSON.stringify(body);
-  const headers = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
-    method: 'PUT',
-    pathWithQuery: path,
-    body: text,
-  });
-  const res = await fetch(edgeUrl + path, {
-    method: 'PUT',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: text,
-  });
+  const res = await signedPutTo(edgeUrl, TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, path, JSON.stringify(body));
   await res.arrayBuffer();
   return res.status;
 }

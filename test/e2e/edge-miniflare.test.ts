@@ -5,33 +5,24 @@
 import { connect } from 'node:net';
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
+import type { ActivitySnapshot } from '../../contract/index.js';
+import { openSnapshot, pushSnapshot, signedPut, type SnapshotOverrides } from '../../support/edge-calls.js';
 import { startEdge, type RunningEdge } from '../helpers/edge.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
-import { startStandInOrigin, type StandInOrigin } from '../helpers/stand-in-origin.js';
+import { startStandInOrigin, type StandInOrigin } from '../../support/stand-in-origin.js';
 
 let origin: StandInOrigin;
 let edge: RunningEdge;
 const activityId = String(900_000_000 + Math.floor(Math.random() * 1_000_000));
 
-const snapshot = (over: Partial<ActivitySnapshot> = {}): ActivitySnapshot => ({
-  config: {
-    activityId,
+const snapshot = (over: SnapshotOverrides = {}): ActivitySnapshot =>
+  openSnapshot(activityId, {
     skuId: '5',
     title: 'Miniflare sale',
-    startsAt: new Date(Date.now() - 60_000).toISOString(),
-    endsAt: new Date(Date.now() + 3_600_000).toISOString(),
-    maxPerUser: 1,
-    paymentTimeoutSeconds: 900,
-    userRatePerSec: 1,
     admissionRatePerSec: 1000,
     admissionShards: 2,
-    version: 1,
-  },
-  state: 'open',
-  soldOut: false,
-  ...over,
-});
+    ...over,
+  });
 
 const bearer = async (userId: string) =>
   `Bearer ${await sign({ sub: userId, exp: Math.floor(Date.now() / 1000) + 600 }, TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
@@ -60,12 +51,7 @@ beforeAll(async () => {
   edge = await startEdge({ originUrl: origin.url });
   // The origin's list of live activities (docs/design.md §10): ids not on it are 404 without an origin call.
   const body = JSON.stringify({ activityIds: [activityId] });
-  const headers = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
-    method: 'PUT',
-    pathWithQuery: '/internal/activities',
-    body,
-  });
-  const listed = await fetch(`${edge.url}/internal/activities`, { method: 'PUT', headers, body });
+  const listed = await signedPut(edge.url, TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, '/internal/activities', body);
   expect(listed.status).toBe(200);
 });
 
@@ -94,14 +80,8 @@ describe('edge under Miniflare (startEdge)', () => {
   });
 
   it('a signed push from the origin switches the activity (sold out → 409 without an origin call)', async () => {
-    const body = JSON.stringify(snapshot({ soldOut: true }));
-    const path = `/internal/activities/${activityId}`;
-    const headers = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
-      method: 'PUT',
-      pathWithQuery: path,
-      body,
-    });
-    expect((await fetch(`${edge.url}${path}`, { method: 'PUT', headers, body })).status).toBe(200);
+    const push = (s: ActivitySnapshot) => pushSnapshot(edge.url, TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, s);
+    expect((await push(snapshot({ soldOut: true }))).status).toBe(200);
     const t = await fetch(`${edge.url}/api/activities/${activityId}/tickets`, {
       method: 'POST',
       headers: { authorization: await bearer('4343') },
@@ -109,13 +89,7 @@ describe('edge under Miniflare (startEdge)', () => {
     expect(t.status).toBe(409);
     expect(origin.calls(activityId).reserve).toBe(1);
     // Reopen for the next test.
-    const reopen = JSON.stringify(snapshot());
-    const h2 = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
-      method: 'PUT',
-      pathWithQuery: path,
-      body: reopen,
-    });
-    expect((await fetch(`${edge.url}${path}`, { method: 'PUT', headers: h2, body: reopen })).status).toBe(200);
+    expect((await push(snapshot())).status).toBe(200);
   });
 
   it('a Content-Length larger than what is sent is 400 after BODY_READ_TIMEOUT_MS, never a hang', async () => {

@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort } from '../../bench/lib/stack.js';
+import { freePort } from '../../support/processes.js';
 import { randomHex } from '../../contract/ids.js';
 import { DEV_SECRETS } from '../../origin/platform/config.js';
 import { envFileText } from '../../scripts/wrangler-offline.js';

@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort } from '../../bench/lib/stack.js';
-import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
+import { freePort } from '../../support/processes.js';
+import { openSnapshot, signedPut as signedPutTo } from '../../support/edge-calls.js';
 import { startEdge, type RunningEdge } from '../helpers/edge.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import { uniqueId } from '../helpers/ids.js';
-import { startStandInOrigin, type StandInOrigin } from '../helpers/stand-in-origin.js';
+import { startStandInOrigin, type StandInOrigin } from '../../support/stand-in-origin.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const POLL_MIN_MS = 1_000;
@@ -52,42 +52,20 @@ afterAll(async () => {
 });
 
 async function signedPut(path: string, body: unknown): Promise<void> {
-  const text = JSON.stringify(body);
-  const headers = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
-    method: 'PUT',
-    pathWithQuery: path,
-    body: text,
-  });
-  const res = await fetch(url() + path, {
-    method: 'PUT',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: text,
-  });
+  const res = await signedPutTo(url(), TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, path, JSON.stringify(body));
   expect(res.status).toBe(200);
 }
 
 /** A queue sale with one admission shard at `rate`/s, known to the stand-in origin and pushed to the edge. */
 async function queueSale(rate: number): Promise<string> {
   const activityId = uniqueId();
-  const now = Date.now();
-  const snapshot: ActivitySnapshot = {
-    config: {
-      activityId,
-      skuId: '77',
-      title: `restart ${activityId}`,
-      startsAt: new Date(now - 60_000).toISOString(),
-      endsAt: new Date(now + 3_600_000).toISOString(),
-      maxPerUser: 1,
-      paymentTimeoutSeconds: 900,
-      userRatePerSec: 1,
-      admissionRatePerSec: rate,
-      admissionShards: 1,
-      overflow: 'queue',
-      version: 1,
-    },
-    state: 'open',
-    soldOut: false,
-  };
+  const snapshot = openSnapshot(activityId, {
+    skuId: '77',
+    title: `restart ${activityId}`,
+    admissionRatePerSec: rate,
+    admissionShards: 1,
+    overflow: 'queue',
+  });
   origin.setActivity(activityId, { snapshot });
   await signedPut(`/internal/activities/${activityId}`, snapshot);
   await signedPut('/internal/activities', { activityIds: [activityId] });

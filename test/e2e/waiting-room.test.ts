@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort, spawnTs, stopChild, waitForHttp } from '../../bench/lib/stack.js';
+import { freePort, spawnTs, stopChild, waitForHttp } from '../../support/processes.js';
 import { signEdgeRequest } from '../../contract/index.js';
 import { Redis } from 'ioredis';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';

@@ -17,6 +17,7 @@ import {
   addToLiveList,
   ticket,
 } from './support.js';
+import { activityObject } from '../../edge/durable/names.js';
 
 type Json = Record<string, unknown>;
 
@@ -55,7 +56,7 @@ describe('GET /api/activities/:id', () => {
   it('an admin change written to the ActivityDO is in force in the isolate within its cache TTL', async () => {
     const activityId = await openActivity();
     expect((await ticket(activityId, newUserId())).status).toBe(200);
-    const stub = env.ACTIVITY.get(env.ACTIVITY.idFromName(activityId));
+    const stub = activityObject(env, activityId);
     await stub.upsert(snapshotOf(activityId, { state: 'paused', version: 2 })); // behind both caches' backs
     await sleep(ACTIVITY_CACHE_TTL_MS + COLO_CACHE_TTL_MS + 50); // < 1 s
     const res = await ticket(activityId, newUserId());

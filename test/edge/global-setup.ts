@@ -1,6 +1,6 @@
 /** Starts the stand-in origin (Node) for the workerd edge tests and hands its URL to the pool. */
 import type { TestProject } from 'vitest/node';
-import { startStandInOrigin } from '../helpers/stand-in-origin.js';
+import { startStandInOrigin } from '../../support/stand-in-origin.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 
 declare module 'vitest' {

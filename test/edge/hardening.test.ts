@@ -32,6 +32,7 @@ import {
   snapshotOf,
   ticket,
 } from './support.js';
+import { activityObject, liveActivities, userGate } from '../../edge/durable/names.js';
 
 type Json = Record<string, unknown>;
 
@@ -132,7 +133,7 @@ describe('8.3 the origin is not reachable one call per request', () => {
     expect((await originCalls(activityId)).total).toBe(0);
     const ids = await listDurableObjectIds(env.ACTIVITY);
     expect(ids.length).toBe(before);
-    expect(ids.some((id) => id.equals(env.ACTIVITY.idFromName(activityId)))).toBe(false);
+    expect(ids.some((id) => id.equals(activityObject(env, activityId).id))).toBe(false);
   });
 
   it('30 polls of made-up reservation ids by one user make at most 2 origin calls', async () => {
@@ -177,7 +178,7 @@ describe('8.3 the origin is not reachable one call per request', () => {
       body: JSON.stringify({ activityIds: [] }),
     });
     await expectError(unsigned, 401, 'unauthenticated');
-    const directory = env.LIVE_ACTIVITIES.get(env.LIVE_ACTIVITIES.idFromName('live-activities'));
+    const directory = liveActivities(env);
     const rest = (await directory.list()).filter((id) => id !== activityId);
     expect((await pushLiveList(rest)).status).toBe(200);
     await sleep(ACTIVITY_CACHE_TTL_MS + 50);
@@ -494,9 +495,7 @@ describe('issue 13: a repeat click refused by the user gate costs no gate call',
     const activityId = await openActivity({ userRatePerSec: 1 });
     const user = newUserId();
     const url = await purchaseUrlFor(activityId, user);
-    const gate = env.USER_GATE.get(
-      env.USER_GATE.idFromName(`user-gate-${shardOf(user, parseSettings(env).userGateShards)}`),
-    );
+    const gate = userGate(env, shardOf(user, parseSettings(env).userGateShards));
     const started = Date.now();
     expect((await purchase(url, user, { key: 'buy' })).status).toBe(202);
     const callsAfterPurchase = (await gate.stats()).calls;

@@ -15,6 +15,7 @@ import {
   sleep,
   snapshotOf,
 } from './support.js';
+import { activityObject, admissionShard } from '../../edge/durable/names.js';
 
 type Json = Record<string, unknown>;
 
@@ -191,7 +192,7 @@ describe('POST {purchaseUrl}', () => {
 
   it('isolates lease admission tokens in batches: fewer shard calls than purchases, never more than the rate', async () => {
     const activityId = await openActivity({ admissionRatePerSec: 1000, admissionShards: 1, userRatePerSec: 50 });
-    const shard = env.ADMISSION.get(env.ADMISSION.idFromName(`${activityId}:0`));
+    const shard = admissionShard(env, activityId, 0);
     let purchases = 0;
     const until = Date.now() + 800;
     while (Date.now() < until) {
@@ -252,7 +253,7 @@ describe('POST {purchaseUrl}', () => {
       headers: { authorization: await bearer(b) },
     });
     expect(ticketRes.status).toBe(409);
-    const stub = env.ACTIVITY.get(env.ACTIVITY.idFromName(activityId));
+    const stub = activityObject(env, activityId);
     // The DO learns it through waitUntil; allow it a moment.
     for (
       let i = 0;

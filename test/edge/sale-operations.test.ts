@@ -21,6 +21,7 @@ import {
   snapshotOf,
   ticket,
 } from './support.js';
+import { userGate } from '../../edge/durable/names.js';
 
 async function pushDeny(
   users: { userId: string; denied: boolean; revision: number }[] | unknown,
@@ -36,7 +37,7 @@ async function pushDeny(
   });
 }
 
-const gateOf = (userId: string) => env.USER_GATE.get(env.USER_GATE.idFromName(`user-gate-${shardOf(userId, 16)}`));
+const gateOf = (userId: string) => userGate(env, shardOf(userId, 16));
 
 describe('deny list', () => {
   it('403 denied for tickets and purchases without an origin call; stored in the shard; lifted', async () => {

@@ -2,11 +2,15 @@
 import { SELF, env } from 'cloudflare:test';
 import { sign } from 'hono/jwt';
 import { inject } from 'vitest';
-import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
-import type { ActivityBehaviour, OriginCalls } from '../helpers/stand-in-origin.js';
+import type { ActivitySnapshot } from '../../contract/index.js';
+import { liveActivities } from '../../edge/durable/names.js';
+import { openSnapshot, pushSnapshot, signedPut, type SnapshotOverrides } from '../../support/edge-calls.js';
+import type { ActivityBehaviour, OriginCalls } from '../../support/stand-in-origin.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 
 export const BASE = 'https://edge.test';
+/** Requests go to the Worker under test, in this workerd. */
+const selfFetch = (url: string, init: RequestInit) => SELF.fetch(url, init);
 const originUrl = () => inject('standInOriginUrl');
 
 let counter = 0;
@@ -27,30 +31,14 @@ export async function bearer(userId: string, opts: { expSeconds?: number; secret
   return `Bearer ${await sign({ sub: userId, exp }, opts.secret ?? TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
 }
 
-export function snapshotOf(
-  activityId: string,
-  over: Partial<ActivitySnapshot['config']> & Partial<Omit<ActivitySnapshot, 'config'>> = {},
-): ActivitySnapshot {
-  const { state = 'open', soldOut = false, ...config } = over;
-  const now = Date.now();
-  return {
-    config: {
-      activityId,
-      skuId: '77',
-      title: `Test sale ${activityId}`,
-      startsAt: new Date(now - 60_000).toISOString(),
-      endsAt: new Date(now + 3_600_000).toISOString(),
-      maxPerUser: 1,
-      paymentTimeoutSeconds: 900,
-      userRatePerSec: 1,
-      admissionRatePerSec: 10_000,
-      admissionShards: 2,
-      version: 1,
-      ...config,
-    },
-    state,
-    soldOut,
-  };
+export function snapshotOf(activityId: string, over: SnapshotOverrides = {}): ActivitySnapshot {
+  return openSnapshot(activityId, {
+    skuId: '77',
+    title: `Test sale ${activityId}`,
+    admissionRatePerSec: 10_000,
+    admissionShards: 2,
+    ...over,
+  });
 }
 
 /** The origin's `PUT /internal/activities/:id`, signed per §9. */
@@ -58,14 +46,7 @@ export async function push(
   snapshot: ActivitySnapshot,
   secret: string = TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET,
 ): Promise<Response> {
-  const path = `/internal/activities/${snapshot.config.activityId}`;
-  const body = JSON.stringify(snapshot);
-  const headers = await signEdgeRequest(secret, { method: 'PUT', pathWithQuery: path, body });
-  return SELF.fetch(`${BASE}${path}`, {
-    method: 'PUT',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body,
-  });
+  return pushSnapshot(BASE, secret, snapshot, selfFetch);
 }
 
 /** The origin's `PUT /internal/activities`: the full list of live activity ids (docs/design.md §10). */
@@ -73,19 +54,12 @@ export async function pushLiveList(
   activityIds: string[],
   secret: string = TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET,
 ): Promise<Response> {
-  const path = '/internal/activities';
-  const body = JSON.stringify({ activityIds });
-  const headers = await signEdgeRequest(secret, { method: 'PUT', pathWithQuery: path, body });
-  return SELF.fetch(`${BASE}${path}`, {
-    method: 'PUT',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body,
-  });
+  return signedPut(BASE, secret, '/internal/activities', JSON.stringify({ activityIds }), selfFetch);
 }
 
 /** Puts ids on the live list without dropping the ones other tests rely on (the list is one per edge). */
 export async function addToLiveList(...activityIds: string[]): Promise<void> {
-  const stub = env.LIVE_ACTIVITIES.get(env.LIVE_ACTIVITIES.idFromName('live-activities'));
+  const stub = liveActivities(env);
   const res = await pushLiveList([...(await stub.list()), ...activityIds]);
   if (res.status !== 200) throw new Error(`live list push: ${res.status} ${await res.text()}`);
 }

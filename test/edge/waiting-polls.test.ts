@@ -7,13 +7,14 @@
 import { SELF, env, listDurableObjectIds } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { BASE, bearer, newUserId, openActivity, purchase, purchaseUrlFor, sleep } from './support.js';
+import { admissionShard } from '../../edge/durable/names.js';
 
 type Json = Record<string, unknown>;
 
-const admission = (activityId: string) => env.ADMISSION.get(env.ADMISSION.idFromName(`${activityId}:0`));
+const admission = (activityId: string) => admissionShard(env, activityId, 0);
 
 async function shardExists(activityId: string): Promise<boolean> {
-  const id = env.ADMISSION.idFromName(`${activityId}:0`);
+  const id = admission(activityId).id;
   return (await listDurableObjectIds(env.ADMISSION)).some((x) => x.equals(id));
 }
 

@@ -19,7 +19,7 @@ const store = await StockStore.connect({
     await new Promise(() => {}); // until SIGKILL
   },
 });
-const result = await store.reserve({
+const result = await store.requests.reserve({
   activityId,
   skuId,
   buckets: Number(buckets),

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
-import { freePort, spawnTs, stopChild, waitForHttp } from '../../bench/lib/stack.js';
+import { freePort, spawnTs, stopChild, waitForHttp } from '../../support/processes.js';
 import { signedCall } from './drill.js';
 import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from './origin.js';
 import { startLocalCluster, type LocalCluster } from './redis-cluster.js';

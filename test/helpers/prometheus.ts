@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../bench/lib/stack.js';
+import { freePort } from '../../support/processes.js';
 import { PROMETHEUS_DIR, prometheusConfig } from '../../scripts/prometheus-config.js';
 
 export const run = promisify(execFile);

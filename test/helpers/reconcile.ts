@@ -10,11 +10,11 @@ export const failingChecks = (rec: Reconciliation) =>
 /** The origin's own stock store, with `between` run right after each Redis snapshot (before MySQL is read). */
 export function readingRedisThen(t: TestOrigin, between: () => Promise<void>): ReconcileDeps {
   const real = t.origin.ctx.stock;
-  const stock = Object.create(real) as typeof real;
-  stock.ledgerSnapshot = async (sale): Promise<LedgerSnapshot | null> => {
-    const snapshot = await real.ledgerSnapshot(sale);
+  const ledger = Object.create(real.ledger) as typeof real.ledger;
+  ledger.ledgerSnapshot = async (sale): Promise<LedgerSnapshot | null> => {
+    const snapshot = await real.ledger.ledgerSnapshot(sale);
     await between();
     return snapshot;
   };
-  return { db: t.origin.ctx.db, stock };
+  return { db: t.origin.ctx.db, stock: Object.assign(Object.create(real) as typeof real, { ledger }) };
 }

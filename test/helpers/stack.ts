@@ -2,7 +2,7 @@
  * The whole stack for end-to-end tests: a real edge (workerd via Miniflare) forwarding to a real
  * origin (its own database, the shared Redis), wired both ways with matching secrets.
  */
-import { freePort } from '../../bench/lib/stack.js';
+import { freePort } from '../../support/processes.js';
 import type { Logger } from '../../origin/platform/logger.js';
 import { startEdge, type RunningEdge, type StartEdgeOptions } from './edge.js';
 import { TEST_EDGE_SECRETS } from './edge-test-secrets.js';

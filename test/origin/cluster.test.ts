@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEdgeRequest } from '../../contract/signing.js';
 import { homeBucket } from '../../origin/redis/buckets.js';
 import { activityKeys } from '../../origin/redis/keys.js';
-import { freePort, spawnTs, stopChild, waitForHttp } from '../../bench/lib/stack.js';
+import { freePort, spawnTs, stopChild, waitForHttp } from '../../support/processes.js';
 import { scalar } from '../helpers/db.js';
 import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
 import { startLocalCluster, type LocalCluster } from '../helpers/redis-cluster.js';
@@ -337,7 +337,7 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
     );
     const sale = await t.origin.ctx.catalog.resolve(activityId);
     await waitFor(
-      () => t.origin.ctx.stock.stock(sale),
+      () => t.origin.ctx.stock.sales.stock(sale),
       (n) => n === 3,
       30_000,
     );

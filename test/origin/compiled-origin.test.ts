@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomHex } from '../../contract/ids.js';
-import { freePort, waitForHttp } from '../../bench/lib/stack.js';
+import { freePort, waitForHttp } from '../../support/processes.js';
 import { PROJECT_ROOT } from '../../origin/platform/paths.js';
 import { MYSQL_SERVER_URL, REDIS_URL } from '../helpers/db.js';
 

@@ -35,29 +35,29 @@ beforeAll(async () => {
   redis = new Redis(REDIS_URL);
 });
 afterAll(async () => {
-  for (const s of [a, b, plain]) await s.expire(sale, 1);
+  for (const s of [a, b, plain]) await s.registry.expire(sale, 1);
   await Promise.all([a.close(), b.close(), plain.close()]);
   redis.disconnect();
 });
 
 const reserve = (store: StockStore, userId: string) =>
-  store.reserve({ ...sale, userId, quantity: 1, requestId: `r-${userId}`, traceId: 'b'.repeat(32) });
+  store.requests.reserve({ ...sale, userId, quantity: 1, requestId: `r-${userId}`, traceId: 'b'.repeat(32) });
 
 it('the same activity id in two keyspaces: separate stock, holders, Stream and registry', async () => {
-  await a.warmup(sale, { stock: 2, state: 'open', maxPerUser: 1 });
-  await b.warmup(sale, { stock: 5, state: 'open', maxPerUser: 1 });
+  await a.sales.warmup(sale, { stock: 2, state: 'open', maxPerUser: 1 });
+  await b.sales.warmup(sale, { stock: 5, state: 'open', maxPerUser: 1 });
 
   const first = await reserve(a, '7');
   expect(first).toMatchObject({ kind: 'reserved', remaining: 1 });
   // The same user in the other keyspace is a new buyer there, not a repeat.
   expect(await reserve(b, '7')).toMatchObject({ kind: 'reserved', remaining: 4 });
-  expect(await a.stock(sale)).toBe(1);
-  expect(await b.stock(sale)).toBe(4);
-  expect(await plain.isWarm(sale)).toBe(false);
+  expect(await a.sales.stock(sale)).toBe(1);
+  expect(await b.sales.stock(sale)).toBe(4);
+  expect(await plain.sales.isWarm(sale)).toBe(false);
 
-  expect((await a.warmedSales()).some((s) => s.activityId === sale.activityId)).toBe(true);
-  expect((await b.warmedSales()).some((s) => s.activityId === sale.activityId)).toBe(true);
-  expect((await plain.warmedSales()).some((s) => s.activityId === sale.activityId)).toBe(false);
+  expect((await a.registry.warmedSales()).some((s) => s.activityId === sale.activityId)).toBe(true);
+  expect((await b.registry.warmedSales()).some((s) => s.activityId === sale.activityId)).toBe(true);
+  expect((await plain.registry.warmedSales()).some((s) => s.activityId === sale.activityId)).toBe(false);
 
   // Every key of the sale, whichever store made it, starts with its store's prefix.
   const tag = `{${sale.activityId}:${sale.skuId}}`;
@@ -73,11 +73,11 @@ it('the same activity id in two keyspaces: separate stock, holders, Stream and r
 it('sold-out transitions published in one keyspace are not heard in another', async () => {
   const heardA: string[] = [];
   const heardB: string[] = [];
-  await a.onSoldOut((id, on) => heardA.push(`${id}:${on}`));
-  await b.onSoldOut((id, on) => heardB.push(`${id}:${on}`));
+  await a.soldOut.onSoldOut((id, on) => heardA.push(`${id}:${on}`));
+  await b.soldOut.onSoldOut((id, on) => heardB.push(`${id}:${on}`));
   expect(await redis.pubsub('NUMSUB', `${prefixA}sk:soldout`)).toEqual([`${prefixA}sk:soldout`, 1]);
-  await a.publishSoldOut(sale.activityId, true);
-  await b.publishSoldOut('1', false);
+  await a.soldOut.publishSoldOut(sale.activityId, true);
+  await b.soldOut.publishSoldOut('1', false);
   await expect.poll(() => heardA.length).toBe(1);
   await expect.poll(() => heardB.length).toBe(1);
   expect(heardA).toEqual([`${sale.activityId}:true`]);

@@ -2,21 +2,18 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { activityKeys, CONSUMER_GROUP, type ActivityKeys } from '../../origin/redis/keys.js';
-import {
-  defineScripts,
-  EnterCode,
-  readScripts,
-  RecoverCode,
-  RefillCode,
-  ReleaseCode,
-  RequeueCode,
-  ReserveCode,
-  WarmupCode,
-  TakeCode,
-  ConfirmCode,
-  AbandonCode,
-  GiveBackCode,
-} from '../../origin/redis/scripts.js';
+import { AbandonCode } from '../../origin/redis/scripts/abandon.js';
+import { ConfirmCode } from '../../origin/redis/scripts/confirm.js';
+import { EnterCode } from '../../origin/redis/scripts/enter.js';
+import { GiveBackCode } from '../../origin/redis/scripts/give-back.js';
+import { defineScripts, readScripts } from '../../origin/redis/scripts/load.js';
+import { RecoverCode } from '../../origin/redis/scripts/recover.js';
+import { RefillCode } from '../../origin/redis/scripts/refill.js';
+import { ReleaseCode } from '../../origin/redis/scripts/release.js';
+import { RequeueCode } from '../../origin/redis/scripts/requeue.js';
+import { ReserveCode } from '../../origin/redis/scripts/reserve.js';
+import { TakeCode } from '../../origin/redis/scripts/take.js';
+import { WarmupCode } from '../../origin/redis/scripts/warmup.js';
 import { isEligible } from '../../contract/eligibility.js';
 import { REDIS_URL } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';

@@ -141,7 +141,7 @@ describe('reconciliation while refills are applied', () => {
 
     // Over-selling risk: 2 units appear in Redis as the refill of an order that never timed out.
     const sale = await t.origin.ctx.catalog.resolve(activityId);
-    expect((await t.origin.ctx.stock.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind).toBe(
+    expect((await t.origin.ctx.stock.sales.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind).toBe(
       'refilled',
     );
     expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${CROSS} 23/25`]);

@@ -70,8 +70,9 @@ async function trancheSale(opts: { stock: number; onSale: number; reserved: numb
 /** Step 1 of a release only (held_back −= units, a pending row): Redis refuses, as when it is down. */
 async function commitRelease(activityId: string, units: number): Promise<ReleaseRow> {
   const real = t.origin.ctx.stock;
-  const down = Object.create(real) as typeof real;
-  down.releaseTranche = () => Promise.reject(new Error('test: Redis down'));
+  const sales = Object.create(real.sales) as typeof real.sales;
+  sales.releaseTranche = () => Promise.reject(new Error('test: Redis down'));
+  const down = Object.assign(Object.create(real) as typeof real, { sales });
   expect(await releaseUnits({ ...t.origin.ctx, stock: down }, activityId, units, 'test')).toMatchObject({
     applied: false,
   });
@@ -114,7 +115,9 @@ describe('reconciliation while tranches are released', () => {
     const { activityId, sale } = await trancheSale({ stock: 40, onSale: 20, reserved: 5 });
     const row = await commitRelease(activityId, 12);
     // applyRelease between its two steps: Redis has the units, MySQL still has the release pending.
-    expect(await t.origin.ctx.stock.releaseTranche(sale, { releaseId: trancheId(row.id), units: 12 })).toMatchObject({
+    expect(
+      await t.origin.ctx.stock.sales.releaseTranche(sale, { releaseId: trancheId(row.id), units: 12 }),
+    ).toMatchObject({
       kind: 'refilled',
     });
     const rec = await reconcile(t.origin.ctx, activityId);
@@ -165,9 +168,9 @@ describe('reconciliation while tranches are released', () => {
     expect(await releaseUnits(t.origin.ctx, activityId, 6, 'test')).toMatchObject({ applied: true });
     const pending = await commitRelease(activityId, 4);
     // Redis got the pending release's units before it lost the stock; MySQL has it pending.
-    expect(await t.origin.ctx.stock.releaseTranche(sale, { releaseId: trancheId(pending.id), units: 4 })).toMatchObject(
-      { kind: 'refilled' },
-    );
+    expect(
+      await t.origin.ctx.stock.sales.releaseTranche(sale, { releaseId: trancheId(pending.id), units: 4 }),
+    ).toMatchObject({ kind: 'refilled' });
     expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
     await t.redis.del(keys.stock);
 

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../bench/lib/stack.js';
+import { freePort } from '../../support/processes.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';

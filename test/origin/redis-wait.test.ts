@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promisify } from 'node:util';
-import { freePort } from '../../bench/lib/stack.js';
+import { freePort } from '../../support/processes.js';
 import { scalar } from '../helpers/db.js';
 import { counterValue } from '../helpers/drill.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';

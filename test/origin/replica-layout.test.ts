@@ -209,7 +209,7 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
       await waitFor(
         async () => [
           await gauge('seckill_bucket_short_of_replicas_units', { activity: activityId, bucket: String(b) }),
-          (await t.origin.ctx.stock.bucketStocks(sale))[b],
+          (await t.origin.ctx.stock.sales.bucketStocks(sale))[b],
         ],
         ([g, held]) => g === held,
         30_000,
@@ -229,8 +229,8 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
     const snapshot: any = await waitFor(
       async () => {
         const snap = (await (await t.admin('GET', `/admin/activities/${activityId}`)).json()) as any;
-        const total = Number(await t.origin.ctx.stock.stock(sale));
-        const stocks = await t.origin.ctx.stock.bucketStocks(sale);
+        const total = Number(await t.origin.ctx.stock.sales.stock(sale));
+        const stocks = await t.origin.ctx.stock.sales.bucketStocks(sale);
         const stranded = onMaster.reduce((sum, b) => sum + (stocks[b] ?? 0), 0);
         return { ...snap, expectedLeft: total - stranded, stranded };
       },

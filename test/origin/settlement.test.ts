@@ -7,7 +7,8 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityKeys, CONSUMER_GROUP } from '../../origin/redis/keys.js';
-import { defineScripts } from '../../origin/redis/scripts.js';
+import { reserveScript } from '../../origin/redis/scripts/reserve.js';
+import { ScriptRunner } from '../../origin/redis/scripts/runner.js';
 import { parseEvent } from '../../origin/settlement/event.js';
 import { settleBatch, settleReservation } from '../../origin/settlement/settle.js';
 import { REDIS_URL, scalar } from '../helpers/db.js';
@@ -138,7 +139,7 @@ describe('duplicate delivery', () => {
     // Rewind the group: every entry is delivered again.
     await t.redis.xgroup('SETID', keys.events, CONSUMER_GROUP, '0');
     await waitFor(
-      async () => (await t.origin.ctx.stock.groupInfo({ activityId, skuId, buckets: 1 }))?.lag,
+      async () => (await t.origin.ctx.stock.streams.groupInfo({ activityId, skuId, buckets: 1 }))?.lag,
       (lag) => lag === 0,
     );
     await waitFor(
@@ -160,13 +161,19 @@ async function queuedSale(N: number, userBase: number) {
   const { activityId, skuId } = await writer.sale({ stock: N });
   const keys = activityKeys(activityId, skuId);
   const redis = new Redis(REDIS_URL);
-  const scripts = defineScripts(redis);
+  const scripts = new ScriptRunner(redis);
   await Promise.all(
     Array.from({ length: N }, (_, i) =>
-      scripts.reserve(
-        [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing, keys.denied],
-        [String(userBase + i), 1, `${activityId}-${String(i).padStart(32, '0')}`, `q${i}`, '', Date.now(), 0, '{}', 1],
-      ),
+      scripts.run(reserveScript, keys, {
+        userId: String(userBase + i),
+        quantity: 1,
+        reservationId: `${activityId}-${String(i).padStart(32, '0')}`,
+        requestId: `q${i}`,
+        traceId: '',
+        now: Date.now(),
+        mayBorrow: false,
+        checkEligibility: true,
+      }),
     ),
   );
   expect(await redis.xlen(keys.events)).toBe(N);

@@ -24,17 +24,17 @@ beforeAll(async () => {
   store = await StockStore.connect(options(REDIS_URL));
 });
 afterAll(async () => {
-  for (const sale of sales) await store.expire(sale, 1);
+  for (const sale of sales) await store.registry.expire(sale, 1);
   await store.close();
 });
 
 const reserve = (sale: Sale, userId: string, quantity = 1) =>
-  store.reserve({ ...sale, userId, quantity, requestId: `req-${userId}`, traceId: 'a'.repeat(32) });
+  store.requests.reserve({ ...sale, userId, quantity, requestId: `req-${userId}`, traceId: 'a'.repeat(32) });
 
 it('reserve: every outcome as its kind, with the reservation and what is left', async () => {
   const sale = newSale();
   expect(await reserve(sale, '1')).toEqual({ kind: 'not_warmed' });
-  expect(await store.warmup(sale, { stock: 3, state: 'open', maxPerUser: 2 })).toEqual({
+  expect(await store.sales.warmup(sale, { stock: 3, state: 'open', maxPerUser: 2 })).toEqual({
     kind: 'loaded',
     stock: 3,
     holders: 0,
@@ -44,39 +44,39 @@ it('reserve: every outcome as its kind, with the reservation and what is left', 
   const { reservationId } = first as { reservationId: string };
   expect(reservationId.startsWith(`${sale.activityId}-`)).toBe(true);
   expect(await reserve(sale, '1')).toEqual({ kind: 'repeat', reservationId });
-  expect(await store.holderOf(sale, '1')).toBe(reservationId);
+  expect(await store.requests.holderOf(sale, '1')).toBe(reservationId);
   expect(await reserve(sale, '2', 3)).toEqual({ kind: 'limit_exceeded' });
   expect(await reserve(sale, '2', 2)).toEqual({ kind: 'insufficient_stock' });
   expect(await reserve(sale, '2', 1)).toMatchObject({ kind: 'reserved', remaining: 0 });
   expect(await reserve(sale, '3', 1)).toEqual({ kind: 'sold_out' });
-  await store.setState(sale, 'paused');
+  await store.sales.setState(sale, 'paused');
   expect(await reserve(sale, '4')).toEqual({ kind: 'paused' });
-  await store.setState(sale, 'stopped');
+  await store.sales.setState(sale, 'stopped');
   expect(await reserve(sale, '4')).toEqual({ kind: 'ended' });
-  expect(await store.warmup(sale, { stock: 99, state: 'open', maxPerUser: 2 })).toEqual({
+  expect(await store.sales.warmup(sale, { stock: 99, state: 'open', maxPerUser: 2 })).toEqual({
     kind: 'already',
     stock: 0,
     holders: 2,
   });
-  expect(await store.warmedSales()).toContainEqual(sale);
+  expect(await store.registry.warmedSales()).toContainEqual(sale);
 });
 
 it('release, refill and requeue decode their outcomes; the Stream reads see the events', async () => {
   const sale = newSale();
-  expect(await store.refill(sale, { reservationId: 'x', quantity: 1 })).toEqual({ kind: 'not_warmed' });
-  await store.warmup(sale, { stock: 2, state: 'open', maxPerUser: 1 });
+  expect(await store.sales.refill(sale, { reservationId: 'x', quantity: 1 })).toEqual({ kind: 'not_warmed' });
+  await store.sales.warmup(sale, { stock: 2, state: 'open', maxPerUser: 1 });
   const granted = (await reserve(sale, '7')) as { reservationId: string };
   const release = { reservationId: granted.reservationId, userId: '7', quantity: 1, cap: 2 };
-  expect(await store.release(sale, release)).toEqual({ kind: 'released', restocked: 1 });
-  expect(await store.release(sale, release)).toEqual({ kind: 'already', restocked: 1 });
-  const reservations = await store.streamReservations(sale);
+  expect(await store.sales.release(sale, release)).toEqual({ kind: 'released', restocked: 1 });
+  expect(await store.sales.release(sale, release)).toEqual({ kind: 'already', restocked: 1 });
+  const reservations = await store.ledger.streamReservations(sale);
   const { event } = reservations!.get(granted.reservationId)!;
   expect(event).toMatchObject({ userId: '7', quantity: 1, requestId: 'req-7', traceId: 'a'.repeat(32) });
-  expect(await store.requeue(sale, event)).toEqual({ kind: 'requeued', stock: 1 });
-  expect(await store.requeue(sale, event)).toEqual({ kind: 'already' });
-  expect(await store.refill(sale, { reservationId: 'r-t', quantity: 1 })).toEqual({ kind: 'refilled', stock: 2 });
-  expect(await store.refill(sale, { reservationId: 'r-t', quantity: 1 })).toEqual({ kind: 'already', stock: 2 });
-  expect(await store.groupInfo(sale)).toEqual({ pending: 0, lag: 2 });
+  expect(await store.streams.requeue(sale, event)).toEqual({ kind: 'requeued', stock: 1 });
+  expect(await store.streams.requeue(sale, event)).toEqual({ kind: 'already' });
+  expect(await store.sales.refill(sale, { reservationId: 'r-t', quantity: 1 })).toEqual({ kind: 'refilled', stock: 2 });
+  expect(await store.sales.refill(sale, { reservationId: 'r-t', quantity: 1 })).toEqual({ kind: 'already', stock: 2 });
+  expect(await store.streams.groupInfo(sale)).toEqual({ pending: 0, lag: 2 });
 });
 
 it('a store does not start without Redis: the origin refuses to come up rather than sell blind', async () => {

@@ -18,7 +18,7 @@ import {
   type ActivitySnapshot,
   type ErrorCode,
   type ReservationBody,
-} from '../../contract/index.js';
+} from '../contract/index.js';
 
 export interface ReserveBehaviour {
   /** Answer every reserve with this contract error. */

@@ -1,8 +1,9 @@
 /**
  * Starts the edge Worker in workerd through `new Miniflare({...})` directly — workerd's own socket,
  * no wrangler proxy — for benchmarks, the rehearsal and Node tests (test/helpers/edge.ts). edge/index.ts
- * is bundled with esbuild (offline); the three Durable Objects (SQLite-backed) and the sale page assets
- * are wired as in wrangler.toml; the caller gives the secrets (`vars` may override any binding).
+ * is bundled with esbuild (offline; `bundleWorker` bundles any Worker the same way); the Durable
+ * Objects (SQLite-backed) and the sale page assets are wired as in wrangler.toml; the caller gives the
+ * secrets (`vars` may override any binding).
  */
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
@@ -12,9 +13,9 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
 /** Keep in step with wrangler.toml. */
-const COMPATIBILITY_DATE = '2026-04-01';
+export const COMPATIBILITY_DATE = '2026-04-01';
 const EDGE_WORKER = 'flash-sale-edge';
 
 /** The edge's secrets (docs/design.md §9): who signs user tokens, tickets, and edge↔origin calls. */
@@ -61,10 +62,10 @@ export interface RunningEdge {
   stop(): Promise<void>;
 }
 
-export async function bundleEdge(outdir: string): Promise<string> {
-  const outfile = join(outdir, 'edge.mjs');
+/** Bundles a Worker's entry point (relative to the repository's root) into one ES module for workerd. */
+export async function bundleWorker(entry: string, outfile: string): Promise<string> {
   await build({
-    entryPoints: [join(root, 'edge/index.ts')],
+    entryPoints: [join(root, entry)],
     outfile,
     bundle: true,
     format: 'esm',
@@ -76,6 +77,10 @@ export async function bundleEdge(outdir: string): Promise<string> {
     logLevel: 'error',
   });
   return outfile;
+}
+
+export function bundleEdge(outdir: string): Promise<string> {
+  return bundleWorker('edge/index.ts', join(outdir, 'edge.mjs'));
 }
 
 /** BENCH_EDGE_INSPECTOR_PORT, when set: a TCP port, else a clear error before workerd starts. */

@@ -1,0 +1,125 @@
+/**
+ * The connections every job object of the stock store shares, and their lifetime. The request path
+ * has its own fail-fast client (no offline queue, REDIS_COMMAND_TIMEOUT_MS) behind the circuit
+ * breaker; admin, jobs and settlement use a patient client that queues while reconnecting. Each
+ * client has the Lua scripts registered (a ScriptRunner). Clients opened later (Stream consumers,
+ * the failover watch, the sold-out subscriber) are opened here too, so `close` ends them all.
+ */
+import type { Logger } from '../platform/logger.js';
+import {
+  CircuitBreaker,
+  createRedis,
+  redisReady,
+  type BreakerOptions,
+  type RedisClient,
+  type RedisTarget,
+} from './client.js';
+import { keyspace, type ActivityKeys, type Keyspace } from './keys.js';
+import type { Sale } from './sale.js';
+import { readScripts, type LuaScript } from './scripts/load.js';
+import { ScriptRunner } from './scripts/runner.js';
+
+export interface RedisConnectionOptions {
+  redis: RedisTarget;
+  /** Request path command timeout (REDIS_COMMAND_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** Admin, jobs, settlement side work (REDIS_OPS_TIMEOUT_MS). */
+  opsTimeoutMs: number;
+  breaker: BreakerOptions;
+  log: Logger;
+  /** REDIS_KEY_PREFIX: put in front of every key, the registry and the pub/sub channel (default none). */
+  keyPrefix?: string;
+}
+
+/** Something closed with the connections (a Stream reader, a node-stats reader). */
+export interface Closable {
+  close(): unknown;
+}
+
+export class RedisConnection {
+  readonly breaker: CircuitBreaker;
+  readonly space: Keyspace;
+  private readonly closables = new Set<Closable>();
+
+  private constructor(
+    readonly opts: RedisConnectionOptions,
+    /** The request path's client: fail fast, used behind `breaker`. */
+    readonly request: ScriptRunner,
+    /** The patient client of operator work, jobs and settlement. */
+    readonly ops: ScriptRunner,
+    private readonly lua: Map<string, LuaScript>,
+  ) {
+    this.breaker = new CircuitBreaker(opts.breaker);
+    this.space = keyspace(opts.keyPrefix);
+    this.track(request.redis);
+    this.track(ops.redis);
+  }
+
+  static async connect(opts: RedisConnectionOptions): Promise<RedisConnection> {
+    const request = createRedis(opts.redis, {
+      commandTimeoutMs: opts.requestTimeoutMs,
+      queueWhileOffline: false,
+      name: 'origin-request',
+    });
+    const ops = createRedis(opts.redis, {
+      commandTimeoutMs: opts.opsTimeoutMs,
+      queueWhileOffline: true,
+      name: 'origin-ops',
+    });
+    request.on('error', (err) => opts.log.debug({ err: err.message }, 'redis error'));
+    ops.on('error', (err) => opts.log.debug({ err: err.message }, 'redis ops error'));
+    const lua = readScripts();
+    const connection = new RedisConnection(opts, new ScriptRunner(request, lua), new ScriptRunner(ops, lua), lua);
+    try {
+      await Promise.all([redisReady(request), redisReady(ops)]);
+    } catch (err) {
+      request.disconnect();
+      ops.disconnect();
+      throw err;
+    }
+    return connection;
+  }
+
+  get log(): Logger {
+    return this.opts.log;
+  }
+
+  /** The keys of one bucket of the sale. */
+  keys(sale: Sale, bucket = 0): ActivityKeys {
+    return this.space.activity(sale.activityId, sale.skuId, bucket, sale.buckets);
+  }
+
+  /** The keys of every bucket, bucket 0 first. */
+  allKeys(sale: Sale): ActivityKeys[] {
+    return Array.from({ length: sale.buckets }, (_, b) => this.keys(sale, b));
+  }
+
+  /**
+   * A further client of this process, its errors logged at debug as `what`; closed with the rest
+   * unless `tracked` is false (its owner closes it and is tracked itself).
+   */
+  open(name: string, commandTimeoutMs: number, queueWhileOffline: boolean, what: string, tracked = true): RedisClient {
+    const redis = createRedis(this.opts.redis, { commandTimeoutMs, queueWhileOffline, name });
+    redis.on('error', (err) => this.opts.log.debug({ err: err.message }, what));
+    if (tracked) this.track(redis);
+    return redis;
+  }
+
+  /** A further client with the scripts registered on it. */
+  openRunner(name: string, commandTimeoutMs: number, queueWhileOffline: boolean, what: string): ScriptRunner {
+    return new ScriptRunner(this.open(name, commandTimeoutMs, queueWhileOffline, what), this.lua);
+  }
+
+  /** Closed with the connections unless `untrack`ed before. */
+  track(closable: Closable | RedisClient): void {
+    this.closables.add('quit' in closable ? { close: () => closable.quit() } : closable);
+  }
+
+  untrack(closable: Closable): void {
+    this.closables.delete(closable);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.closables].map(async (c) => c.close()));
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * lua/reserve-6.lua: the one atomic decision of a purchase on one bucket — state, deny list,
+ * eligibility, per-user limit, stock — and on a grant DECRBY, holder, XADD of the event.
+ */
+import type { Claims } from '../../../contract/eligibility.js';
+import type { ActivityKeys } from '../keys.js';
+import type { Sale } from '../sale.js';
+import { num, unknownCode, type Reply, type Script } from './script.js';
+
+export const ReserveCode = {
+  OK: 1,
+  EXISTS: 2,
+  BORROW: 3,
+  PENDING: 4,
+  NOT_WARMED: -1,
+  PAUSED: -2,
+  ENDED: -3,
+  SOLD_OUT: -4,
+  LIMIT_EXCEEDED: -5,
+  INSUFFICIENT_STOCK: -6,
+  DENIED: -8,
+  NOT_ELIGIBLE: -9,
+} as const;
+
+export interface ReserveInput extends Sale {
+  userId: string;
+  quantity: number;
+  requestId: string;
+  traceId: string;
+  /** The user's JWT claims the edge verified; the script checks the sale's eligibility rule against them. */
+  claims?: Claims;
+  /**
+   * The lottery draw decides eligibility itself (the claims stored with each entry, under the rule in
+   * force at the close): the script skips the rule.
+   */
+  eligibilityDecided?: boolean;
+}
+
+/** What a reservation request comes to (the request path's answer). */
+export type ReserveResult =
+  | { kind: 'reserved'; reservationId: string; remaining: number }
+  | { kind: 'repeat'; reservationId: string }
+  | { kind: 'sold_out' }
+  | { kind: 'insufficient_stock' }
+  | { kind: 'limit_exceeded' }
+  | { kind: 'paused' }
+  | { kind: 'ended' }
+  | { kind: 'not_warmed' }
+  /** The user is on the deny list (the bucket's `denied` hash). */
+  | { kind: 'denied' }
+  /** The claims do not meet the sale's eligibility rule (the config hash's `eligibility`). */
+  | { kind: 'not_eligible' }
+  /** The user's own borrow from another bucket is still in flight (or units moved under it): try again. */
+  | { kind: 'busy' }
+  /**
+   * Granted on the primary, but `WAIT` did not see it on REDIS_WAIT_REPLICAS replicas in time: a
+   * failover now could lose it, so it is not promised. The holder lookup tells later what became of it.
+   */
+  | { kind: 'unconfirmed'; reservationId: string };
+
+/** What the script answered; `borrow` and `pending` only come from a sale with buckets. */
+export type ReserveReply =
+  | Exclude<ReserveResult, { kind: 'busy' } | { kind: 'unconfirmed' }>
+  /** This bucket cannot serve: the user is marked pending here; `homeStock` is what it still has. */
+  | { kind: 'borrow'; reservationId: string; homeStock: number }
+  /** The same user's borrow is in flight. */
+  | { kind: 'pending' };
+
+/** ARGV of one call. */
+export interface ReserveArgs {
+  userId: string;
+  quantity: number;
+  /** The new reservation's id (used only when granted). */
+  reservationId: string;
+  requestId: string;
+  traceId: string;
+  now: number;
+  /** Other buckets exist: mark pending and answer `borrow` when this one cannot serve. */
+  mayBorrow: boolean;
+  claims?: Claims;
+  checkEligibility: boolean;
+}
+
+/** The claims as the scripts read them: JSON, `{}` when the user's JWT carried none. */
+export const claimsArg = (claims: Claims | undefined) => (claims ? JSON.stringify(claims) : '{}');
+
+const KIND_OF_CODE: Record<number, ReserveReply['kind']> = {
+  [ReserveCode.PENDING]: 'pending',
+  [ReserveCode.SOLD_OUT]: 'sold_out',
+  [ReserveCode.INSUFFICIENT_STOCK]: 'insufficient_stock',
+  [ReserveCode.LIMIT_EXCEEDED]: 'limit_exceeded',
+  [ReserveCode.PAUSED]: 'paused',
+  [ReserveCode.ENDED]: 'ended',
+  [ReserveCode.NOT_WARMED]: 'not_warmed',
+  [ReserveCode.DENIED]: 'denied',
+  [ReserveCode.NOT_ELIGIBLE]: 'not_eligible',
+};
+
+/** The one decoding of the reply (`{code, reservationId?, remaining?}`). */
+export function decodeReserve(reply: Reply): ReserveReply {
+  const code = num(reply[0]);
+  switch (code) {
+    case ReserveCode.OK:
+      return { kind: 'reserved', reservationId: String(reply[1]), remaining: num(reply[2]) };
+    case ReserveCode.EXISTS:
+      return { kind: 'repeat', reservationId: String(reply[1]) };
+    case ReserveCode.BORROW:
+      return { kind: 'borrow', reservationId: String(reply[1]), homeStock: num(reply[2]) };
+  }
+  const kind = KIND_OF_CODE[code];
+  if (!kind) throw unknownCode('reserve', code);
+  return { kind } as ReserveReply;
+}
+
+export const reserveScript: Script<ReserveArgs, ReserveReply> = {
+  name: 'reserve',
+  keys: (k: ActivityKeys) => [k.stock, k.holders, k.events, k.config, k.borrowing, k.denied],
+  args: (a) => [
+    a.userId,
+    a.quantity,
+    a.reservationId,
+    a.requestId,
+    a.traceId,
+    a.now,
+    a.mayBorrow ? 1 : 0,
+    claimsArg(a.claims),
+    a.checkEligibility ? 1 : 0,
+  ],
+  decode: decodeReserve,
+};
