@@ -41,6 +41,9 @@ import {
 /** What this module uses of the origin's context. */
 export type DrawDeps = Pick<OriginContext, 'db' | 'log' | 'publisher' | 'stock'>;
 
+/** The draw's phases as DrawSettings.onPhase names them. */
+export type DrawPhase = 'digest' | 'selection' | 'reservations' | 'publication' | 'other';
+
 export type DrawOutcome = 'published' | 'held_elsewhere' | 'not_lottery';
 
 export interface DrawSettings extends ReadSettings {
@@ -52,6 +55,12 @@ export interface DrawSettings extends ReadSettings {
   drawSecret: string;
   /** Called once the winners are final (state drawn), before the list is published (bench/draw.ts times it). */
   onWinnersFinal?: () => void;
+  /**
+   * Called as each phase of the work ends (bench/draw.ts charges the time since the previous call to
+   * it): `digest` (pass 1), `selection` (each pass 2), `reservations` (walking the candidates),
+   * `publication` (the entrant list); `other` for the bookkeeping in between.
+   */
+  onPhase?: (phase: DrawPhase) => void;
 }
 
 /** Candidates kept per pass beyond the units: room for exclusions and too-large asks before another pass. */
@@ -93,7 +102,9 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
     if (record.state === 'pending') {
       const units = await ctx.stock.stock(sale);
       if (units === null) throw new ContractError('not_ready', `lottery ${activityId} is not warmed; the draw waits`);
+      s.onPhase?.('other');
       const digest = await digestClosedList(ctx, sale, seed, s);
+      s.onPhase?.('digest');
       // The digest is public (pushed with the activity) before any ticket is computed or the seed shown.
       if (await beginDraw(ctx.db, activityId, units, digest)) {
         ctx.log.info({ activityId, units, entrantsDigest: digest }, 'lottery entries closed');
@@ -124,7 +135,9 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
 
   if (record.state === 'drawn') {
     await announce(ctx, sale);
+    s.onPhase?.('other');
     await publishEntrants(ctx, sale, record, seed, outcome, s, renew);
+    s.onPhase?.('publication');
     if (await markPublished(ctx.db, activityId)) {
       ctx.log.info({ activityId, entrants: record.entrants }, 'lottery entrant list published');
       await pushSnapshot(ctx, activityId);
@@ -214,8 +227,8 @@ async function selectCandidates(
 
 /**
  * Walks the draw order from the top until no unit is left: an excluded entrant is passed over; the
- * rest go through the reserve script in batches sent together on one connection (Redis runs them in
- * order, so the outcome is that of one call after another). A batch's winners and exclusions are
+ * rest go through the reserve rule in batches, one script call per batch (lua/draw-reserve-6.lua runs
+ * them in order, so the outcome is that of one reserve call after another). A batch's winners and exclusions are
  * recorded while the next batch runs; a crash in between is healed on resume (reserve answers
  * `repeat`, and the checks give the same answers unless the deny list or the rule changed since, in
  * which case a recorded winner or exclusion still stands).
@@ -248,7 +261,9 @@ async function drawWinners(
   let entrants = 0;
   let gone = units <= 0;
   while (!gone) {
+    s.onPhase?.('other');
     const pass = await selectCandidates(ctx, sale, seed, digest, capacity, after, s);
+    s.onPhase?.('selection');
     entrants = pass.entrants;
     const { candidates } = pass;
     for (let i = 0; i < candidates.length && !gone; i += batchSize) {
@@ -269,16 +284,14 @@ async function drawWinners(
       const toReserve = batch.filter((_, j) => !isExcluded[j]);
       const [, results] = await Promise.all([
         recorded,
-        Promise.all(
-          toReserve.map((c) =>
-            ctx.stock.reserveForDraw({
-              ...sale,
-              userId: c.userId,
-              quantity: c.quantity,
-              requestId: `draw-${c.userId}`,
-              traceId: c.ticket.slice(0, 32),
-            }),
-          ),
+        ctx.stock.reserveForDraw(
+          sale,
+          toReserve.map((c) => ({
+            userId: c.userId,
+            quantity: c.quantity,
+            requestId: `draw-${c.userId}`,
+            traceId: c.ticket.slice(0, 32),
+          })),
         ),
       ]);
       // In draw order: an exclusion counts only while units are left (after that everyone loses anyway,
@@ -323,6 +336,7 @@ async function drawWinners(
       for (const [u, r] of won) winners.set(u, r);
       await renew();
     }
+    s.onPhase?.('reservations');
     walked += candidates.length;
     if (candidates.length < capacity || walked >= entrants) break;
     const last = candidates[candidates.length - 1]!.ticket;

@@ -114,7 +114,7 @@ export function readScripts(dir = LUA_DIR): Map<string, LuaScript> {
 }
 
 type Reply = (string | number)[];
-type ScriptCall = (keys: string[], args: (string | number)[]) => Promise<Reply>;
+export type ScriptCall = (keys: string[], args: (string | number)[]) => Promise<Reply>;
 
 const SCRIPT_NAMES = [
   'reserve',
@@ -131,6 +131,7 @@ const SCRIPT_NAMES = [
   'primary',
   'deny',
   'replication',
+  'draw-reserve',
 ] as const;
 type ScriptName = (typeof SCRIPT_NAMES)[number];
 

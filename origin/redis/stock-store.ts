@@ -23,6 +23,7 @@ import {
   type RedisTarget,
 } from './client.js';
 import { SaleEventReader } from './event-reader.js';
+import { reserveDrawBatch, type DrawReservation } from './draw-reservations.js';
 import { CONSUMER_GROUP, keyspace, type ActivityKeys, type Keyspace } from './keys.js';
 import { Cluster } from 'ioredis';
 import { NodeStatsReader, type RedisNodeStats } from './node-stats.js';
@@ -991,33 +992,17 @@ export class StockStore {
   }
 
   /**
-   * The reserve decision for the draw (limit, stock, quantity — the same script as a purchase). One
-   * bucket: on the patient client, and calls issued together run in the order issued (one
-   * connection), so a batch decides exactly as one call after another would. Several buckets: the
-   * request path's reserve with its borrowing; the draw then sends one at a time to keep the order.
+   * The reserve decision for a batch of the draw's winners, in draw order: the rule a purchase uses
+   * (limit, stock, quantity, deny list); eligibility is the draw's own decision. One bucket: one call
+   * of lua/draw-reserve-6.lua on the patient client (draw-reservations.ts), which decides them one
+   * after the other. Several buckets: the request path's reserve with its borrowing, one at a time.
    */
-  async reserveForDraw(input: ReserveInput): Promise<ReserveResult> {
-    // The deny list binds the draw's reservations too; eligibility is the draw's own decision.
-    if (input.buckets > 1) return this.reserve({ ...input, eligibilityDecided: true });
-    const k = this.keys(input, 0);
-    const reply = await this.scripts.reserve(
-      [k.stock, k.holders, k.events, k.config, k.borrowing, k.denied],
-      [
-        input.userId,
-        input.quantity,
-        newReservationId(input.activityId),
-        input.requestId,
-        input.traceId,
-        Date.now(),
-        0,
-        '{}',
-        0,
-      ],
-    );
-    const decoded = decodeReserve(reply);
-    // One bucket never borrows, so the script never answers borrow or pending here.
-    if (decoded.kind === 'borrow' || decoded.kind === 'pending') throw unknownCode('reserve', num(reply[0]));
-    return decoded;
+  async reserveForDraw(sale: Sale, winners: DrawReservation[]): Promise<ReserveResult[]> {
+    if (sale.buckets === 1)
+      return reserveDrawBatch(this.scripts['draw-reserve'], this.keys(sale, 0), sale.activityId, winners);
+    const results: ReserveResult[] = [];
+    for (const w of winners) results.push(await this.reserve({ ...sale, ...w, eligibilityDecided: true }));
+    return results;
   }
 
   /** Each winner in their home bucket's `winners` hash. */
