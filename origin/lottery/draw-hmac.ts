@@ -169,11 +169,17 @@ export class DrawHmac {
 
   /** HMAC of the first `bytes` bytes of an ASCII string (a prefix, with no copy of it made). */
   ofAsciiPrefix(text: string, bytes: number, out: Int32Array, at = 0): void {
+    this.ofAscii(text, 0, bytes, out, at);
+  }
+
+  /** HMAC of `text[start, end)`, ASCII (a line's user id inside a page, with no copy of it made). */
+  ofAscii(text: string, start: number, end: number, out: Int32Array, at = 0): void {
+    const bytes = end - start;
     // A message that fits one block with its padding (a user id): spelled straight into the schedule.
     if (bytes <= BLOCK - 9) {
       const w = W;
       w.fill(0, 0, 16);
-      for (let i = 0; i < bytes; i++) w[i >> 2] = w[i >> 2]! | (text.charCodeAt(i) << (24 - 8 * (i & 3)));
+      for (let i = 0; i < bytes; i++) w[i >> 2] = w[i >> 2]! | (text.charCodeAt(start + i) << (24 - 8 * (i & 3)));
       w[bytes >> 2] = w[bytes >> 2]! | (0x80 << (24 - 8 * (bytes & 3)));
       w[15] = (this.before + bytes) * 8;
       expand(w);
@@ -184,7 +190,7 @@ export class DrawHmac {
       return;
     }
     if (bytes + 2 * BLOCK > this.scratch.length) this.scratch = Buffer.alloc(bytes + 2 * BLOCK);
-    this.scratch.write(text, 0, bytes, 'latin1');
+    this.scratch.write(text.slice(start, end), 0, bytes, 'latin1');
     this.finish(bytes, out, at);
   }
 

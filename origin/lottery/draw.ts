@@ -21,7 +21,7 @@ import { deniedUserIds } from '../access/deny-list.js';
 import { requireActivity, saleOf } from '../activity/store.js';
 import type { OriginContext } from '../context.js';
 import { parseEntry, type Sale } from '../redis/stock-store.js';
-import { forEachEntryPage, type ReadSettings } from './draw-entries.js';
+import { forEachEntryPage, forEachLine, type ReadSettings } from './draw-entries.js';
 import { DrawHmac, hexInto, hexOf } from './draw-hmac.js';
 import { commitmentOf, seedOf } from './draw-rule.js';
 import { compareWords, DrawSelection, type Candidate } from './draw-selection.js';
@@ -175,19 +175,23 @@ async function digestClosedList(ctx: DrawDeps, sale: Sale, seed: string, read: R
   const words = new Int32Array(8);
   const digest = createHash('sha256');
   let text = Buffer.alloc(0);
-  await forEachEntryPage(ctx.stock, sale, read, (lines) => {
-    // 64 hex + ':' + quantity (at most 3 digits) + '\n' per line.
-    if (text.length < lines.length * 69) text = Buffer.alloc(lines.length * 69);
+  await forEachEntryPage(ctx.stock, sale, read, (page) => {
+    // Each line becomes 64 hex + ":<quantity>" + "\n"; the buffer grows if short user ids need more.
+    if (text.length < 4 * page.length) text = Buffer.alloc(8 * page.length + 1024);
     let at = 0;
-    for (const line of lines) {
-      const colon = line.lastIndexOf(':');
-      hmac.ofAsciiPrefix(line, colon, words);
+    forEachLine(page, (start, colon, end) => {
+      if (at + 64 + (end - colon) + 1 > text.length) {
+        const larger = Buffer.alloc(2 * text.length);
+        text.copy(larger, 0, 0, at);
+        text = larger;
+      }
+      hmac.ofAscii(page, start, colon, words);
       hexInto(words, 0, text, at);
       at += 64;
       // ":<quantity>" as entered (ASCII), then the newline.
-      for (let k = colon; k < line.length; k++) text[at++] = line.charCodeAt(k);
+      for (let k = colon; k < end; k++) text[at++] = page.charCodeAt(k);
       text[at++] = 10;
-    }
+    });
     digest.update(text.subarray(0, at));
   });
   return digest.digest('hex');
@@ -208,19 +212,23 @@ async function selectCandidates(
   const selection = new DrawSelection(capacity);
   const entrant = new Int32Array(8);
   const ticket = new Int32Array(8);
-  const entrants = await forEachEntryPage(ctx.stock, sale, read, (lines, first) => {
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!;
-      const colon = line.lastIndexOf(':');
-      hmac.ofAsciiPrefix(line, colon, entrant);
+  const entrants = await forEachEntryPage(ctx.stock, sale, read, (page, first) => {
+    forEachLine(page, (start, colon, end, i) => {
+      hmac.ofAscii(page, start, colon, entrant);
       ticketHmac.ofHex(entrant, 0, ticket);
-      if (after && compareWords(ticket, 0, after, 0) <= 0) continue;
-      // Only an entrant that makes the cut costs a parse (most do not).
-      if (selection.wouldKeep(ticket, 0, entrant, 0)) {
-        const e = parseEntry(line);
-        selection.offer(ticket, 0, entrant, 0, e.userId, e.quantity, first + i + 1);
-      }
-    }
+      if (after && compareWords(ticket, 0, after, 0) <= 0) return;
+      // Only an entrant that makes the cut costs a string (most do not).
+      if (selection.wouldKeep(ticket, 0, entrant, 0))
+        selection.offer(
+          ticket,
+          0,
+          entrant,
+          0,
+          page.slice(start, colon),
+          Number(page.slice(colon + 1, end)),
+          first + i + 1,
+        );
+    });
   });
   return { candidates: selection.sorted(), entrants };
 }
@@ -383,14 +391,21 @@ async function publishEntrants(
   const entrant = new Int32Array(8);
   const ticket = new Int32Array(8);
   let rows: EntrantRow[] = [];
+  // One INSERT in flight while the next batch is hashed (MySQL, not this process, is the slower side).
+  let inFlight: Promise<void> = Promise.resolve();
   const flush = async () => {
     if (rows.length === 0) return;
     const batch = rows;
     rows = [];
-    await insertEntrants(ctx.db, sale.activityId, batch);
+    await inFlight;
     await renew();
+    inFlight = insertEntrants(ctx.db, sale.activityId, batch);
+    // Surfaces at the next flush or at the end, not as an unhandled rejection meanwhile.
+    inFlight.catch(() => {});
   };
-  await forEachEntryPage(ctx.stock, sale, s, async (lines, first) => {
+  await forEachEntryPage(ctx.stock, sale, s, async (page, first) => {
+    // Every row needs its user id as a string anyway (winners, exclusions): one string per line here.
+    const lines = page === '' ? [] : page.split('\n');
     for (let i = 0; i < lines.length; i++) {
       const e = parseEntry(lines[i]!);
       hmac.ofString(e.userId, entrant);
@@ -411,6 +426,7 @@ async function publishEntrants(
     }
   });
   await flush();
+  await inFlight;
 }
 
 function pushSnapshot(ctx: DrawDeps, activityId: string): Promise<void> {

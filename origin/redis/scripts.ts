@@ -132,6 +132,7 @@ const SCRIPT_NAMES = [
   'deny',
   'replication',
   'draw-reserve',
+  'entry-page',
 ] as const;
 type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -964,12 +964,18 @@ export class StockStore {
   }
 
   /**
-   * Entries [start, start + count) of one bucket's list, in entry order, as stored: "userId:quantity"
-   * (parseEntry reads one). Lines, not objects: the draw reads a million of them and hashes most
-   * without keeping any. Pages are addressed by index, so a reader may ask for several at once.
+   * Entries [start, start + count) of one bucket's list, in entry order, as stored ("userId:quantity",
+   * parseEntry reads one), joined by "\n" into one string (lua/entry-page-1.lua): the draw reads a
+   * million of them and hashes most without keeping any, so not even a string per entry is made.
+   * Pages are addressed by index, so a reader may ask for several at once.
    */
-  async entryPage(sale: Sale, bucket: number, start: number, count: number): Promise<string[]> {
-    return this.redis.lrange(this.keys(sale, bucket).entryList, start, start + count - 1);
+  async entryPage(sale: Sale, bucket: number, start: number, count: number): Promise<string> {
+    const page: unknown = await this.scripts['entry-page'](
+      [this.keys(sale, bucket).entryList],
+      [start, start + count - 1],
+    );
+    if (typeof page !== 'string') throw new Error('entry-page script answered no string');
+    return page;
   }
 
   /** The claims each user entered with (absent: none forwarded). */

@@ -64,6 +64,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       replication: 'f502fba7d5d8378dbff0b52a67821621f41d133f',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
       enter: '7fa80370eb022b5c087ad9f7f7fcfe877d9b5c4d',
+      'entry-page': 'ca869b81d3bb65f8e52b05490a5eaade3460902f',
       refill: '6f8294d4811ea0f7b44c3c1f88f0016dff4e86e5',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: 'c266f6f0accdcb6eb20b504362f3c8a9e53662be',
@@ -311,6 +312,16 @@ describe('lua/draw-reserve-6.lua', () => {
     expect(await redis.get(keys.stock)).toBe('5');
     expect(await redis.exists(keys.holders)).toBe(0);
     expect(await redis.xlen(keys.events)).toBe(0);
+  });
+});
+
+describe('lua/entry-page-1.lua', () => {
+  it('answers a range of the entry list as one string of lines joined by newlines, "" past the end', async () => {
+    await redis.rpush(keys.entryList, '7:1', '42:2', '9:1');
+    expect(await scripts['entry-page']([keys.entryList], [0, 1])).toBe('7:1\n42:2');
+    expect(await scripts['entry-page']([keys.entryList], [1, 9])).toBe('42:2\n9:1');
+    expect(await scripts['entry-page']([keys.entryList], [3, 5])).toBe('');
+    await redis.del(keys.entryList);
   });
 });
 

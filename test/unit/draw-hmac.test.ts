@@ -24,6 +24,8 @@ describe('DrawHmac', () => {
       expect(hexOf(out)).toBe(reference(key, message));
       h.ofAsciiPrefix(`${message}:7`, message.length, out);
       expect(hexOf(out)).toBe(reference(key, message));
+      h.ofAscii(`1:1\n${message}:7`, 4, 4 + message.length, out);
+      expect(hexOf(out)).toBe(reference(key, message));
       const prefix = randomBytes(32 * (1 + (n % 3))).toString('hex');
       new DrawHmac(key, prefix).ofString(message, out);
       expect(hexOf(out)).toBe(reference(key, prefix + message));
