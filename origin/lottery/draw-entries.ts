@@ -7,7 +7,7 @@
 import type { Sale, StockStore } from '../redis/stock-store.js';
 
 export interface ReadSettings {
-  /** Entries per LRANGE (DRAW_READ_PAGE). */
+  /** Entries per page read (DRAW_READ_PAGE; lua/entry-page-1.lua). */
   pageSize: number;
   /** Pages requested ahead of the one being processed (DRAW_READ_IN_FLIGHT). */
   inFlight: number;

@@ -9,7 +9,8 @@
  *  - a second pass keeps only the smallest tickets (bounded by the units, draw-selection.ts), and the
  *    draw walks them: a denied user (deny list, one query) or one not eligible under the rule in force
  *    at the close (the claims stored with the entry) is passed over and the units go to the next in
- *    draw order; the rest go through the normal reserve script until no unit is left.
+ *    draw order; the rest go through the reserve rule a purchase uses (lua/includes/reserve-rule.lua),
+ *    a batch of winners per call of lua/draw-reserve-6.lua, until no unit is left.
  * Exactly once across origins and crashes, as before: a lease on the MySQL record; the order is a
  * pure function of the seed and the closed list; reserve is idempotent per user (a resumed draw gets
  * EXISTS + the same reservation, and a recorded winner or exclusion stands); conditional updates.
