@@ -57,6 +57,8 @@ export interface DrawBenchResult {
   winners: number;
   unitsWon: number;
   load: number;
+  /** Wall and process CPU ms per phase of the draw (DrawSettings.onPhase), in the order first seen. */
+  phases: Record<string, { ms: number; cpuMs: number }>;
 }
 
 const cpuMs = (since: NodeJS.CpuUsage) => {
@@ -132,7 +134,17 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     const cpu = process.cpuUsage();
     let winnersCpuMs = NaN;
     let retainedMb = NaN;
+    const phases: DrawBenchResult['phases'] = {};
+    let phaseT = t;
+    let phaseCpu = process.cpuUsage();
     await runDraw(ctx, activityId, {
+      onPhase: (phase) => {
+        const p = (phases[phase] ??= { ms: 0, cpuMs: 0 });
+        p.ms += performance.now() - phaseT;
+        p.cpuMs += cpuMs(phaseCpu);
+        phaseT = performance.now();
+        phaseCpu = process.cpuUsage();
+      },
       onWinnersFinal: () => {
         winnersCpuMs = cpuMs(cpu);
         gc();
@@ -158,6 +170,12 @@ export async function benchDraw(): Promise<DrawBenchResult> {
         `the winners, ${drawCpuMs.toFixed(0)} ms in all; ` +
         `heap peak +${drawHeapMb.toFixed(1)} MB above the level before the draw (garbage included), ` +
         `+${retainedMb.toFixed(1)} MB retained when the winners are final`,
+    );
+    console.log(
+      'phases (wall / process CPU): ' +
+        Object.entries(phases)
+          .map(([name, p]) => `${name} ${p.ms.toFixed(0)} / ${p.cpuMs.toFixed(0)} ms`)
+          .join(', '),
     );
 
     // 2. The baseline on the same entrants.
@@ -196,6 +214,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
       winners: done.winners ?? 0,
       unitsWon: done.unitsWon ?? 0,
       load,
+      phases,
     };
   } finally {
     await ctx.close();

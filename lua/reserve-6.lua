@@ -38,69 +38,12 @@
     -9                             NOT_ELIGIBLE: the claims do not meet the sale's eligibility rule
 
   The deny list and the rule are checked after a repeat (a reservation decided before them stands)
-  and before any unit moves (lua/includes/access-rules.lua).
+  and before any unit moves (lua/includes/access-rules.lua). The rule itself is
+  lua/includes/reserve-rule.lua, shared with the draw's batches (lua/draw-reserve-6.lua).
 
   Side effects: OK: DECRBY stock, HSET holders, XADD events. BORROW: HSET holders (pending), HSET borrowing.
 ]]
---- @include "includes/reservation-event"
---- @include "includes/access-rules"
+--- @include "includes/reserve-rule"
 
-local rcall = redis.call
-local stockKey = KEYS[1]
-local holdersKey = KEYS[2]
-local eventsKey = KEYS[3]
-local configKey = KEYS[4]
-local borrowingKey = KEYS[5]
-local deniedKey = KEYS[6]
-
-local userId = ARGV[1]
-local quantity = tonumber(ARGV[2])
-
-local stock = rcall('GET', stockKey)
-local config = rcall('HMGET', configKey, 'state', 'maxPerUser', 'eligibility')
-if not stock or not config[1] then
-  return { -1 }
-end
-
-if config[1] == 'paused' then
-  return { -2 }
-end
-if config[1] == 'stopped' then
-  return { -3 }
-end
-
-local held = rcall('HGET', holdersKey, userId)
-if held then
-  if string.sub(held, 1, 1) == '~' then
-    return { 4, string.sub(held, 2) }
-  end
-  return { 2, held }
-end
-
-if isDenied(deniedKey, userId) then
-  return { -8 }
-end
-if ARGV[9] == '1' and not isEligible(config[3], ARGV[8]) then
-  return { -9 }
-end
-
-if quantity > tonumber(config[2] or '1') then
-  return { -5 }
-end
-
-if tonumber(stock) < quantity and ARGV[7] == '1' then
-  rcall('HSET', holdersKey, userId, '~' .. ARGV[3])
-  rcall('HSET', borrowingKey, ARGV[3], 'p|' .. ARGV[6] .. '|' .. userId .. '|' .. quantity)
-  return { 3, ARGV[3], tonumber(stock) }
-end
-if tonumber(stock) <= 0 then
-  return { -4 }
-end
-if tonumber(stock) < quantity then
-  return { -6 }
-end
-
-local remaining = rcall('DECRBY', stockKey, quantity)
-rcall('HSET', holdersKey, userId, ARGV[3])
-addReservationEvent(eventsKey, ARGV[3], ARGV[4], userId, quantity, ARGV[5], ARGV[6])
-return { 1, ARGV[3], remaining }
+return reserveUnits(KEYS, ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7] == '1', ARGV[8],
+  ARGV[9] == '1')

@@ -8,7 +8,7 @@ import type { LotteryEntries } from '../redis/lottery-entries.js';
 import type { Sale } from '../redis/stock-store.js';
 
 export interface ReadSettings {
-  /** Entries per LRANGE (DRAW_READ_PAGE). */
+  /** Entries per page read (DRAW_READ_PAGE; lua/entry-page-1.lua). */
   pageSize: number;
   /** Pages requested ahead of the one being processed (DRAW_READ_IN_FLIGHT). */
   inFlight: number;
@@ -17,15 +17,16 @@ export interface ReadSettings {
 type EntryReader = Pick<LotteryEntries, 'entryCounts' | 'entryPage'>;
 
 /**
- * Calls `onPage` for every page ("userId:quantity" lines, parseEntry) in entry order, with the
- * 0-based place of its first entry in the whole list. Returns the number of entries. `onPage` may be async (its promise is awaited before
- * the next page is handed over; reads ahead go on meanwhile).
+ * Calls `onPage` for every page in entry order — its "userId:quantity" lines joined by "\n" in one
+ * string (forEachLine walks them) — with the 0-based place of its first entry in the whole list.
+ * Returns the number of entries. `onPage` may be async (its promise is awaited before the next page
+ * is handed over; reads ahead go on meanwhile).
  */
 export async function forEachEntryPage(
   stock: EntryReader,
   sale: Sale,
   read: ReadSettings,
-  onPage: (lines: string[], first: number) => void | Promise<void>,
+  onPage: (page: string, first: number) => void | Promise<void>,
 ): Promise<number> {
   const counts = await stock.entryCounts(sale);
   const pages: { bucket: number; start: number; first: number }[] = [];
@@ -41,7 +42,7 @@ export async function forEachEntryPage(
     answer.catch(() => {});
     return answer;
   };
-  const ahead: Promise<string[]>[] = [];
+  const ahead: Promise<string>[] = [];
   for (let i = 0; i < Math.min(read.inFlight, pages.length); i++) ahead.push(fetch(i));
   for (let i = 0; i < pages.length; i++) {
     const entries = await ahead.shift()!;
@@ -49,4 +50,20 @@ export async function forEachEntryPage(
     await onPage(entries, pages[i]!.first);
   }
   return first;
+}
+
+/**
+ * Calls `line(start, colon, end, index)` for each line of a page: `page[start, colon)` is the user id,
+ * `page[colon + 1, end)` the quantity, `index` the line's 0-based place in the page. No string is made.
+ */
+export function forEachLine(
+  page: string,
+  line: (start: number, colon: number, end: number, index: number) => void,
+): void {
+  for (let start = 0, index = 0; start < page.length; index++) {
+    let end = page.indexOf('\n', start);
+    if (end < 0) end = page.length;
+    line(start, page.lastIndexOf(':', end - 1), end, index);
+    start = end + 1;
+  }
 }

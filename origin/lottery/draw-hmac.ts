@@ -32,6 +32,12 @@ function compress(h: Int32Array, block: Uint8Array, off: number): void {
     const j = off + 4 * i;
     w[i] = (block[j]! << 24) | (block[j + 1]! << 16) | (block[j + 2]! << 8) | block[j + 3]!;
   }
+  expand(w);
+  rounds(h, w);
+}
+
+/** The message schedule: words 16-63 from the block's 16 words in `w[0, 16)`. */
+function expand(w: Int32Array): void {
   for (let i = 16; i < 64; i++) {
     const a = w[i - 15]!;
     const b = w[i - 2]!;
@@ -39,6 +45,10 @@ function compress(h: Int32Array, block: Uint8Array, off: number): void {
     const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
     w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) | 0;
   }
+}
+
+/** The 64 rounds of a compression over a full schedule `w`, added into `h`. */
+function rounds(h: Int32Array, w: Int32Array): void {
   let a = h[0]!;
   let b = h[1]!;
   let c = h[2]!;
@@ -71,18 +81,35 @@ function compress(h: Int32Array, block: Uint8Array, off: number): void {
   h[7] = (h[7]! + hh) | 0;
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+/** The schedule of a padding block alone (a message of whole blocks): 0x80, zeros, the length in bits. */
+function paddingSchedule(bits: number): Int32Array {
+  const w = new Int32Array(64);
+  w[0] = 0x80000000 | 0;
+  w[15] = bits | 0;
+  expand(w);
+  return w;
+}
+
+/** Four lowercase hex characters of every 16-bit value, as one big-endian word of ASCII bytes. */
+const HEX4 = (() => {
+  const codes = [...'0123456789abcdef'].map((c) => c.charCodeAt(0));
+  const t = new Int32Array(65536);
+  for (let v = 0; v < 65536; v++)
+    t[v] = (codes[v >>> 12]! << 24) | (codes[(v >>> 8) & 15]! << 16) | (codes[(v >>> 4) & 15]! << 8) | codes[v & 15]!;
+  return t;
+})();
+
 const HEX_CODES = new Uint8Array([...'0123456789abcdef'].map((c) => c.charCodeAt(0)));
 
 /** The 64 lowercase hex characters of 8 words (the rule's spelling of a hash). */
 export function hexOf(words: Int32Array, at = 0): string {
-  let s = '';
-  for (let i = at; i < at + 8; i++) {
-    const v = words[i]!;
-    s += HEX[(v >>> 24) & 255]! + HEX[(v >>> 16) & 255]! + HEX[(v >>> 8) & 255]! + HEX[v & 255]!;
-  }
-  return s;
+  // Spelled into bytes, then one flat string: building it by concatenation cost ~2 µs a hash (a
+  // draw spells hundreds of thousands of them).
+  hexInto(words, at, HEX_SCRATCH, 0);
+  return HEX_SCRATCH.toString('latin1', 0, 64);
 }
+
+const HEX_SCRATCH = Buffer.alloc(64);
 
 /** Writes the hex spelling of 8 words as 64 ASCII bytes at `out[off]`. */
 export function hexInto(words: Int32Array, at: number, out: Uint8Array, off: number): void {
@@ -100,7 +127,10 @@ export class DrawHmac {
   private readonly before: number;
   private readonly h = new Int32Array(8);
   private scratch: Buffer = Buffer.alloc(4 * BLOCK);
-  private readonly outerBlock = new Uint8Array(BLOCK);
+  /** The schedule of the outer hash's one block: the inner hash, then constant padding (words 8-15). */
+  private readonly outerW = new Int32Array(64);
+  /** The padding block after a 64-byte message (ofHex), scheduled once: it depends only on the length. */
+  private readonly hexPadW: Int32Array;
 
   constructor(key: string | Uint8Array, prefix?: string) {
     let k = typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
@@ -123,10 +153,10 @@ export class DrawHmac {
       before += p.length;
     }
     this.before = before;
+    this.hexPadW = paddingSchedule((before + 64) * 8);
     // 0x80 then the outer message's length: key block + 32-byte inner hash, in bits.
-    this.outerBlock[32] = 0x80;
-    this.outerBlock[62] = ((BLOCK + 32) * 8) >>> 8;
-    this.outerBlock[63] = ((BLOCK + 32) * 8) & 255;
+    this.outerW[8] = 0x80000000 | 0;
+    this.outerW[15] = (BLOCK + 32) * 8;
   }
 
   /** HMAC of a string (UTF-8) into `out[at, at + 8)`. */
@@ -139,15 +169,49 @@ export class DrawHmac {
 
   /** HMAC of the first `bytes` bytes of an ASCII string (a prefix, with no copy of it made). */
   ofAsciiPrefix(text: string, bytes: number, out: Int32Array, at = 0): void {
+    this.ofAscii(text, 0, bytes, out, at);
+  }
+
+  /** HMAC of `text[start, end)`, ASCII (a line's user id inside a page, with no copy of it made). */
+  ofAscii(text: string, start: number, end: number, out: Int32Array, at = 0): void {
+    const bytes = end - start;
+    // A message that fits one block with its padding (a user id): spelled straight into the schedule.
+    if (bytes <= BLOCK - 9) {
+      const w = W;
+      w.fill(0, 0, 16);
+      for (let i = 0; i < bytes; i++) w[i >> 2] = w[i >> 2]! | (text.charCodeAt(start + i) << (24 - 8 * (i & 3)));
+      w[bytes >> 2] = w[bytes >> 2]! | (0x80 << (24 - 8 * (bytes & 3)));
+      w[15] = (this.before + bytes) * 8;
+      expand(w);
+      const h = this.h;
+      h.set(this.inner);
+      rounds(h, w);
+      this.outerHash(out, at);
+      return;
+    }
     if (bytes + 2 * BLOCK > this.scratch.length) this.scratch = Buffer.alloc(bytes + 2 * BLOCK);
-    this.scratch.write(text, 0, bytes, 'latin1');
+    this.scratch.write(text.slice(start, end), 0, bytes, 'latin1');
     this.finish(bytes, out, at);
   }
 
-  /** HMAC of the 64-character hex spelling of `words[from, from + 8)` into `out[at, at + 8)`. */
+  /**
+   * HMAC of the 64-character hex spelling of `words[from, from + 8)` into `out[at, at + 8)`: the hex
+   * is one whole block, spelled straight into the schedule's words, and its padding block's schedule
+   * is computed once (a ticket costs 3 compressions, one of them rounds only).
+   */
   ofHex(words: Int32Array, from: number, out: Int32Array, at = 0): void {
-    hexInto(words, from, this.scratch, 0);
-    this.finish(64, out, at);
+    const w = W;
+    for (let i = 0; i < 8; i++) {
+      const v = words[from + i]!;
+      w[2 * i] = HEX4[v >>> 16]!;
+      w[2 * i + 1] = HEX4[v & 0xffff]!;
+    }
+    expand(w);
+    const h = this.h;
+    h.set(this.inner);
+    rounds(h, w);
+    rounds(h, this.hexPadW);
+    this.outerHash(out, at);
   }
 
   /** The message is `scratch[0, n)`: pad it, finish the inner hash, then the outer. */
@@ -169,16 +233,17 @@ export class DrawHmac {
     buf[tail - 1] = bits & 255;
     compress(h, buf, 0);
     if (tail > BLOCK) compress(h, buf, BLOCK);
-    const ob = this.outerBlock;
-    for (let i = 0; i < 8; i++) {
-      const v = h[i]!;
-      ob[4 * i] = v >>> 24;
-      ob[4 * i + 1] = (v >>> 16) & 255;
-      ob[4 * i + 2] = (v >>> 8) & 255;
-      ob[4 * i + 3] = v & 255;
-    }
+    this.outerHash(out, at);
+  }
+
+  /** The outer hash over the inner one in `h` (its words are the block's first 8 words), into `out`. */
+  private outerHash(out: Int32Array, at: number): void {
+    const h = this.h;
+    const w = this.outerW;
+    for (let i = 0; i < 8; i++) w[i] = h[i]!;
+    expand(w);
     h.set(this.outer);
-    compress(h, ob, 0);
+    rounds(h, w);
     for (let i = 0; i < 8; i++) out[at + i] = h[i]!;
   }
 }

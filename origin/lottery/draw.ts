@@ -9,7 +9,8 @@
  *  - a second pass keeps only the smallest tickets (bounded by the units, draw-selection.ts), and the
  *    draw walks them: a denied user (deny list, one query) or one not eligible under the rule in force
  *    at the close (the claims stored with the entry) is passed over and the units go to the next in
- *    draw order; the rest go through the normal reserve script until no unit is left.
+ *    draw order; the rest go through the reserve rule a purchase uses (lua/includes/reserve-rule.lua),
+ *    a batch of winners per call of lua/draw-reserve-6.lua, until no unit is left.
  * Exactly once across origins and crashes, as before: a lease on the MySQL record; the order is a
  * pure function of the seed and the closed list; reserve is idempotent per user (a resumed draw gets
  * EXISTS + the same reservation, and a recorded winner or exclusion stands); conditional updates.
@@ -21,7 +22,7 @@ import { deniedUserIds } from '../access/deny-list.js';
 import { requireActivity, saleOf } from '../sale/sale-store.js';
 import type { OriginContext } from '../context.js';
 import { parseEntry, type Sale } from '../redis/stock-store.js';
-import { forEachEntryPage, type ReadSettings } from './draw-entries.js';
+import { forEachEntryPage, forEachLine, type ReadSettings } from './draw-entries.js';
 import { DrawHmac, hexInto, hexOf } from './draw-hmac.js';
 import { commitmentOf, seedOf } from './draw-rule.js';
 import { compareWords, DrawSelection, type Candidate } from './draw-selection.js';
@@ -41,6 +42,9 @@ import {
 /** What this module uses of the origin's context. */
 export type DrawDeps = Pick<OriginContext, 'db' | 'log' | 'publisher' | 'stock'>;
 
+/** The draw's phases as DrawSettings.onPhase names them. */
+export type DrawPhase = 'digest' | 'selection' | 'reservations' | 'publication' | 'other';
+
 export type DrawOutcome = 'published' | 'held_elsewhere' | 'not_lottery';
 
 export interface DrawSettings extends ReadSettings {
@@ -52,6 +56,12 @@ export interface DrawSettings extends ReadSettings {
   drawSecret: string;
   /** Called once the winners are final (state drawn), before the list is published (bench/draw.ts times it). */
   onWinnersFinal?: () => void;
+  /**
+   * Called as each phase of the work ends (bench/draw.ts charges the time since the previous call to
+   * it): `digest` (pass 1), `selection` (each pass 2), `reservations` (walking the candidates),
+   * `publication` (the entrant list); `other` for the bookkeeping in between.
+   */
+  onPhase?: (phase: DrawPhase) => void;
 }
 
 /** Candidates kept per pass beyond the units: room for exclusions and too-large asks before another pass. */
@@ -93,7 +103,9 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
     if (record.state === 'pending') {
       const units = await ctx.stock.sales.stock(sale);
       if (units === null) throw new ContractError('not_ready', `lottery ${activityId} is not warmed; the draw waits`);
+      s.onPhase?.('other');
       const digest = await digestClosedList(ctx, sale, seed, s);
+      s.onPhase?.('digest');
       // The digest is public (pushed with the activity) before any ticket is computed or the seed shown.
       if (await beginDraw(ctx.db, activityId, units, digest)) {
         ctx.log.info({ activityId, units, entrantsDigest: digest }, 'lottery entries closed');
@@ -124,7 +136,9 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
 
   if (record.state === 'drawn') {
     await announce(ctx, sale);
+    s.onPhase?.('other');
     await publishEntrants(ctx, sale, record, seed, outcome, s, renew);
+    s.onPhase?.('publication');
     if (await markPublished(ctx.db, activityId)) {
       ctx.log.info({ activityId, entrants: record.entrants }, 'lottery entrant list published');
       await pushSnapshot(ctx, activityId);
@@ -162,19 +176,23 @@ async function digestClosedList(ctx: DrawDeps, sale: Sale, seed: string, read: R
   const words = new Int32Array(8);
   const digest = createHash('sha256');
   let text = Buffer.alloc(0);
-  await forEachEntryPage(ctx.stock.lottery, sale, read, (lines) => {
-    // 64 hex + ':' + quantity (at most 3 digits) + '\n' per line.
-    if (text.length < lines.length * 69) text = Buffer.alloc(lines.length * 69);
+  await forEachEntryPage(ctx.stock.lottery, sale, read, (page) => {
+    // Each line becomes 64 hex + ":<quantity>" + "\n"; the buffer grows if short user ids need more.
+    if (text.length < 4 * page.length) text = Buffer.alloc(8 * page.length + 1024);
     let at = 0;
-    for (const line of lines) {
-      const colon = line.lastIndexOf(':');
-      hmac.ofAsciiPrefix(line, colon, words);
+    forEachLine(page, (start, colon, end) => {
+      if (at + 64 + (end - colon) + 1 > text.length) {
+        const larger = Buffer.alloc(2 * text.length);
+        text.copy(larger, 0, 0, at);
+        text = larger;
+      }
+      hmac.ofAscii(page, start, colon, words);
       hexInto(words, 0, text, at);
       at += 64;
       // ":<quantity>" as entered (ASCII), then the newline.
-      for (let k = colon; k < line.length; k++) text[at++] = line.charCodeAt(k);
+      for (let k = colon; k < end; k++) text[at++] = page.charCodeAt(k);
       text[at++] = 10;
-    }
+    });
     digest.update(text.subarray(0, at));
   });
   return digest.digest('hex');
@@ -195,27 +213,31 @@ async function selectCandidates(
   const selection = new DrawSelection(capacity);
   const entrant = new Int32Array(8);
   const ticket = new Int32Array(8);
-  const entrants = await forEachEntryPage(ctx.stock.lottery, sale, read, (lines, first) => {
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!;
-      const colon = line.lastIndexOf(':');
-      hmac.ofAsciiPrefix(line, colon, entrant);
+  const entrants = await forEachEntryPage(ctx.stock.lottery, sale, read, (page, first) => {
+    forEachLine(page, (start, colon, end, i) => {
+      hmac.ofAscii(page, start, colon, entrant);
       ticketHmac.ofHex(entrant, 0, ticket);
-      if (after && compareWords(ticket, 0, after, 0) <= 0) continue;
-      // Only an entrant that makes the cut costs a parse (most do not).
-      if (selection.wouldKeep(ticket, 0, entrant, 0)) {
-        const e = parseEntry(line);
-        selection.offer(ticket, 0, entrant, 0, e.userId, e.quantity, first + i + 1);
-      }
-    }
+      if (after && compareWords(ticket, 0, after, 0) <= 0) return;
+      // Only an entrant that makes the cut costs a string (most do not).
+      if (selection.wouldKeep(ticket, 0, entrant, 0))
+        selection.offer(
+          ticket,
+          0,
+          entrant,
+          0,
+          page.slice(start, colon),
+          Number(page.slice(colon + 1, end)),
+          first + i + 1,
+        );
+    });
   });
   return { candidates: selection.sorted(), entrants };
 }
 
 /**
  * Walks the draw order from the top until no unit is left: an excluded entrant is passed over; the
- * rest go through the reserve script in batches sent together on one connection (Redis runs them in
- * order, so the outcome is that of one call after another). A batch's winners and exclusions are
+ * rest go through the reserve rule in batches, one script call per batch (lua/draw-reserve-6.lua runs
+ * them in order, so the outcome is that of one reserve call after another). A batch's winners and exclusions are
  * recorded while the next batch runs; a crash in between is healed on resume (reserve answers
  * `repeat`, and the checks give the same answers unless the deny list or the rule changed since, in
  * which case a recorded winner or exclusion still stands).
@@ -248,7 +270,9 @@ async function drawWinners(
   let entrants = 0;
   let gone = units <= 0;
   while (!gone) {
+    s.onPhase?.('other');
     const pass = await selectCandidates(ctx, sale, seed, digest, capacity, after, s);
+    s.onPhase?.('selection');
     entrants = pass.entrants;
     const { candidates } = pass;
     for (let i = 0; i < candidates.length && !gone; i += batchSize) {
@@ -269,16 +293,14 @@ async function drawWinners(
       const toReserve = batch.filter((_, j) => !isExcluded[j]);
       const [, results] = await Promise.all([
         recorded,
-        Promise.all(
-          toReserve.map((c) =>
-            ctx.stock.lottery.reserveForDraw({
-              ...sale,
-              userId: c.userId,
-              quantity: c.quantity,
-              requestId: `draw-${c.userId}`,
-              traceId: c.ticket.slice(0, 32),
-            }),
-          ),
+        ctx.stock.lottery.reserveForDraw(
+          sale,
+          toReserve.map((c) => ({
+            userId: c.userId,
+            quantity: c.quantity,
+            requestId: `draw-${c.userId}`,
+            traceId: c.ticket.slice(0, 32),
+          })),
         ),
       ]);
       // In draw order: an exclusion counts only while units are left (after that everyone loses anyway,
@@ -323,6 +345,7 @@ async function drawWinners(
       for (const [u, r] of won) winners.set(u, r);
       await renew();
     }
+    s.onPhase?.('reservations');
     walked += candidates.length;
     if (candidates.length < capacity || walked >= entrants) break;
     const last = candidates[candidates.length - 1]!.ticket;
@@ -369,14 +392,21 @@ async function publishEntrants(
   const entrant = new Int32Array(8);
   const ticket = new Int32Array(8);
   let rows: EntrantRow[] = [];
+  // One INSERT in flight while the next batch is hashed (MySQL, not this process, is the slower side).
+  let inFlight: Promise<void> = Promise.resolve();
   const flush = async () => {
     if (rows.length === 0) return;
     const batch = rows;
     rows = [];
-    await insertEntrants(ctx.db, sale.activityId, batch);
+    await inFlight;
     await renew();
+    inFlight = insertEntrants(ctx.db, sale.activityId, batch);
+    // Surfaces at the next flush or at the end, not as an unhandled rejection meanwhile.
+    inFlight.catch(() => {});
   };
-  await forEachEntryPage(ctx.stock.lottery, sale, s, async (lines, first) => {
+  await forEachEntryPage(ctx.stock.lottery, sale, s, async (page, first) => {
+    // Every row needs its user id as a string anyway (winners, exclusions): one string per line here.
+    const lines = page === '' ? [] : page.split('\n');
     for (let i = 0; i < lines.length; i++) {
       const e = parseEntry(lines[i]!);
       hmac.ofString(e.userId, entrant);
@@ -397,6 +427,7 @@ async function publishEntrants(
     }
   });
   await flush();
+  await inFlight;
 }
 
 function pushSnapshot(ctx: DrawDeps, activityId: string): Promise<void> {

@@ -246,9 +246,9 @@ const envSchema = z.object({
   DRAW_POLL_MS: int(250, 10),
   /** The draw's lease on its MySQL record: a draw whose origin died is resumed after this long. */
   DRAW_LEASE_MS: int(10_000, 500),
-  /** Reservations the draw sends to Redis together (run in order; the outcome is that of one by one). */
+  /** Winners per call of lua/draw-reserve-6.lua (decided in draw order: the outcome is that of one by one). */
   DRAW_RESERVE_BATCH: int(500, 1),
-  /** Entries per Redis read (LRANGE) when the draw passes over the closed entrant list. */
+  /** Entries per Redis read (lua/entry-page-1.lua) when the draw passes over the closed entrant list. */
   DRAW_READ_PAGE: int(10_000, 100),
   /** Pages of the entrant list the draw asks Redis for ahead of the one it is hashing. */
   DRAW_READ_IN_FLIGHT: int(4, 1),

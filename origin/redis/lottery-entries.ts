@@ -4,14 +4,14 @@
  * entries, paging through them, the draw's reservations, the winners and the passed-over entrants.
  */
 import type { Claims } from '../../contract/eligibility.js';
-import { newReservationId } from '../../contract/ids.js';
 import { homeBucket } from './buckets.js';
 import type { RedisConnection } from './connection.js';
 import type { ReservationRequests } from './reservation-requests.js';
 import type { Sale } from './sale.js';
 import { enterScript, type EnterResult } from './scripts/enter.js';
-import { ReserveCode, reserveScript, type ReserveInput, type ReserveResult } from './scripts/reserve.js';
-import { unknownCode } from './scripts/script.js';
+import { drawReserveScript, type DrawReservation, type DrawReserveResult } from './scripts/draw-reserve.js';
+import { entryPageScript } from './scripts/entry-page.js';
+import type { ReserveResult } from './scripts/reserve.js';
 
 /** One lottery entry. */
 export interface Entry {
@@ -99,12 +99,13 @@ export class LotteryEntries {
   }
 
   /**
-   * Entries [start, start + count) of one bucket's list, in entry order, as stored: "userId:quantity"
-   * (parseEntry reads one). Lines, not objects: the draw reads a million of them and hashes most
-   * without keeping any. Pages are addressed by index, so a reader may ask for several at once.
+   * Entries [start, start + count) of one bucket's list, in entry order, as stored ("userId:quantity",
+   * parseEntry reads one), joined by "\n" into one string (lua/entry-page-1.lua): the draw reads a
+   * million of them and hashes most without keeping any, so not even a string per entry is made.
+   * Pages are addressed by index, so a reader may ask for several at once.
    */
-  async entryPage(sale: Sale, bucket: number, start: number, count: number): Promise<string[]> {
-    return this.ops.lrange(this.redis.keys(sale, bucket).entryList, start, start + count - 1);
+  async entryPage(sale: Sale, bucket: number, start: number, count: number): Promise<string> {
+    return this.redis.ops.run(entryPageScript, this.redis.keys(sale, bucket), { start, count });
   }
 
   /** The claims each user entered with (absent: none forwarded). */
@@ -120,28 +121,21 @@ export class LotteryEntries {
   }
 
   /**
-   * The reserve decision for the draw (limit, stock, quantity — the same script as a purchase). One
-   * bucket: on the patient client, and calls issued together run in the order issued (one
-   * connection), so a batch decides exactly as one call after another would. Several buckets: the
-   * request path's reserve with its borrowing; the draw then sends one at a time to keep the order.
+   * The reserve decision for a batch of the draw's winners, in draw order: the rule a purchase uses
+   * (limit, stock, quantity, deny list); eligibility is the draw's own decision. One bucket: one call
+   * of lua/draw-reserve-6.lua on the patient client, which decides them one after the other. Several
+   * buckets: the request path's reserve with its borrowing, one at a time.
    */
-  async reserveForDraw(input: ReserveInput): Promise<ReserveResult> {
-    // The deny list binds the draw's reservations too; eligibility is the draw's own decision.
-    if (input.buckets > 1) return this.requests.reserve({ ...input, eligibilityDecided: true });
-    const decoded = await this.redis.ops.run(reserveScript, this.redis.keys(input, 0), {
-      userId: input.userId,
-      quantity: input.quantity,
-      reservationId: newReservationId(input.activityId),
-      requestId: input.requestId,
-      traceId: input.traceId,
-      now: Date.now(),
-      mayBorrow: false,
-      checkEligibility: false,
-    });
-    // One bucket never borrows, so the script never answers borrow or pending here.
-    if (decoded.kind === 'borrow' || decoded.kind === 'pending')
-      throw unknownCode('reserve', decoded.kind === 'borrow' ? ReserveCode.BORROW : ReserveCode.PENDING);
-    return decoded;
+  async reserveForDraw(sale: Sale, winners: DrawReservation[]): Promise<(ReserveResult | DrawReserveResult)[]> {
+    if (sale.buckets === 1)
+      return this.redis.ops.run(drawReserveScript, this.redis.keys(sale, 0), {
+        activityId: sale.activityId,
+        winners,
+        now: Date.now(),
+      });
+    const results: ReserveResult[] = [];
+    for (const w of winners) results.push(await this.requests.reserve({ ...sale, ...w, eligibilityDecided: true }));
+    return results;
   }
 
   /** Each winner in their home bucket's `winners` hash. */

@@ -55,15 +55,17 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       abandon: '9fcc049bc033941dd7bd9b6678c26b5c808e99c7',
       confirm: '355114bb010867c19164ed4d4191b2abe2ca6794',
       deny: '43ae373dad66034f4992221f6bb64aabb60cf281',
+      'draw-reserve': 'ea6d20ffe67a5ce8f0edfbe37ef26701735da1ee',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
       replication: 'f502fba7d5d8378dbff0b52a67821621f41d133f',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
       enter: '7fa80370eb022b5c087ad9f7f7fcfe877d9b5c4d',
+      'entry-page': 'ca869b81d3bb65f8e52b05490a5eaade3460902f',
       refill: '6f8294d4811ea0f7b44c3c1f88f0016dff4e86e5',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: 'c266f6f0accdcb6eb20b504362f3c8a9e53662be',
-      reserve: '341dc260fb61a45e7c55f137bc9113415cad92e2',
+      reserve: '90bbd7b788e3b05411704ad6504a4c4434a593d9',
       take: '333b3449640be8dc008ab6329fd6b81c3e5f2ae8',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
@@ -84,11 +86,20 @@ describe('lua/deny-1.lua', () => {
 describe('includes', () => {
   it('the reservation event is written once (lua/includes) and expanded into every script that appends it', () => {
     const scripts = readScripts();
-    for (const name of ['reserve', 'requeue', 'confirm']) {
+    for (const name of ['reserve', 'draw-reserve', 'requeue', 'confirm']) {
       const source = scripts.get(name)!.source;
       expect(source).not.toMatch(/^--- @include/m);
       expect(source.match(/local function addReservationEvent/g)).toHaveLength(1);
       expect(source.match(/'XADD'/g)).toHaveLength(1); // only inside the included function
+    }
+  });
+
+  it('the reserve rule is written once (lua/includes/reserve-rule.lua) for the purchase and the draw', () => {
+    const scripts = readScripts();
+    for (const name of ['reserve', 'draw-reserve']) {
+      const source = scripts.get(name)!.source;
+      expect(source.match(/local function reserveUnits/g)).toHaveLength(1);
+      expect(source.match(/'DECRBY'/g)).toHaveLength(1);
     }
   });
 });
@@ -221,6 +232,93 @@ describe('lua/reserve-6.lua', () => {
     expect(await reserve('7', 3)).toEqual([ReserveCode.LIMIT_EXCEEDED]);
     expect((await reserve('7', 2))[0]).toBe(ReserveCode.OK);
     expect(await redis.get(keys.stock)).toBe('8');
+  });
+});
+
+describe('lua/draw-reserve-6.lua', () => {
+  const drawReserve = (...winners: [userId: string, quantity: number][]) =>
+    scripts['draw-reserve'](
+      [keys.stock, keys.holders, keys.events, keys.config, keys.borrowing, keys.denied],
+      [1700000000000, ...winners.flatMap(([u, q]) => [u, q, `res-${u}`, `draw-${u}`, 'b'.repeat(32)])],
+    );
+
+  it('decides a batch in order as one reserve-6 call after another: every code, deny list checked, eligibility not', async () => {
+    await warm(4, 'open', 2);
+    await reserve('1', 1, 'res-held');
+    await deny('2', 1);
+    // The draw decides eligibility itself: a rule in the config hash does not refuse its winners.
+    await redis.hset(keys.config, 'eligibility', JSON.stringify({ claim: 'tier', values: ['gold'] }));
+    expect(await drawReserve(['1', 1], ['2', 1], ['3', 3], ['4', 2], ['5', 2], ['6', 1], ['7', 1])).toEqual([
+      ...[ReserveCode.EXISTS, 'res-held', 0],
+      ...[ReserveCode.DENIED, '', 0],
+      ...[ReserveCode.LIMIT_EXCEEDED, '', 0],
+      ...[ReserveCode.OK, 'res-4', 1],
+      ...[ReserveCode.INSUFFICIENT_STOCK, '', 0],
+      ...[ReserveCode.OK, 'res-6', 0],
+      ...[ReserveCode.SOLD_OUT, '', 0],
+    ]);
+    expect(await redis.get(keys.stock)).toBe('0');
+    expect(await redis.hgetall(keys.holders)).toEqual({ '1': 'res-held', '4': 'res-4', '6': 'res-6' });
+    const events = await redis.xrange(keys.events, '-', '+');
+    expect(events.map((e) => e[1])).toEqual([
+      expect.arrayContaining(['res-held']),
+      [
+        'reservationId',
+        'res-4',
+        'requestId',
+        'draw-4',
+        'userId',
+        '4',
+        'quantity',
+        '2',
+        'traceId',
+        'b'.repeat(32),
+        'ts',
+        '1700000000000',
+      ],
+      [
+        'reservationId',
+        'res-6',
+        'requestId',
+        'draw-6',
+        'userId',
+        '6',
+        'quantity',
+        '1',
+        'traceId',
+        'b'.repeat(32),
+        'ts',
+        '1700000000000',
+      ],
+    ]);
+  });
+
+  it('NOT_WARMED, PAUSED, ENDED: every winner of the batch gets the code and nothing moves', async () => {
+    expect(await drawReserve(['1', 1], ['2', 1])).toEqual([
+      ReserveCode.NOT_WARMED,
+      '',
+      0,
+      ReserveCode.NOT_WARMED,
+      '',
+      0,
+    ]);
+    await warm(5, 'paused');
+    expect(await drawReserve(['1', 1])).toEqual([ReserveCode.PAUSED, '', 0]);
+    await redis.hset(keys.config, 'state', 'stopped');
+    expect(await drawReserve(['1', 1])).toEqual([ReserveCode.ENDED, '', 0]);
+    expect(await redis.get(keys.stock)).toBe('5');
+    expect(await redis.exists(keys.holders)).toBe(0);
+    expect(await redis.xlen(keys.events)).toBe(0);
+  });
+});
+
+describe('lua/entry-page-1.lua', () => {
+  it('answers a range of the entry list as one string of lines joined by newlines, "" past the end', async () => {
+    await redis.rpush(keys.entryList, '7:1', '42:2', '9:1');
+    expect(await scripts['entry-page']([keys.entryList], [0, 1])).toBe('7:1\n42:2');
+    expect(await scripts['entry-page']([keys.entryList], [1, 9])).toBe('42:2\n9:1');
+    expect(await scripts['entry-page']([keys.entryList], [3, 5])).toBe('');
+    await redis.del(keys.entryList);
   });
 });
 

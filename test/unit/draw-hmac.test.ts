@@ -24,6 +24,8 @@ describe('DrawHmac', () => {
       expect(hexOf(out)).toBe(reference(key, message));
       h.ofAsciiPrefix(`${message}:7`, message.length, out);
       expect(hexOf(out)).toBe(reference(key, message));
+      h.ofAscii(`1:1\n${message}:7`, 4, 4 + message.length, out);
+      expect(hexOf(out)).toBe(reference(key, message));
       const prefix = randomBytes(32 * (1 + (n % 3))).toString('hex');
       new DrawHmac(key, prefix).ofString(message, out);
       expect(hexOf(out)).toBe(reference(key, prefix + message));
@@ -78,5 +80,23 @@ describe('DrawSelection', () => {
       expect(taken).toEqual(ordered.map((e) => `${e.userId}/${e.quantity}/${e.entry}/${e.ticket}`));
     }
     expect(new DrawSelection(0).sorted()).toEqual([]);
+  });
+
+  it('sorts tickets that share their first word (or all of it) by the rest, then by entrant id', () => {
+    const words = (...w: number[]) => Int32Array.from(w);
+    // [ticket words, entrant first word]: first words equal across several, one full tie broken by the entrant.
+    const cases: [number[], number][] = [
+      [[5, 9, 0, 0, 0, 0, 0, 0], 1],
+      [[5, 2, 0, 0, 0, 0, 0, 0], 1],
+      [[-1, 0, 0, 0, 0, 0, 0, 0], 1],
+      [[5, 2, 0, 0, 0, 0, 0, 1], 3],
+      [[5, 2, 0, 0, 0, 0, 0, 1], 2],
+      [[0, 7, 0, 0, 0, 0, 0, 0], 1],
+      [[5, -3, 0, 0, 0, 0, 0, 0], 1],
+    ];
+    const selection = new DrawSelection(cases.length);
+    cases.forEach(([t, e], i) => selection.offer(words(...t), 0, words(e, 0, 0, 0, 0, 0, 0, 0), 0, `u${i}`, 1, i + 1));
+    // Unsigned order: 0 < 5 < 0xffffffff; within 5: 2, 2 (…1, entrants 2 then 3), 9, 0xfffffffd.
+    expect(selection.sorted().map((c) => c.userId)).toEqual(['u5', 'u1', 'u4', 'u3', 'u0', 'u6', 'u2']);
   });
 });

@@ -51,7 +51,7 @@ export function readScripts(dir = LUA_DIR): Map<string, LuaScript> {
   return scripts;
 }
 
-type ScriptCall = (keys: string[], args: (string | number)[]) => Promise<Reply>;
+export type ScriptCall = (keys: string[], args: (string | number)[]) => Promise<Reply>;
 
 export type ScriptCommands = Record<ScriptName, ScriptCall>;
 

@@ -24,6 +24,8 @@ export const SCRIPT_NAMES = [
   'primary',
   'deny',
   'replication',
+  'draw-reserve',
+  'entry-page',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -1,0 +1,73 @@
+--[[
+  The reserve rule: the one decision of a flash sale for one user — check, pre-deduct, record the
+  pending event — written once for the purchase (lua/reserve-6.lua) and the lottery draw's batches
+  (lua/draw-reserve-6.lua). Expanded in place by the script loader (origin/redis/scripts.ts) at
+  `--- @include`.
+
+  keys: the bucket's six keys in reserve-6's order (stock, holders, events, config, borrowing,
+  denied). canBorrow: other buckets exist (mark the user pending when this one cannot serve).
+  claims / checkEligibility: the JWT claims as JSON and whether to check the sale's rule against
+  them (the draw decides eligibility itself). Returns the reply of reserve-6.lua (see its header).
+]]
+--- @include "includes/reservation-event"
+--- @include "includes/access-rules"
+
+local function reserveUnits(keys, userId, quantity, reservationId, requestId, traceId, now, canBorrow, claims,
+                            checkEligibility)
+  local rcall = redis.call
+  local stockKey = keys[1]
+  local holdersKey = keys[2]
+  local eventsKey = keys[3]
+  local configKey = keys[4]
+  local borrowingKey = keys[5]
+  local deniedKey = keys[6]
+
+  local stock = rcall('GET', stockKey)
+  local config = rcall('HMGET', configKey, 'state', 'maxPerUser', 'eligibility')
+  if not stock or not config[1] then
+    return { -1 }
+  end
+
+  if config[1] == 'paused' then
+    return { -2 }
+  end
+  if config[1] == 'stopped' then
+    return { -3 }
+  end
+
+  local held = rcall('HGET', holdersKey, userId)
+  if held then
+    if string.sub(held, 1, 1) == '~' then
+      return { 4, string.sub(held, 2) }
+    end
+    return { 2, held }
+  end
+
+  if isDenied(deniedKey, userId) then
+    return { -8 }
+  end
+  if checkEligibility and not isEligible(config[3], claims) then
+    return { -9 }
+  end
+
+  if quantity > tonumber(config[2] or '1') then
+    return { -5 }
+  end
+
+  if tonumber(stock) < quantity and canBorrow then
+    rcall('HSET', holdersKey, userId, '~' .. reservationId)
+    rcall('HSET', borrowingKey, reservationId, 'p|' .. now .. '|' .. userId .. '|' .. quantity)
+    return { 3, reservationId, tonumber(stock) }
+  end
+  if tonumber(stock) <= 0 then
+    return { -4 }
+  end
+  if tonumber(stock) < quantity then
+    return { -6 }
+  end
+
+  local remaining = rcall('DECRBY', stockKey, quantity)
+  rcall('HSET', holdersKey, userId, reservationId)
+  addReservationEvent(eventsKey, reservationId, requestId, userId, quantity, traceId, now)
+  return { 1, reservationId, remaining }
+end
