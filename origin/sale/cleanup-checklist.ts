@@ -6,8 +6,7 @@
  */
 import { ActivityState, requireActivity, saleOf } from './sale-store.js';
 import type { OriginContext } from '../context.js';
-import { pendingOrderCount } from '../orders/order-store.js';
-import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
+import { openOrderWork } from '../orders/open-work.js';
 import { reconcile } from '../recovery/reconcile.js';
 import { edgeActivity } from '../watch/edge-view.js';
 
@@ -27,9 +26,7 @@ export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: st
   const ended = record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt);
   const [group, open, rec, registered, ttls, edge] = await Promise.all([
     ctx.stock.streams.groupInfo(sale),
-    Promise.all([refillCount(ctx.db, activityId, OutboxStatus.PENDING), pendingOrderCount(ctx.db, activityId)]).then(
-      ([outbox, pending]) => ({ outbox, pending }),
-    ),
+    openOrderWork(ctx.db, activityId),
     reconcile(ctx, activityId),
     ctx.stock.registry.isRegistered(activityId),
     ctx.stock.registry.keyTtls(sale),

@@ -10,8 +10,7 @@ import { setState, type ActivityOperationsDeps } from './operations.js';
 import { ActivityState, requireActivity, saleOf } from './sale-store.js';
 import type { OriginContext } from '../context.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
-import { pendingOrderCount } from '../orders/order-store.js';
-import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
+import { openOrderWork } from '../orders/open-work.js';
 
 /** What this module uses of the origin's context. */
 export type CleanupDeps = ActivityOperationsDeps &
@@ -30,10 +29,7 @@ export async function cleanup(ctx: CleanupDeps, activityId: string) {
       'conflict',
       `settlement is not finished: ${info.pending} Stream entries pending, ${info.lag} not yet delivered`,
     );
-  const open = {
-    outbox: await refillCount(ctx.db, activityId, OutboxStatus.PENDING),
-    pending: await pendingOrderCount(ctx.db, activityId),
-  };
+  const open = await openOrderWork(ctx.db, activityId);
   if (Number(open.outbox) > 0)
     throw new ContractError('conflict', `${open.outbox} refills are not yet applied to Redis (outbox)`);
   if (Number(open.pending) > 0)

@@ -2,6 +2,7 @@
 import { notReleased } from './tranches.js';
 import { reconcile, type ReconcileDeps, type Reconciliation } from '../recovery/reconcile.js';
 import { OrderStatus } from '../orders/order-status.js';
+import { inConsistentSnapshot } from '../platform/db/pool.js';
 import { orderCountsByStatus, refundCount } from '../orders/order-store.js';
 import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
 import { deadLetterCountsByStatus } from '../recovery/dead-letter-store.js';
@@ -26,12 +27,13 @@ export interface SaleReport {
 export async function saleReport(ctx: ReportDeps, activityId: string): Promise<SaleReport> {
   const reconciliation = await reconcile(ctx, activityId);
   const byStatus = await orderCountsByStatus(ctx.db, activityId);
-  const refills = {
-    logged: await refillLogCount(ctx.db, activityId),
-    applied: await refillCount(ctx.db, activityId, OutboxStatus.DONE),
-    pending: await refillCount(ctx.db, activityId, OutboxStatus.PENDING),
-    refunds: await refundCount(ctx.db, activityId),
-  };
+  // One snapshot, as the one statement this was: a refill logged and queued together counts in both.
+  const refills = await inConsistentSnapshot(ctx.db, async (tx) => ({
+    logged: await refillLogCount(tx, activityId),
+    applied: await refillCount(tx, activityId, OutboxStatus.DONE),
+    pending: await refillCount(tx, activityId, OutboxStatus.PENDING),
+    refunds: await refundCount(tx, activityId),
+  }));
   const deadLetters = await deadLetterCountsByStatus(ctx.db, activityId);
   const orders = {
     pending: byStatus.get(OrderStatus.PENDING) ?? 0,

@@ -14,7 +14,7 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { OriginContext } from '../context.js';
-import { inTransaction, type Db } from '../platform/db/pool.js';
+import { inConsistentSnapshot, inTransaction, type Db } from '../platform/db/pool.js';
 import { addReleasedUnits, heldBackOfActivity, lockHeldBack, reduceHeldBack } from './stock-row-store.js';
 import {
   claimReleases,
@@ -89,9 +89,12 @@ export async function applyRelease(ctx: TrancheDeps, row: ReleaseRow): Promise<b
 
 /** Held back and committed-but-not-applied units of a sale: what is not on sale in Redis. */
 export async function notReleased(db: Db, activityId: string) {
-  const heldBack = await heldBackOfActivity(db, activityId);
-  const { pending, applied } = await releaseUnitTotals(db, activityId);
-  return { heldBack, pending, applied };
+  // One snapshot, as the one statement this was: a release moves units from held back to pending.
+  return inConsistentSnapshot(db, async (tx) => {
+    const heldBack = await heldBackOfActivity(tx, activityId);
+    const { pending, applied } = await releaseUnitTotals(tx, activityId);
+    return { heldBack, pending, applied };
+  });
 }
 
 /** Finishes releases left pending: Redis was down, the origin died, or the sale was not warm yet. */
