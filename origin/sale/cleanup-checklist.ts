@@ -4,7 +4,8 @@
  * real state, never remembered: the console ticks an item when this says it holds. The cleanup
  * itself is `POST /admin/activities/:id/cleanup` (cleanup.ts), which refuses until items 1-3 hold.
  */
-import { ActivityState, requireActivity, saleOf } from './sale-store.js';
+import { ActivityState } from './sale-status.js';
+import { requireActivity, saleOf } from './sale-store.js';
 import type { OriginContext } from '../context.js';
 import { openOrderWork } from '../orders/open-work.js';
 import { reconcile } from '../recovery/reconcile.js';

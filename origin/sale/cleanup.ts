@@ -7,7 +7,8 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import { setState, type ActivityOperationsDeps } from './operations.js';
-import { ActivityState, requireActivity, saleOf } from './sale-store.js';
+import { ActivityState } from './sale-status.js';
+import { requireActivity, saleOf } from './sale-store.js';
 import type { OriginContext } from '../context.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
 import { openOrderWork } from '../orders/open-work.js';

@@ -10,10 +10,10 @@ import { newDraw } from '../lottery/draw-store.js';
 import type { Sale } from '../redis/stock-store.js';
 import { describeLayout, readReplicaLayout, type ReplicaLayout } from './replica-layout.js';
 import { hasSaleHistory } from './sale-history.js';
+import { ActivityState } from './sale-status.js';
+import { markWarmed } from './warmup-store.js';
 import {
-  ActivityState,
   insertActivity,
-  markWarmed,
   requireActivity,
   saleOf,
   updateSettings,

@@ -6,7 +6,7 @@ import { inConsistentSnapshot } from '../platform/db/pool.js';
 import { orderCountsByStatus, refundCount } from '../orders/order-store.js';
 import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
 import { deadLetterCountsByStatus } from '../recovery/dead-letter-store.js';
-import { warmupStatusOf } from './sale-store.js';
+import { warmupStatusOf } from './warmup-store.js';
 import { refillLogCount } from './stock-row-store.js';
 
 /** The report reads MySQL and, for the reconciliation, the stock store. */

@@ -21,6 +21,7 @@ import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
 import type { Sale } from '../redis/stock-store.js';
 import { insertDrawRecord, type NewDraw } from '../lottery/draw-store.js';
 import { affected, one, rows } from '../platform/db/rows.js';
+import type { WarmupStatus } from './sale-status.js';
 
 /** A JSON number is the usual slip (ids above 2^53 lose digits as numbers): say what is wanted. */
 const id = (name: string) =>
@@ -116,23 +117,6 @@ export interface ActivityRecord {
   heldBack: number;
   warmupStatus: WarmupStatus;
 }
-
-/** `seckill_activity.state`: the operator's switch (the contract's ACTIVITY_STATES, by name). */
-export const ActivityState = { OPEN: 'open', PAUSED: 'paused', STOPPED: 'stopped' } as const satisfies Record<
-  string,
-  ActivitySwitch
->;
-
-/** `seckill_activity.warmup_status` (schema/006): the scheduled warm-up's steps. */
-export const WarmupStatus = {
-  PENDING: 'pending',
-  WARMING: 'warming',
-  WARMED: 'warmed',
-  VERIFYING: 'verifying',
-  VERIFIED: 'verified',
-  MISMATCH: 'mismatch',
-} as const;
-export type WarmupStatus = (typeof WarmupStatus)[keyof typeof WarmupStatus];
 
 /** A seckill_activity row joined with its seckill_stock figures, as mysql2 returns it. */
 interface ActivityRow {
@@ -322,81 +306,6 @@ export async function updateSettings(db: Db, activityId: string, patch: Partial<
     await requireActivity(db, activityId);
     throw new ContractError('conflict', `activity ${activityId} is stopped; its settings cannot change`);
   }
-}
-
-/** The warm-up step the sale reached, or null for no such sale. */
-export async function warmupStatusOf(db: Db, activityId: string): Promise<WarmupStatus | null> {
-  const row = await one<{ warmup_status: WarmupStatus }>(
-    db.execute('SELECT warmup_status FROM seckill_activity WHERE id = ?', [activityId]),
-  );
-  return row?.warmup_status ?? null;
-}
-
-/**
- * Sales not stopped nor ended whose warm-up is in step `from` (or stuck in `claimed` since before
- * `leaseExpired`), starting before `startsBefore` (and after `startsAfter` when given), at most `limit`.
- */
-export async function salesDueForWarmup(
-  db: Db,
-  q: {
-    from: WarmupStatus;
-    claimed: WarmupStatus;
-    now: Date;
-    startsBefore: Date;
-    startsAfter?: Date;
-    leaseExpired: Date;
-    limit: number;
-  },
-): Promise<string[]> {
-  const notStarted = q.startsAfter !== undefined;
-  const due = await rows<{ id: string }>(
-    db.query(
-      `SELECT id FROM seckill_activity
-        WHERE state <> '${ActivityState.STOPPED}' AND ends_at > ? AND starts_at <= ? ${notStarted ? 'AND starts_at > ?' : ''}
-          AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))
-        ORDER BY starts_at LIMIT ${Number(q.limit)}`,
-      [q.now, q.startsBefore, ...(notStarted ? [q.startsAfter] : []), q.from, q.claimed, q.leaseExpired],
-    ),
-  );
-  return due.map((r) => String(r.id));
-}
-
-/** The conditional claim of a warm-up step: true for exactly one origin. */
-export async function claimWarmupStep(
-  db: Db,
-  activityId: string,
-  from: WarmupStatus,
-  to: WarmupStatus,
-  leaseExpired: Date,
-): Promise<boolean> {
-  const claimed = await affected(
-    db.query(
-      `UPDATE seckill_activity SET warmup_status = ?, warmup_claimed_at = ?
-          WHERE id = ? AND (warmup_status = ? OR (warmup_status = ? AND warmup_claimed_at < ?))`,
-      [to, new Date(), activityId, from, to, leaseExpired],
-    ),
-  );
-  return claimed === 1;
-}
-
-/** verifying → verified | mismatch. */
-export async function finishWarmupVerification(
-  db: Db,
-  activityId: string,
-  status: typeof WarmupStatus.VERIFIED | typeof WarmupStatus.MISMATCH,
-): Promise<void> {
-  await db.query(
-    `UPDATE seckill_activity SET warmup_status = ? WHERE id = ? AND warmup_status = '${WarmupStatus.VERIFYING}'`,
-    [status, activityId],
-  );
-}
-
-/** pending | warming → warmed (a warm-up ran, scheduled or by hand). */
-export async function markWarmed(db: Db, activityId: string): Promise<void> {
-  await db.execute(
-    `UPDATE seckill_activity SET warmup_status = '${WarmupStatus.WARMED}' WHERE id = ? AND warmup_status IN ('${WarmupStatus.PENDING}', '${WarmupStatus.WARMING}')`,
-    [activityId],
-  );
 }
 
 /** The sale's SKU and Redis bucket count (the catalog's entry). */

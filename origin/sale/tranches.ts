@@ -24,7 +24,8 @@ import {
   type ReleaseRow,
 } from './tranche-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
-import { ActivityState, requireActivity } from './sale-store.js';
+import { ActivityState } from './sale-status.js';
+import { requireActivity } from './sale-store.js';
 
 /** A release's field in Redis's `tranches` hash (each bucket's share of it, added once). */
 export const trancheId = (releaseId: string | number) => `release:${releaseId}`;

@@ -17,13 +17,8 @@
 import { setState, warmup, type ActivityOperationsDeps } from './operations.js';
 import { verifyWarmup, type WarmupCheckDeps, type WarmupVerification } from './warmup-check.js';
 import type { OriginContext } from '../context.js';
-import {
-  ActivityState,
-  claimWarmupStep,
-  finishWarmupVerification,
-  salesDueForWarmup,
-  WarmupStatus,
-} from './sale-store.js';
+import { ActivityState, WarmupStatus } from './sale-status.js';
+import { claimWarmupStep, finishWarmupVerification, salesDueForWarmup } from './warmup-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
 
 /** What this module uses of the origin's context. */
