@@ -19,7 +19,7 @@
 import { createHmac } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
-import { createActivity, warmup } from '../origin/sale/operations.js';
+import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
 import { createOriginContext } from '../origin/context.js';
 import { createLogger } from '../origin/platform/logger.js';
@@ -100,12 +100,27 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     LOG_LEVEL: 'warn',
   });
   const ctx = await createOriginContext(config, log);
+  const operations: ActivityOperationsDeps = {
+    db: ctx.db,
+    log: ctx.log,
+    metrics: ctx.metrics,
+    config: ctx.config,
+    catalog: ctx.catalog,
+    publisher: ctx.publisher,
+    stockWatch: ctx.stockWatch,
+    sales: ctx.stock.sales,
+    access: ctx.stock.access,
+    replication: ctx.stock.replication,
+  };
   const redis = new Redis(REDIS_URL);
   const activityId = String(Date.now());
   const skuId = '1';
   try {
-    await createActivity(ctx, lotterySale({ activityId, skuId, title: 'draw bench', units: UNITS, stockBuckets: 1 }));
-    await warmup(ctx, activityId);
+    await createActivity(
+      operations,
+      lotterySale({ activityId, skuId, title: 'draw bench', units: UNITS, stockBuckets: 1 }),
+    );
+    await warmup(operations, activityId);
     const keys = activityKeys(activityId, skuId);
     for (let i = 0; i < N; i += 10_000) {
       const fields: string[] = [];

@@ -9,7 +9,7 @@
  *   npx tsx bench/lottery.ts [--entrants 1000000] [--units 1000] [--concurrency 64] [--buckets 1]
  */
 import { Redis } from 'ioredis';
-import { createActivity, warmup } from '../origin/sale/operations.js';
+import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
 import { createOriginContext } from '../origin/context.js';
 import { createLogger } from '../origin/platform/logger.js';
@@ -36,16 +36,28 @@ const ctx = await createOriginContext(
   loadConfig({ ...BENCH_SECRETS, MYSQL_URL: db.url, REDIS_URL, REDIS_COMMAND_TIMEOUT_MS: '2000', LOG_LEVEL: 'warn' }),
   log,
 );
+const operations: ActivityOperationsDeps = {
+  db: ctx.db,
+  log: ctx.log,
+  metrics: ctx.metrics,
+  config: ctx.config,
+  catalog: ctx.catalog,
+  publisher: ctx.publisher,
+  stockWatch: ctx.stockWatch,
+  sales: ctx.stock.sales,
+  access: ctx.stock.access,
+  replication: ctx.stock.replication,
+};
 const redis = new Redis(REDIS_URL);
 const activityId = String(Date.now());
 const skuId = '1';
 const sale = { activityId, skuId, buckets: BUCKETS };
 try {
   await createActivity(
-    ctx,
+    operations,
     lotterySale({ activityId, skuId, title: 'lottery bench', units: UNITS, stockBuckets: BUCKETS }),
   );
-  await warmup(ctx, activityId);
+  await warmup(operations, activityId);
 
   // ── Entries ──
   const memBefore = await usedMemory(redis);

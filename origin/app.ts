@@ -31,8 +31,41 @@ export function createApp(ctx: OriginContext) {
   // Before the other /admin routes: the console's static shell answers before their token check.
   app.get('/admin/console', (c) => c.redirect('/admin/console/', 301));
   app.route('/admin/console/', consoleRoutes(ctx));
-  app.route('/admin', adminRoutes(ctx));
-  app.route('/admin', lifecycleAdminRoutes(ctx));
+  app.route(
+    '/admin',
+    adminRoutes({
+      db: ctx.db,
+      log: ctx.log,
+      metrics: ctx.metrics,
+      config: ctx.config,
+      catalog: ctx.catalog,
+      publisher: ctx.publisher,
+      stockWatch: ctx.stockWatch,
+      sales: ctx.stock.sales,
+      access: ctx.stock.access,
+      registry: ctx.stock.registry,
+      replication: ctx.stock.replication,
+      stock: ctx.stock, // the reconciliation's reads (recovery/reconcile.ts)
+    }),
+  );
+  app.route(
+    '/admin',
+    lifecycleAdminRoutes({
+      db: ctx.db,
+      log: ctx.log,
+      metrics: ctx.metrics,
+      config: ctx.config,
+      catalog: ctx.catalog,
+      publisher: ctx.publisher,
+      stockWatch: ctx.stockWatch,
+      sales: ctx.stock.sales,
+      access: ctx.stock.access,
+      registry: ctx.stock.registry,
+      streams: ctx.stock.streams,
+      replication: ctx.stock.replication,
+      stock: ctx.stock, // the reconciliation's reads (recovery/reconcile.ts)
+    }),
+  );
   app.route('/admin', orderEventRoutes(ctx));
   app.route('/payments', paymentRoutes(ctx));
   if (ctx.config.METRICS_PORT === undefined) app.route('/', opsRoutes(ctx));

@@ -72,8 +72,27 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           reconciliation: new ReconcileJob(ctx),
           orderEvents: orderEventWorkerFor(ctx, () => settlement?.busyWithin(config.ORDER_EVENTS_POLL_MS) ?? false),
           draws: new DrawJob(ctx),
-          warmups: new WarmupJob(ctx),
-          releases: new ReleaseJob(ctx),
+          warmups: new WarmupJob({
+            db: ctx.db,
+            log: ctx.log,
+            metrics: ctx.metrics,
+            config: ctx.config,
+            catalog: ctx.catalog,
+            publisher: ctx.publisher,
+            stockWatch: ctx.stockWatch,
+            sales: ctx.stock.sales,
+            access: ctx.stock.access,
+            replication: ctx.stock.replication,
+            stock: ctx.stock, // the reconciliation's reads (recovery/reconcile.ts)
+          }),
+          releases: new ReleaseJob({
+            db: ctx.db,
+            log: ctx.log,
+            config: ctx.config,
+            catalog: ctx.catalog,
+            sales: ctx.stock.sales,
+            publisher: ctx.publisher,
+          }),
         }
       : null;
   if (lifecycle) {
@@ -104,7 +123,10 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
       : null;
   liveList?.start();
   // Deny-list changes the edge did not confirm are pushed again (docs/design.md §10: in force within 1 s).
-  const denyPush = config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL ? new DenyPushJob(ctx) : null;
+  const denyPush =
+    config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL
+      ? new DenyPushJob({ db: ctx.db, log: ctx.log, config: ctx.config })
+      : null;
   denyPush?.start();
   const failoverWatch = new FailoverWatch(ctx, config.ORIGIN_ROLE !== 'http');
   failoverWatch.start();

@@ -11,14 +11,32 @@
  * not confirm (`pushed_revision < revision`) is pushed again by DenyPushJob every
  * DENY_PUSH_RETRY_MS, so a lost push never leaves a user denied or allowed by mistake.
  */
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { Db } from '../platform/db/pool.js';
 import { signedPut, type PushOptions } from '../platform/edge-push.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
 import { PeriodicJob } from '../platform/periodic.js';
 import { deniedUserIds, markDenyPushed, unpushedDenyChanges, writeDenied, type DenyEntry } from './deny-store.js';
-import { applyDenyToSales } from './sale-rules.js';
+import { applyDenyToSales, type SaleRulesDeps } from './sale-rules.js';
 
-/** What this module uses of the origin's context. */
-export type DenyListDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'stock'>;
+/** Pushing changes to the edge and recording what it confirmed. */
+export interface DenyPushDeps {
+  db: Db;
+  log: Logger;
+  config: Pick<OriginConfig, 'EDGE_URL' | 'EDGE_ORIGIN_SECRET' | 'EDGE_PUSH_TIMEOUT_MS'>;
+}
+
+/** An operator's change: MySQL, every sale's buckets in Redis (sale-rules.ts), then the edge. */
+export type DenyListDeps = SaleRulesDeps &
+  DenyPushDeps & {
+    metrics: Pick<Metrics, 'adminChanges'>;
+  };
+
+/** The retry job: DenyPushDeps, how often, and how many changes per push. */
+export interface DenyPushJobDeps extends DenyPushDeps {
+  config: DenyPushDeps['config'] & Pick<OriginConfig, 'DENY_PUSH_RETRY_MS' | 'DENY_PUSH_BATCH'>;
+}
 
 /** One entry of a push: the row's state and its revision (the edge keeps the newest it was told). */
 export type { DenyEntry };
@@ -32,49 +50,49 @@ export function createDenyPush(opts: PushOptions): DenyPush {
     signedPut(opts, '/internal/deny', JSON.stringify({ users: entries }), { denyEntries: entries.length });
 }
 
-function pushOf(ctx: DenyListDeps): DenyPush {
+function pushOf(deps: DenyPushDeps): DenyPush {
   return createDenyPush({
-    edgeUrl: ctx.config.EDGE_URL,
-    secret: ctx.config.EDGE_ORIGIN_SECRET,
-    timeoutMs: ctx.config.EDGE_PUSH_TIMEOUT_MS,
-    log: ctx.log,
+    edgeUrl: deps.config.EDGE_URL,
+    secret: deps.config.EDGE_ORIGIN_SECRET,
+    timeoutMs: deps.config.EDGE_PUSH_TIMEOUT_MS,
+    log: deps.log,
   });
 }
 
 /** Denies or lifts; answers whether the edge confirmed it (else DenyPushJob keeps trying). */
-export async function setDenied(ctx: DenyListDeps, userId: string, denied: boolean, actor: string) {
-  const entry = await writeDenied(ctx.db, userId, denied, actor);
+export async function setDenied(deps: DenyListDeps, userId: string, denied: boolean, actor: string) {
+  const entry = await writeDenied(deps.db, userId, denied, actor);
   // In force at the origin before the answer (every decision after it obeys), then at the edge.
-  const sales = await applyDenyToSales(ctx, entry);
-  ctx.log.info(
+  const sales = await applyDenyToSales(deps, entry);
+  deps.log.info(
     { userId, actor, change: { denied }, revision: entry.revision, sales },
     denied ? 'user denied' : 'user allowed again',
   );
-  ctx.metrics.adminChanges.inc({ setting: denied ? 'deny' : 'allow' });
-  const atEdge = await confirmPushed(ctx, [entry]);
+  deps.metrics.adminChanges.inc({ setting: denied ? 'deny' : 'allow' });
+  const atEdge = await confirmPushed(deps, [entry]);
   return { userId, denied, atEdge };
 }
 
-async function confirmPushed(ctx: DenyListDeps, rows: DenyRow[]): Promise<boolean> {
-  if (!ctx.config.EDGE_URL || rows.length === 0) return false;
-  const ok = await pushOf(ctx)(rows);
+async function confirmPushed(deps: DenyPushDeps, rows: DenyRow[]): Promise<boolean> {
+  if (!deps.config.EDGE_URL || rows.length === 0) return false;
+  const ok = await pushOf(deps)(rows);
   if (!ok) return false;
   // Only the revision that was pushed counts: a newer change in between is pushed again.
-  for (const r of rows) await markDenyPushed(ctx.db, r.userId, r.revision);
+  for (const r of rows) await markDenyPushed(deps.db, r.userId, r.revision);
   return true;
 }
 
 /** Pushes deny-list changes the edge has not confirmed. */
 export class DenyPushJob extends PeriodicJob {
-  constructor(private readonly ctx: DenyListDeps) {
-    super('deny-push', ctx.config.DENY_PUSH_RETRY_MS, ctx.log);
+  constructor(private readonly deps: DenyPushJobDeps) {
+    super('deny-push', deps.config.DENY_PUSH_RETRY_MS, deps.log);
   }
 
   async round(): Promise<boolean> {
-    if (!this.ctx.config.EDGE_URL) return false;
-    const batch = this.ctx.config.DENY_PUSH_BATCH;
-    const entries: DenyRow[] = await unpushedDenyChanges(this.ctx.db, batch);
-    const pushed = await confirmPushed(this.ctx, entries);
+    if (!this.deps.config.EDGE_URL) return false;
+    const batch = this.deps.config.DENY_PUSH_BATCH;
+    const entries: DenyRow[] = await unpushedDenyChanges(this.deps.db, batch);
+    const pushed = await confirmPushed(this.deps, entries);
     return pushed && entries.length === batch;
   }
 }

@@ -29,13 +29,27 @@
  */
 import type { Eligibility } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { Db } from '../platform/db/pool.js';
+import type { SaleAccess } from '../redis/sale-access.js';
+import type { SaleRegistry } from '../redis/sale-registry.js';
+import type { ActivityCatalog } from '../sale/catalog.js';
 import { denyPage } from './deny-store.js';
 import { knownActivityIds, liveActivityIds } from '../sale/sale-store.js';
 import type { DenyRevision, Sale } from '../redis/stock-store.js';
 
-/** What this module uses of the origin's context. */
-export type SaleRulesDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'stock'>;
+/** Loading the rules into one sale: the deny list from MySQL, both into its buckets. */
+export interface SaleRulesLoadDeps {
+  db: Db;
+  access: SaleAccess;
+}
+
+/** A deny-list change into every sale that can still decide: MySQL's live sales and Redis's warmed ones. */
+export interface SaleRulesDeps extends SaleRulesLoadDeps {
+  catalog: Pick<ActivityCatalog, 'resolve'>;
+  registry: SaleRegistry;
+  config: Pick<OriginConfig, 'EDGE_LIVE_AFTER_END_SECONDS'>;
+}
 
 /** The rule as the config hash holds it: JSON, or "" for everyone. */
 export function eligibilityField(rule: Eligibility | null | undefined): string {
@@ -49,17 +63,13 @@ const LOAD_PAGE = 10_000;
  * Before a sale becomes warm (warm-up, recover): the whole deny list into its buckets, and its
  * eligibility rule where no PATCH wrote one yet.
  */
-export async function loadSaleRules(
-  ctx: Pick<SaleRulesDeps, 'db' | 'stock'>,
-  sale: Sale,
-  rule: Eligibility | null | undefined,
-) {
-  await ctx.stock.access.setEligibility(sale, eligibilityField(rule), true);
+export async function loadSaleRules(deps: SaleRulesLoadDeps, sale: Sale, rule: Eligibility | null | undefined) {
+  await deps.access.setEligibility(sale, eligibilityField(rule), true);
   let after = '0'; // user ids are positive BIGINTs
   for (;;) {
-    const page = await denyPage(ctx.db, after, LOAD_PAGE);
+    const page = await denyPage(deps.db, after, LOAD_PAGE);
     if (page.length === 0) return;
-    await ctx.stock.access.applyDeny(sale, page);
+    await deps.access.applyDeny(sale, page);
     if (page.length < LOAD_PAGE) return;
     after = page[page.length - 1]!.userId;
   }
@@ -70,19 +80,19 @@ export async function loadSaleRules(
  * A Redis failure answers 503: MySQL holds the change, the edge is told anyway, and repeating the
  * call (a new revision) writes it again.
  */
-export async function applyDenyToSales(ctx: SaleRulesDeps, entry: DenyRevision): Promise<number> {
-  const live = await liveActivityIds(ctx.db, ctx.config.EDGE_LIVE_AFTER_END_SECONDS);
+export async function applyDenyToSales(deps: SaleRulesDeps, entry: DenyRevision): Promise<number> {
+  const live = await liveActivityIds(deps.db, deps.config.EDGE_LIVE_AFTER_END_SECONDS);
   try {
     // Warmed sales (the registry) that MySQL no longer counts live still decide dead-letter retries.
-    const warmed = await ctx.stock.registry.warmedSales();
+    const warmed = await deps.registry.warmedSales();
     const ours = await knownActivities(
-      ctx,
+      deps.db,
       warmed.map((s) => s.activityId),
     );
     const sales = new Map<string, Sale>();
     for (const sale of warmed) if (ours.has(sale.activityId)) sales.set(sale.activityId, sale);
-    for (const id of live) if (!sales.has(id)) sales.set(id, await ctx.catalog.resolve(id));
-    await Promise.all([...sales.values()].map((sale) => ctx.stock.access.applyDeny(sale, [entry])));
+    for (const id of live) if (!sales.has(id)) sales.set(id, await deps.catalog.resolve(id));
+    await Promise.all([...sales.values()].map((sale) => deps.access.applyDeny(sale, [entry])));
     return sales.size;
   } catch (err) {
     if (err instanceof ContractError) throw err;
@@ -98,7 +108,7 @@ export async function applyDenyToSales(ctx: SaleRulesDeps, entry: DenyRevision):
  * Which of these ids are activities of this database: a registry entry of another deployment
  * sharing the Redis without a key prefix (tests do) is not ours to write into.
  */
-async function knownActivities(ctx: Pick<SaleRulesDeps, 'db'>, ids: string[]): Promise<Set<string>> {
+async function knownActivities(db: Db, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  return knownActivityIds(ctx.db, ids);
+  return knownActivityIds(db, ids);
 }

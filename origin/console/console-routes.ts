@@ -76,10 +76,24 @@ export function consoleRoutes(ctx: OriginContext) {
 
   app.get('/api/sales/:id/live', idParam(), async (c) => c.json(await liveView(ctx, loop, c.req.valid('param').id)));
 
-  app.get('/api/sales/:id/report', idParam(), async (c) => c.json(await saleReport(ctx, c.req.valid('param').id)));
+  app.get('/api/sales/:id/report', idParam(), async (c) =>
+    c.json(await saleReport({ db: ctx.db, stock: ctx.stock, config: ctx.config }, c.req.valid('param').id)),
+  );
 
   app.get('/api/sales/:id/cleanup-checklist', idParam(), async (c) =>
-    c.json(await cleanupChecklist(ctx, c.req.valid('param').id)),
+    c.json(
+      await cleanupChecklist(
+        {
+          db: ctx.db,
+          stock: ctx.stock,
+          config: ctx.config,
+          streams: ctx.stock.streams,
+          registry: ctx.stock.registry,
+          soldOut: ctx.soldOut,
+        },
+        c.req.valid('param').id,
+      ),
+    ),
   );
 
   // The create form's check, by the very schema `POST /admin/activities` parses with: every issue

@@ -191,7 +191,10 @@ export class FailoverWatch extends PeriodicJob {
 
   /** The replica rule on this round's reading: gauges, public state, one log line per change. */
   private async watchReplicas(activityId: string, w: Watched): Promise<void> {
-    const layout = await readReplicaLayout(this.ctx, w.sale);
+    const layout = await readReplicaLayout(
+      { sales: this.ctx.stock.sales, replication: this.ctx.stock.replication, config: this.ctx.config },
+      w.sale,
+    );
     recordLayout(this.ctx.metrics, activityId, layout);
     const stranded = layout.shortNow.reduce((sum, b) => sum + layout.buckets[b]!.units, 0);
     // Units nobody can buy leave the units left (and may make the sale show paused): tell the edge.

@@ -109,7 +109,7 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
 
   const { stock, holders, released, refilled, tranches, restore } = plan;
   // A Redis that lost the sale lost its rules too: back before the script makes it warm again.
-  await loadSaleRules(ctx, sale, record.config.eligibility);
+  await loadSaleRules({ db: ctx.db, access: ctx.stock.access }, sale, record.config.eligibility);
   const rebuilt = await ctx.stock.recovery.recover(sale, {
     stock,
     state: record.state,

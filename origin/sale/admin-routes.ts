@@ -3,14 +3,16 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { publicState, type ActivitySnapshot } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import { z } from 'zod';
-import { setDenied } from '../access/deny-list.js';
-import { changeActivity, createActivity, warmup } from './operations.js';
+import { setDenied, type DenyListDeps } from '../access/deny-list.js';
+import { changeActivity, createActivity, warmup, type ActivityOperationsDeps } from './operations.js';
 import { createActivitySchema, patchActivitySchema } from './sale-store.js';
-import { releaseUnits } from './tranches.js';
-import { verifyWarmup } from './warmup-check.js';
-import type { OriginContext } from '../context.js';
-import { raiseMismatch, reconcile } from '../recovery/reconcile.js';
+import { releaseUnits, type TrancheDeps } from './tranches.js';
+import { verifyWarmup, type WarmupCheckDeps } from './warmup-check.js';
+import { raiseMismatch, reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
+import type { OriginConfig } from '../platform/config.js';
 import { adminToken } from '../platform/http/middleware.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
 import type { OriginEnv } from '../platform/http/types.js';
 import { idParam, jsonBody } from '../platform/http/validate.js';
 
@@ -62,17 +64,32 @@ function acceptReplicaRisk(value: string | undefined): boolean {
 
 const releaseSchema = z.object({ units: z.number().int().min(1).max(100_000_000) }).strict();
 
-export function adminRoutes(ctx: OriginContext) {
+/**
+ * What the admin routes hand on: each route's service (operations, tranches, warm-up check, deny
+ * list, reconciliation with its alert), and the operators whose tokens open them.
+ */
+export type AdminRouteDeps = ActivityOperationsDeps &
+  TrancheDeps &
+  WarmupCheckDeps &
+  DenyListDeps &
+  ReconcileDeps & {
+    /** The reconciliation's mismatch gauge and alert line (raiseMismatch). */
+    log: Logger;
+    metrics: Metrics;
+    config: Pick<OriginConfig, 'ADMIN_OPERATORS'>;
+  };
+
+export function adminRoutes(deps: AdminRouteDeps) {
   const app = new Hono<OriginEnv>();
-  app.use('*', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
+  app.use('*', adminToken({ operators: deps.config.ADMIN_OPERATORS }));
 
   app.post('/activities', jsonBody(createActivitySchema), async (c) => {
-    const snapshot = await createActivity(ctx, c.req.valid('json'));
+    const snapshot = await createActivity(deps, c.req.valid('json'));
     return c.json(withPublicState(snapshot ?? {}, snapshot), 201);
   });
 
   app.get('/activities/:id', idParam(), async (c) => {
-    const snapshot = await ctx.snapshot(c.req.valid('param').id);
+    const snapshot = await deps.publisher.snapshot(c.req.valid('param').id);
     if (!snapshot) throw new ContractError('not_found', 'no such activity');
     return c.json(withPublicState(snapshot, snapshot));
   });
@@ -83,17 +100,17 @@ export function adminRoutes(ctx: OriginContext) {
       acceptReplicaRisk: acceptReplicaRisk(c.req.query('acceptReplicaRisk')),
       actor: c.req.valid('header').actor,
     };
-    const { loaded: _loaded, ...result } = await warmup(ctx, activityId, override);
-    return c.json(withPublicState(result, await ctx.snapshot(activityId)));
+    const { loaded: _loaded, ...result } = await warmup(deps, activityId, override);
+    return c.json(withPublicState(result, await deps.publisher.snapshot(activityId)));
   });
 
   app.get('/activities/:id/warmup', idParam(), async (c) => {
-    return c.json(await verifyWarmup(ctx, c.req.valid('param').id));
+    return c.json(await verifyWarmup(deps, c.req.valid('param').id));
   });
 
   app.patch('/activities/:id', idParam(), adminActor(), jsonBody(patchActivitySchema), async (c) => {
     const activityId = c.req.valid('param').id;
-    const snapshot = await changeActivity(ctx, activityId, c.req.valid('json'), c.req.valid('header').actor, {
+    const snapshot = await changeActivity(deps, activityId, c.req.valid('json'), c.req.valid('header').actor, {
       acceptReplicaRisk: acceptReplicaRisk(c.req.query('acceptReplicaRisk')),
     });
     return c.json(withPublicState(snapshot ?? {}, snapshot));
@@ -101,20 +118,20 @@ export function adminRoutes(ctx: OriginContext) {
 
   app.post('/activities/:id/releases', idParam(), adminActor(), jsonBody(releaseSchema), async (c) => {
     const activityId = c.req.valid('param').id;
-    return c.json(await releaseUnits(ctx, activityId, c.req.valid('json').units, c.req.valid('header').actor));
+    return c.json(await releaseUnits(deps, activityId, c.req.valid('json').units, c.req.valid('header').actor));
   });
 
   app.put('/deny/:userId', idParam('userId', 'user id'), adminActor(), async (c) => {
-    return c.json(await setDenied(ctx, c.req.valid('param').userId, true, c.req.valid('header').actor));
+    return c.json(await setDenied(deps, c.req.valid('param').userId, true, c.req.valid('header').actor));
   });
 
   app.delete('/deny/:userId', idParam('userId', 'user id'), adminActor(), async (c) => {
-    return c.json(await setDenied(ctx, c.req.valid('param').userId, false, c.req.valid('header').actor));
+    return c.json(await setDenied(deps, c.req.valid('param').userId, false, c.req.valid('header').actor));
   });
 
   app.get('/activities/:id/reconciliation', idParam(), async (c) => {
-    const rec = await reconcile(ctx, c.req.valid('param').id);
-    raiseMismatch(ctx, rec);
+    const rec = await reconcile(deps, c.req.valid('param').id);
+    raiseMismatch(deps, rec);
     return c.json(rec);
   });
 

@@ -6,12 +6,22 @@
  */
 import { ActivityState } from './sale-status.js';
 import { requireActivity, saleOf } from './sale-store.js';
-import type { OriginContext } from '../context.js';
 import { openOrderWork } from '../orders/open-work.js';
-import { reconcile } from '../recovery/reconcile.js';
-import { edgeActivity } from '../watch/edge-view.js';
+import type { Db } from '../platform/db/pool.js';
+import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
+import type { SaleRegistry } from '../redis/sale-registry.js';
+import type { SaleStreams } from '../redis/sale-streams.js';
+import type { SoldOutFlags } from '../reservation/sold-out.js';
+import { edgeActivity, type EdgeViewDeps } from '../watch/edge-view.js';
 
-export type CleanupChecklistDeps = Pick<OriginContext, 'config' | 'db' | 'soldOut' | 'stock'>;
+/** Each item's source: MySQL, the reconciliation, the sale's Streams and registry entry, the flag, the edge. */
+export type CleanupChecklistDeps = ReconcileDeps &
+  EdgeViewDeps & {
+    db: Db;
+    streams: SaleStreams;
+    registry: SaleRegistry;
+    soldOut: Pick<SoldOutFlags, 'has'>;
+  };
 
 export interface ChecklistItem {
   id: 'ended' | 'settled' | 'reconciled' | 'warmup_removed' | 'redis_keys_expire' | 'rate_rules_removed';
@@ -21,23 +31,23 @@ export interface ChecklistItem {
   detail: string;
 }
 
-export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: string) {
-  const record = await requireActivity(ctx.db, activityId);
+export async function cleanupChecklist(deps: CleanupChecklistDeps, activityId: string) {
+  const record = await requireActivity(deps.db, activityId);
   const sale = saleOf(record);
   const ended = record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt);
   const [group, open, rec, registered, ttls, edge] = await Promise.all([
-    ctx.stock.streams.groupInfo(sale),
-    openOrderWork(ctx.db, activityId),
-    reconcile(ctx, activityId),
-    ctx.stock.registry.isRegistered(activityId),
-    ctx.stock.registry.keyTtls(sale),
-    edgeActivity(ctx, activityId),
+    deps.streams.groupInfo(sale),
+    openOrderWork(deps.db, activityId),
+    reconcile(deps, activityId),
+    deps.registry.isRegistered(activityId),
+    deps.registry.keyTtls(sale),
+    edgeActivity(deps, activityId),
   ]);
   const pending = group?.pending ?? 0;
   const lag = group?.lag ?? 0;
   const outbox = Number(open!.outbox);
   const unpaid = Number(open!.pending);
-  const soldOutFlag = ctx.soldOut.has(activityId);
+  const soldOutFlag = deps.soldOut.has(activityId);
   const lasting = ttls.filter((k) => k.ttlMs < 0);
   const longest = Math.max(0, ...ttls.map((k) => k.ttlMs));
   const failing = rec.checks.filter((c) => !c.ok).map((c) => c.name);

@@ -9,43 +9,48 @@ import { ContractError } from '../../contract/errors.js';
 import { setState, type ActivityOperationsDeps } from './operations.js';
 import { ActivityState } from './sale-status.js';
 import { requireActivity, saleOf } from './sale-store.js';
-import type { OriginContext } from '../context.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
 import { openOrderWork } from '../orders/open-work.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { SaleRegistry } from '../redis/sale-registry.js';
+import type { SaleStreams } from '../redis/sale-streams.js';
 
-/** What this module uses of the origin's context. */
+/** The stop (operations.ts), the reconciliation, the sale's Streams and registry entry, the retention. */
 export type CleanupDeps = ActivityOperationsDeps &
-  ReconcileDeps &
-  Pick<OriginContext, 'config' | 'db' | 'log' | 'publisher' | 'stock'>;
+  ReconcileDeps & {
+    streams: SaleStreams;
+    registry: SaleRegistry;
+    config: Pick<OriginConfig, 'CLEANUP_RETENTION_SECONDS'>;
+  };
 
-export async function cleanup(ctx: CleanupDeps, activityId: string) {
-  const record = await requireActivity(ctx.db, activityId);
+export async function cleanup(deps: CleanupDeps, activityId: string) {
+  const record = await requireActivity(deps.db, activityId);
   const ended = record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt);
   if (!ended) throw new ContractError('conflict', 'the sale has not ended: stop it or wait for its end first');
   const sale = saleOf(record);
 
-  const info = await ctx.stock.streams.groupInfo(sale);
+  const info = await deps.streams.groupInfo(sale);
   if (info && (info.pending > 0 || info.lag > 0))
     throw new ContractError(
       'conflict',
       `settlement is not finished: ${info.pending} Stream entries pending, ${info.lag} not yet delivered`,
     );
-  const open = await openOrderWork(ctx.db, activityId);
+  const open = await openOrderWork(deps.db, activityId);
   if (Number(open.outbox) > 0)
     throw new ContractError('conflict', `${open.outbox} refills are not yet applied to Redis (outbox)`);
   if (Number(open.pending) > 0)
     throw new ContractError('conflict', `${open.pending} orders still wait for payment or timeout`);
-  const rec = await reconcile(ctx, activityId);
+  const rec = await reconcile(deps, activityId);
   if (!rec.ok) {
     const failing = rec.checks.filter((c) => !c.ok).map((c) => c.name);
     throw new ContractError('conflict', `reconciliation is not clean: ${failing.join(', ')}`);
   }
 
-  if (record.state !== ActivityState.STOPPED) await setState(ctx, activityId, ActivityState.STOPPED);
-  else await ctx.publisher.publish(activityId);
-  const retention = ctx.config.CLEANUP_RETENTION_SECONDS;
-  await ctx.stock.registry.expire(sale, retention);
-  ctx.publisher.setSoldOut(activityId, false);
-  ctx.log.info({ activityId, retentionSeconds: retention }, 'sale cleaned up');
+  if (record.state !== ActivityState.STOPPED) await setState(deps, activityId, ActivityState.STOPPED);
+  else await deps.publisher.publish(activityId);
+  const retention = deps.config.CLEANUP_RETENTION_SECONDS;
+  await deps.registry.expire(sale, retention);
+  deps.publisher.setSoldOut(activityId, false);
+  deps.log.info({ activityId, retentionSeconds: retention }, 'sale cleaned up');
   return { activityId, state: ActivityState.STOPPED, expiresInSeconds: retention, reconciliation: rec };
 }

@@ -10,8 +10,10 @@
  * alerts on a bucket short now, naming it and the units it holds. With W = 0 nothing waits for
  * replicas and nothing here applies.
  */
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
 import type { Metrics } from '../platform/metrics.js';
+import type { ReplicationWatch } from '../redis/replication-watch.js';
+import type { SaleStock } from '../redis/sale-stock.js';
 import type { PrimaryReplication, Sale } from '../redis/stock-store.js';
 
 export interface BucketReplicas {
@@ -35,7 +37,12 @@ export interface ReplicaLayout {
   acceptedBy: string | null;
 }
 
-export type ReplicaLayoutDeps = Pick<OriginContext, 'stock' | 'config'>;
+/** What reading the layout uses: each bucket's primary and its units in Redis, and the rule's two settings. */
+export interface ReplicaLayoutDeps {
+  sales: SaleStock;
+  replication: ReplicationWatch;
+  config: Pick<OriginConfig, 'REDIS_WAIT_REPLICAS' | 'REDIS_REPLICA_MAX_LAG_SECONDS'>;
+}
 
 export const inSync = (p: PrimaryReplication, maxLagSeconds: number) =>
   p.replicas.filter((r) => r.state === 'online' && r.lag <= maxLagSeconds).length;
@@ -64,21 +71,16 @@ export function layoutOf(
   };
 }
 
-export async function readReplicaLayout(ctx: ReplicaLayoutDeps, sale: Sale): Promise<ReplicaLayout> {
+export async function readReplicaLayout(deps: ReplicaLayoutDeps, sale: Sale): Promise<ReplicaLayout> {
+  const { REDIS_WAIT_REPLICAS: waitReplicas, REDIS_REPLICA_MAX_LAG_SECONDS: maxLagSeconds } = deps.config;
   // Nothing waits for replicas: nothing to read.
-  if (ctx.config.REDIS_WAIT_REPLICAS === 0) return layoutOf(0, [], [], 0, null);
+  if (waitReplicas === 0) return layoutOf(0, [], [], 0, null);
   const [primaries, units, acceptedBy] = await Promise.all([
-    ctx.stock.replication.replication(sale),
-    ctx.stock.sales.bucketStocks(sale),
-    ctx.stock.replication.replicaRiskAcceptedBy(sale),
+    deps.replication.replication(sale),
+    deps.sales.bucketStocks(sale),
+    deps.replication.replicaRiskAcceptedBy(sale),
   ]);
-  return layoutOf(
-    ctx.config.REDIS_WAIT_REPLICAS,
-    primaries,
-    units,
-    ctx.config.REDIS_REPLICA_MAX_LAG_SECONDS,
-    acceptedBy,
-  );
+  return layoutOf(waitReplicas, primaries, units, maxLagSeconds, acceptedBy);
 }
 
 /** The sentence an operator reads (warm-up answer, verification, alert lines). */

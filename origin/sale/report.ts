@@ -2,15 +2,15 @@
 import { notReleased } from './tranches.js';
 import { reconcile, type ReconcileDeps, type Reconciliation } from '../recovery/reconcile.js';
 import { OrderStatus } from '../orders/order-status.js';
-import { inConsistentSnapshot } from '../platform/db/pool.js';
+import { inConsistentSnapshot, type Db } from '../platform/db/pool.js';
 import { orderCountsByStatus, refundCount } from '../orders/order-store.js';
 import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
 import { deadLetterCountsByStatus } from '../recovery/dead-letter-store.js';
 import { warmupStatusOf } from './warmup-store.js';
 import { refillLogCount } from './stock-row-store.js';
 
-/** The report reads MySQL and, for the reconciliation, the stock store. */
-export type ReportDeps = ReconcileDeps;
+/** The report reads MySQL, and runs the reconciliation. */
+export type ReportDeps = ReconcileDeps & { db: Db };
 
 export interface SaleReport {
   reconciliation: Reconciliation;
@@ -24,17 +24,17 @@ export interface SaleReport {
   warmupStatus: string | null;
 }
 
-export async function saleReport(ctx: ReportDeps, activityId: string): Promise<SaleReport> {
-  const reconciliation = await reconcile(ctx, activityId);
-  const byStatus = await orderCountsByStatus(ctx.db, activityId);
+export async function saleReport(deps: ReportDeps, activityId: string): Promise<SaleReport> {
+  const reconciliation = await reconcile(deps, activityId);
+  const byStatus = await orderCountsByStatus(deps.db, activityId);
   // One snapshot, as the one statement this was: a refill logged and queued together counts in both.
-  const refills = await inConsistentSnapshot(ctx.db, async (tx) => ({
+  const refills = await inConsistentSnapshot(deps.db, async (tx) => ({
     logged: await refillLogCount(tx, activityId),
     applied: await refillCount(tx, activityId, OutboxStatus.DONE),
     pending: await refillCount(tx, activityId, OutboxStatus.PENDING),
     refunds: await refundCount(tx, activityId),
   }));
-  const deadLetters = await deadLetterCountsByStatus(ctx.db, activityId);
+  const deadLetters = await deadLetterCountsByStatus(deps.db, activityId);
   const orders = {
     pending: byStatus.get(OrderStatus.PENDING) ?? 0,
     paid: byStatus.get(OrderStatus.PAID) ?? 0,
@@ -42,14 +42,14 @@ export async function saleReport(ctx: ReportDeps, activityId: string): Promise<S
     total: 0,
   };
   orders.total = orders.pending + orders.paid + orders.timeout;
-  const warmupStatus = await warmupStatusOf(ctx.db, activityId);
+  const warmupStatus = await warmupStatusOf(deps.db, activityId);
   return {
     reconciliation,
     orders,
     refills: { logged: Number(refills.logged), applied: Number(refills.applied), pending: Number(refills.pending) },
     deadLetters,
     refundsNeeded: Number(refills.refunds),
-    tranches: await notReleased(ctx.db, activityId),
+    tranches: await notReleased(deps.db, activityId),
     warmupStatus,
   };
 }

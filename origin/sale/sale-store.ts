@@ -35,11 +35,11 @@ const ISO_HINT = 'must be an ISO-8601 date-time with a zone, e.g. 2026-12-01T10:
 const instant = () => z.iso.datetime({ offset: true, error: ISO_HINT });
 
 /** Operators create sales ahead of time; a window already over can only be a mistake. */
-const validWindow = (a: { startsAt: string; endsAt: string }, ctx: z.RefinementCtx) => {
+const validWindow = (a: { startsAt: string; endsAt: string }, refinement: z.RefinementCtx) => {
   if (Date.parse(a.endsAt) <= Date.parse(a.startsAt))
-    ctx.addIssue({ code: 'custom', message: 'endsAt must be after startsAt', path: ['endsAt'] });
+    refinement.addIssue({ code: 'custom', message: 'endsAt must be after startsAt', path: ['endsAt'] });
   else if (Date.parse(a.endsAt) <= Date.now())
-    ctx.addIssue({
+    refinement.addIssue({
       code: 'custom',
       message: 'endsAt is in the past: this sale would have ended already',
       path: ['endsAt'],

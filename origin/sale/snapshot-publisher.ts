@@ -7,7 +7,6 @@
 import type { ActivitySnapshot } from '../../contract/activity.js';
 import type { Db } from '../platform/db/pool.js';
 import type { EdgePush } from '../platform/edge-push.js';
-import type { FailoverGate } from '../recovery/failover-watch.js';
 import type { ShortBuckets } from './replica-layout.js';
 import type { Logger } from '../platform/logger.js';
 import { findDraw, publicDraw } from '../lottery/draw-store.js';
@@ -21,8 +20,12 @@ export interface SnapshotPublisherDeps {
   soldOut: Pick<SoldOutFlags, 'has' | 'set'>;
   log: Logger;
   pushEdge: EdgePush;
-  /** Sales closed after a Redis failover: the edge shows them paused until recovery reopens them. */
-  failover: Pick<FailoverGate, 'isClosed'>;
+  /**
+   * Sales closed after a Redis failover (recovery/failover-watch.ts, FailoverGate): the edge shows them
+   * paused until recovery reopens them. Stated here, not imported: the failover watch's recovery
+   * imports this feature, and the gate's one question is all the publisher asks.
+   */
+  failover: { isClosed(activityId: string): boolean };
   /** Units in buckets short of replicas: not for sale until an operator acts (sale/replica-layout.ts). */
   shortBuckets: Pick<ShortBuckets, 'unitsOf'>;
 }

@@ -13,8 +13,13 @@
  * crash or a cold Redis left pending (a sale not yet warmed gets its releases right after warm-up).
  */
 import { ContractError } from '../../contract/errors.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
 import { inConsistentSnapshot, inTransaction, type Db } from '../platform/db/pool.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import type { ActivityCatalog } from './catalog.js';
+import type { SnapshotPublisher } from './snapshot-publisher.js';
 import { addReleasedUnits, heldBackOfActivity, lockHeldBack, reduceHeldBack } from './stock-row-store.js';
 import {
   claimReleases,
@@ -30,8 +35,25 @@ import { requireActivity } from './sale-store.js';
 /** A release's field in Redis's `tranches` hash (each bucket's share of it, added once). */
 export const trancheId = (releaseId: string | number) => `release:${releaseId}`;
 
-/** What this module uses of the origin's context. */
-export type TrancheDeps = Pick<OriginContext, 'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'>;
+/** Step 2 of a release: the sale's layout, Redis, MySQL, and the publisher that tells the edge. */
+export interface ReleaseApplyDeps {
+  db: Db;
+  catalog: Pick<ActivityCatalog, 'resolve'>;
+  sales: SaleStock;
+  publisher: Pick<SnapshotPublisher, 'publish' | 'setSoldOut'>;
+}
+
+/** An operator's release (both steps), logged and counted. */
+export interface TrancheDeps extends ReleaseApplyDeps {
+  log: Logger;
+  metrics: Pick<Metrics, 'adminChanges' | 'heldBackUnits'>;
+}
+
+/** The retry job: step 2 of the releases left pending, a batch per poll, each claimed for a lease. */
+export interface ReleaseJobDeps extends ReleaseApplyDeps {
+  log: Logger;
+  config: Pick<OriginConfig, 'OUTBOX_POLL_MS' | 'OUTBOX_BATCH_SIZE' | 'OUTBOX_CLAIM_LEASE_MS'>;
+}
 
 export type { ReleaseRow };
 
@@ -45,15 +67,15 @@ export interface ReleaseAnswer {
 }
 
 export async function releaseUnits(
-  ctx: TrancheDeps,
+  deps: TrancheDeps,
   activityId: string,
   units: number,
   actor: string,
 ): Promise<ReleaseAnswer> {
-  const { config, state } = await requireActivity(ctx.db, activityId);
+  const { config, state } = await requireActivity(deps.db, activityId);
   if (state === ActivityState.STOPPED)
     throw new ContractError('conflict', `activity ${activityId} is stopped; nothing to release`);
-  const { row, heldBack } = await inTransaction(ctx.db, async (tx) => {
+  const { row, heldBack } = await inTransaction(deps.db, async (tx) => {
     const sale = { activityId, skuId: config.skuId };
     const held = await lockHeldBack(tx, sale);
     if (units > held) throw new ContractError('conflict', `only ${held} units are held back; cannot release ${units}`);
@@ -63,28 +85,28 @@ export async function releaseUnits(
     const row: ReleaseRow = { id, activity_id: activityId, sku_id: config.skuId, units };
     return { row, heldBack: held - units };
   });
-  ctx.log.info({ activityId, actor, change: { release: units, heldBack } }, 'activity changed: tranche released');
-  ctx.metrics.adminChanges.inc({ setting: 'release' });
-  ctx.metrics.heldBackUnits.set({ activity: activityId }, heldBack);
-  const applied = await applyRelease(ctx, row).catch((err) => {
-    ctx.log.warn({ activityId, releaseId: row.id, err: (err as Error).message }, 'release waits for Redis');
+  deps.log.info({ activityId, actor, change: { release: units, heldBack } }, 'activity changed: tranche released');
+  deps.metrics.adminChanges.inc({ setting: 'release' });
+  deps.metrics.heldBackUnits.set({ activity: activityId }, heldBack);
+  const applied = await applyRelease(deps, row).catch((err) => {
+    deps.log.warn({ activityId, releaseId: row.id, err: (err as Error).message }, 'release waits for Redis');
     return false;
   });
   return { released: units, heldBack, applied };
 }
 
 /** Step 2: Redis first (idempotent per release id), then MySQL marks it and adds the units, once. */
-export async function applyRelease(ctx: TrancheDeps, row: ReleaseRow): Promise<boolean> {
+export async function applyRelease(deps: ReleaseApplyDeps, row: ReleaseRow): Promise<boolean> {
   const activityId = String(row.activity_id);
-  const sale = await ctx.catalog.resolve(activityId);
-  const result = await ctx.stock.sales.releaseTranche(sale, { releaseId: trancheId(row.id), units: Number(row.units) });
+  const sale = await deps.catalog.resolve(activityId);
+  const result = await deps.sales.releaseTranche(sale, { releaseId: trancheId(row.id), units: Number(row.units) });
   if (result.kind === 'not_warmed') return false;
-  await inTransaction(ctx.db, async (tx) => {
+  await inTransaction(deps.db, async (tx) => {
     const marked = await markReleaseApplied(tx, row.id);
     if (marked === 1) await addReleasedUnits(tx, sale, row.units);
   });
   // Units are back: clear the sold-out flag (a transition publishes), else publish the new figures.
-  if (!ctx.publisher.setSoldOut(activityId, false)) await ctx.publisher.publish(activityId);
+  if (!deps.publisher.setSoldOut(activityId, false)) await deps.publisher.publish(activityId);
   return true;
 }
 
@@ -100,14 +122,14 @@ export async function notReleased(db: Db, activityId: string) {
 
 /** Finishes releases left pending: Redis was down, the origin died, or the sale was not warm yet. */
 export class ReleaseJob extends PeriodicJob {
-  constructor(private readonly ctx: TrancheDeps) {
-    super('releases', ctx.config.OUTBOX_POLL_MS, ctx.log);
+  constructor(private readonly deps: ReleaseJobDeps) {
+    super('releases', deps.config.OUTBOX_POLL_MS, deps.log);
   }
 
   async round(): Promise<boolean> {
-    const { OUTBOX_BATCH_SIZE: batch, OUTBOX_CLAIM_LEASE_MS: leaseMs } = this.ctx.config;
-    const claimed = await inTransaction(this.ctx.db, (tx) => claimReleases(tx, batch, leaseMs));
-    for (const row of claimed) await applyRelease(this.ctx, row);
+    const { OUTBOX_BATCH_SIZE: batch, OUTBOX_CLAIM_LEASE_MS: leaseMs } = this.deps.config;
+    const claimed = await inTransaction(this.deps.db, (tx) => claimReleases(tx, batch, leaseMs));
+    for (const row of claimed) await applyRelease(this.deps, row);
     return false;
   }
 }

@@ -11,13 +11,18 @@
  */
 import { eligibilityField } from '../access/sale-rules.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
-import type { OriginContext } from '../context.js';
-import { reconcile } from '../recovery/reconcile.js';
-import { describeLayout, readReplicaLayout, type ReplicaLayout } from './replica-layout.js';
+import type { Db } from '../platform/db/pool.js';
+import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import { describeLayout, readReplicaLayout, type ReplicaLayout, type ReplicaLayoutDeps } from './replica-layout.js';
 import { requireActivity, saleOf } from './sale-store.js';
 
-/** What this module uses of the origin's context. */
-export type WarmupCheckDeps = Pick<OriginContext, 'config' | 'db' | 'stock'>;
+/** What the check reads: MySQL, the sale's keys in Redis, the reconciliation and the replica layout. */
+export type WarmupCheckDeps = ReconcileDeps &
+  ReplicaLayoutDeps & {
+    db: Db;
+    sales: SaleStock;
+  };
 
 export interface WarmupCheck {
   name: string;
@@ -45,14 +50,14 @@ const check = (name: string, expected: WarmupCheck['expected'], actual: WarmupCh
   ok: expected === actual,
 });
 
-export async function verifyWarmup(ctx: WarmupCheckDeps, activityId: string): Promise<WarmupVerification> {
-  const record = await requireActivity(ctx.db, activityId);
+export async function verifyWarmup(deps: WarmupCheckDeps, activityId: string): Promise<WarmupVerification> {
+  const record = await requireActivity(deps.db, activityId);
   const sale = saleOf(record);
-  const k = ctx.stock.sales.keys(sale);
+  const k = deps.sales.keys(sale);
   const [rec, warm, layout] = await Promise.all([
-    reconcile(ctx, activityId),
-    ctx.stock.sales.warmState(sale),
-    readReplicaLayout(ctx, sale),
+    reconcile(deps, activityId),
+    deps.sales.warmState(sale),
+    readReplicaLayout(deps, sale),
   ]);
   const f = rec.figures;
   const stock = f.redisStock ?? null;

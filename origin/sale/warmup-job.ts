@@ -16,27 +16,38 @@
  */
 import { setState, warmup, type ActivityOperationsDeps } from './operations.js';
 import { verifyWarmup, type WarmupCheckDeps, type WarmupVerification } from './warmup-check.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { Metrics } from '../platform/metrics.js';
 import { ActivityState, WarmupStatus } from './sale-status.js';
 import { claimWarmupStep, finishWarmupVerification, salesDueForWarmup } from './warmup-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
 
-/** What this module uses of the origin's context. */
+/** The warm-up and the check it schedules, its counters, and its timing settings. */
 export type WarmupJobDeps = ActivityOperationsDeps &
-  WarmupCheckDeps &
-  Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+  WarmupCheckDeps & {
+    metrics: Pick<Metrics, 'warmups' | 'warmupMismatches'>;
+    config: Pick<
+      OriginConfig,
+      | 'WARMUP_SCAN_MS'
+      | 'WARMUP_LEAD_SECONDS'
+      | 'WARMUP_VERIFY_SECONDS'
+      | 'WARMUP_CLAIM_LEASE_MS'
+      | 'RECONCILE_CONFIRM_RUNS'
+      | 'RECONCILE_CONFIRM_DELAY_MS'
+    >;
+  };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BATCH = 100;
 
 export class WarmupJob extends PeriodicJob {
-  constructor(private readonly ctx: WarmupJobDeps) {
-    super('warmup', ctx.config.WARMUP_SCAN_MS, ctx.log);
+  constructor(private readonly deps: WarmupJobDeps) {
+    super('warmup', deps.config.WARMUP_SCAN_MS, deps.log);
   }
 
   async round(): Promise<boolean> {
     const now = Date.now();
-    const { WARMUP_LEAD_SECONDS: lead, WARMUP_VERIFY_SECONDS: verify } = this.ctx.config;
+    const { WARMUP_LEAD_SECONDS: lead, WARMUP_VERIFY_SECONDS: verify } = this.deps.config;
     const { PENDING, WARMING, WARMED, VERIFYING } = WarmupStatus;
     for (const activityId of await this.due(PENDING, WARMING, now + lead * 1000, now)) {
       if (await this.claim(activityId, PENDING, WARMING)) await this.warm(activityId);
@@ -49,32 +60,32 @@ export class WarmupJob extends PeriodicJob {
 
   /** Activities in step `from` (or stuck in `claimed` past the lease) starting before `startsBefore`. */
   private async due(from: WarmupStatus, claimed: WarmupStatus, startsBefore: number, now: number, notStarted = false) {
-    return salesDueForWarmup(this.ctx.db, {
+    return salesDueForWarmup(this.deps.db, {
       from,
       claimed,
       now: new Date(now),
       startsBefore: new Date(startsBefore),
       ...(notStarted ? { startsAfter: new Date(now) } : {}),
-      leaseExpired: new Date(now - this.ctx.config.WARMUP_CLAIM_LEASE_MS),
+      leaseExpired: new Date(now - this.deps.config.WARMUP_CLAIM_LEASE_MS),
       limit: BATCH,
     });
   }
 
   /** The conditional claim: true for exactly one origin. */
   private async claim(activityId: string, from: WarmupStatus, to: WarmupStatus): Promise<boolean> {
-    const leaseExpired = new Date(Date.now() - this.ctx.config.WARMUP_CLAIM_LEASE_MS);
-    return claimWarmupStep(this.ctx.db, activityId, from, to, leaseExpired);
+    const leaseExpired = new Date(Date.now() - this.deps.config.WARMUP_CLAIM_LEASE_MS);
+    return claimWarmupStep(this.deps.db, activityId, from, to, leaseExpired);
   }
 
   private async warm(activityId: string): Promise<void> {
     try {
-      const result = await warmup(this.ctx, activityId); // sets warmup_status = 'warmed'
-      this.ctx.metrics.warmups.inc({ outcome: WarmupStatus.WARMED });
-      this.ctx.log.info({ activityId, stock: result.stock, loaded: result.loaded }, 'scheduled warm-up done');
+      const result = await warmup(this.deps, activityId); // sets warmup_status = 'warmed'
+      this.deps.metrics.warmups.inc({ outcome: WarmupStatus.WARMED });
+      this.deps.log.info({ activityId, stock: result.stock, loaded: result.loaded }, 'scheduled warm-up done');
     } catch (err) {
       // Left 'warming': claimed again after the lease.
-      this.ctx.metrics.warmups.inc({ outcome: 'failed' });
-      this.ctx.log.error(
+      this.deps.metrics.warmups.inc({ outcome: 'failed' });
+      this.deps.log.error(
         { activityId, err: (err as Error).message },
         'scheduled warm-up failed; retried after the lease',
       );
@@ -86,27 +97,27 @@ export class WarmupJob extends PeriodicJob {
     try {
       result = await this.confirmed(activityId);
     } catch (err) {
-      this.ctx.metrics.warmups.inc({ outcome: 'failed' });
-      this.ctx.log.error(
+      this.deps.metrics.warmups.inc({ outcome: 'failed' });
+      this.deps.log.error(
         { activityId, err: (err as Error).message },
         'warm-up verification could not run; retried after the lease',
       );
       return;
     }
     const status = result.ok ? WarmupStatus.VERIFIED : WarmupStatus.MISMATCH;
-    await finishWarmupVerification(this.ctx.db, activityId, status);
-    this.ctx.metrics.warmups.inc({ outcome: status });
+    await finishWarmupVerification(this.deps.db, activityId, status);
+    this.deps.metrics.warmups.inc({ outcome: status });
     if (result.ok) {
-      this.ctx.log.info({ activityId }, 'warm-up verified');
+      this.deps.log.info({ activityId }, 'warm-up verified');
       return;
     }
-    this.ctx.metrics.warmupMismatches.inc();
-    this.ctx.log.error(
+    this.deps.metrics.warmupMismatches.inc();
+    this.deps.log.error(
       { alert: 'warmup_mismatch', activityId, failing: result.checks.filter((c) => !c.ok), figures: result.figures },
       'warm-up verification failed: the sale is paused until an operator acts',
     );
-    await setState(this.ctx, activityId, ActivityState.PAUSED, 'warmup-verify').catch((err) =>
-      this.ctx.log.error(
+    await setState(this.deps, activityId, ActivityState.PAUSED, 'warmup-verify').catch((err) =>
+      this.deps.log.error(
         { activityId, err: (err as Error).message },
         'could not pause the sale after a warm-up mismatch',
       ),
@@ -115,11 +126,11 @@ export class WarmupJob extends PeriodicJob {
 
   /** Re-reads a mismatch like the reconciliation job does before it alarms. */
   private async confirmed(activityId: string): Promise<WarmupVerification> {
-    const { RECONCILE_CONFIRM_RUNS: runs, RECONCILE_CONFIRM_DELAY_MS: delay } = this.ctx.config;
-    let result = await verifyWarmup(this.ctx, activityId);
+    const { RECONCILE_CONFIRM_RUNS: runs, RECONCILE_CONFIRM_DELAY_MS: delay } = this.deps.config;
+    let result = await verifyWarmup(this.deps, activityId);
     for (let run = 1; run < runs && !result.ok; run++) {
       await sleep(delay);
-      result = await verifyWarmup(this.ctx, activityId);
+      result = await verifyWarmup(this.deps, activityId);
     }
     return result;
   }

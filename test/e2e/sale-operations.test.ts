@@ -229,7 +229,8 @@ describe('deny list', () => {
       [userId],
     );
     const { DenyPushJob } = await import('../../origin/access/deny-list.js');
-    await new DenyPushJob(stack.origin.origin.ctx).round();
+    const { db, log, config } = stack.origin.origin.ctx;
+    await new DenyPushJob({ db, log, config }).round();
     const [[row]] = (await stack.origin.db.pool.query(
       'SELECT pushed_revision FROM seckill_deny_list WHERE user_id = ?',
       [userId],

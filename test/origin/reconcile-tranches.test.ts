@@ -8,7 +8,13 @@
  * hash stays what the stock holds of tranches.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyRelease, releaseUnits, trancheId, type ReleaseRow } from '../../origin/sale/tranches.js';
+import {
+  applyRelease,
+  releaseUnits,
+  trancheId,
+  type ReleaseRow,
+  type TrancheDeps,
+} from '../../origin/sale/tranches.js';
 import { recover } from '../../origin/recovery/recover.js';
 import { reconcile } from '../../origin/recovery/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
@@ -67,13 +73,18 @@ async function trancheSale(opts: { stock: number; onSale: number; reserved: numb
   return { activityId, skuId, sale };
 }
 
+/** The release service as the origin builds it, on the test origin's parts (`sales`: its Redis). */
+function tranches(sales = t.origin.ctx.stock.sales): TrancheDeps {
+  const { db, log, metrics, catalog, publisher } = t.origin.ctx;
+  return { db, log, metrics, catalog, publisher, sales };
+}
+
 /** Step 1 of a release only (held_back −= units, a pending row): Redis refuses, as when it is down. */
 async function commitRelease(activityId: string, units: number): Promise<ReleaseRow> {
-  const real = t.origin.ctx.stock;
-  const sales = Object.create(real.sales) as typeof real.sales;
-  sales.releaseTranche = () => Promise.reject(new Error('test: Redis down'));
-  const down = Object.assign(Object.create(real) as typeof real, { sales });
-  expect(await releaseUnits({ ...t.origin.ctx, stock: down }, activityId, units, 'test')).toMatchObject({
+  const real = t.origin.ctx.stock.sales;
+  const down = Object.create(real) as typeof real;
+  down.releaseTranche = () => Promise.reject(new Error('test: Redis down'));
+  expect(await releaseUnits(tranches(down), activityId, units, 'test')).toMatchObject({
     applied: false,
   });
   const [rows] = (await t.db.pool.query(
@@ -96,7 +107,7 @@ describe('reconciliation while tranches are released', () => {
       let applied: boolean | undefined;
       const rec = await reconcile(
         readingRedisThen(t, async () => {
-          applied ??= await applyRelease(t.origin.ctx, row);
+          applied ??= await applyRelease(tranches(), row);
         }),
         activityId,
       );
@@ -123,7 +134,7 @@ describe('reconciliation while tranches are released', () => {
     const rec = await reconcile(t.origin.ctx, activityId);
     expect(failingChecks(rec)).toEqual([]);
     expect(rec.figures).toMatchObject({ available: 20, pendingReleases: 12, redisStock: 27, tranchesRedis: 12 });
-    expect(await applyRelease(t.origin.ctx, row)).toBe(true);
+    expect(await applyRelease(tranches(), row)).toBe(true);
     expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
   });
 
@@ -131,7 +142,7 @@ describe('reconciliation while tranches are released', () => {
     const { activityId } = await trancheSale({ stock: 120, onSale: 20, reserved: 10, stockBuckets: 2 });
     let releasing = true;
     const releases = (async () => {
-      for (let i = 0; i < 50; i++) await releaseUnits(t.origin.ctx, activityId, 2, 'test');
+      for (let i = 0; i < 50; i++) await releaseUnits(tranches(), activityId, 2, 'test');
       releasing = false;
     })();
     const runs: string[][] = [];
@@ -165,7 +176,7 @@ describe('reconciliation while tranches are released', () => {
   it('recover rebuilds `tranches` with the stock: applied releases in it, a pending one left for ReleaseJob', async () => {
     const { activityId, skuId, sale } = await trancheSale({ stock: 40, onSale: 20, reserved: 5 });
     const keys = activityKeys(activityId, skuId);
-    expect(await releaseUnits(t.origin.ctx, activityId, 6, 'test')).toMatchObject({ applied: true });
+    expect(await releaseUnits(tranches(), activityId, 6, 'test')).toMatchObject({ applied: true });
     const pending = await commitRelease(activityId, 4);
     // Redis got the pending release's units before it lost the stock; MySQL has it pending.
     expect(
@@ -183,7 +194,7 @@ describe('reconciliation while tranches are released', () => {
     expect(failingChecks(recovered)).toEqual([]);
     expect(recovered.figures).toMatchObject({ redisStock: 21, tranchesRedis: 6, tranchesApplied: 6 });
     // ReleaseJob's retry puts the pending release's units on sale: the stock that held them is gone.
-    expect(await applyRelease(t.origin.ctx, pending)).toBe(true);
+    expect(await applyRelease(tranches(), pending)).toBe(true);
     expect(await t.redis.get(keys.stock)).toBe('25');
     const after = await reconcile(t.origin.ctx, activityId);
     expect(failingChecks(after)).toEqual([]);

@@ -114,7 +114,8 @@ describe('tranches', () => {
     const rec = await json(await t.admin('GET', `/admin/activities/${activityId}/reconciliation`));
     expect(rec.body.checks.filter((c: any) => !c.ok)).toEqual([]);
     expect(rec.body.figures).toMatchObject({ initial: 50, heldBack: 0, pendingReleases: 0, available: 0 });
-    const report = await saleReport(t.origin.ctx, activityId);
+    const { db, stock, config } = t.origin.ctx;
+    const report = await saleReport({ db, stock, config }, activityId);
     expect(report.tranches).toEqual({ heldBack: 0, pending: 0, applied: 20 });
   });
 
