@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import { errorBody } from '../contract/errors.js';
 import type { OriginContext } from './context.js';
+import type { ReserveAnswerDeps } from './reservation/reserve-answer.js';
 import { adminRoutes } from './sale/admin-routes.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { onError } from './platform/http/errors.js';
@@ -21,20 +22,47 @@ function baseApp(ctx: OriginContext) {
   return app;
 }
 
+/** What answering a reserve uses, from the context: for the route here and its fast path (server.ts). */
+export function reserveAnswerDeps(ctx: OriginContext): ReserveAnswerDeps {
+  return {
+    failover: ctx.failover,
+    catalog: ctx.catalog,
+    soldOut: ctx.soldOut,
+    requests: ctx.stock.requests,
+    publisher: ctx.publisher,
+    stockWatch: ctx.stockWatch,
+    admission: ctx.lottery,
+    entries: ctx.stock.lottery,
+    db: ctx.db,
+    log: ctx.log,
+    metrics: ctx.metrics,
+    config: ctx.config,
+  };
+}
+
 /** The main listener; `/healthz` and `/metrics` are on it unless METRICS_PORT gives them their own. */
 export function createApp(ctx: OriginContext) {
   const app = baseApp(ctx);
   app.use('*', bodySizeLimit({ maxBytes: ctx.config.MAX_BODY_BYTES, timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
   app.use('*', rawBody({ timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
 
-  app.route('/internal', internalRoutes(ctx));
+  app.route(
+    '/internal',
+    internalRoutes({
+      ...reserveAnswerDeps(ctx),
+      entries: ctx.stock.lottery,
+      publisher: ctx.publisher,
+      config: ctx.config,
+      reserveGate: ctx.reserveGate,
+    }),
+  );
   // Before the other /admin routes: the console's static shell answers before their token check.
   app.get('/admin/console', (c) => c.redirect('/admin/console/', 301));
   app.route('/admin/console/', consoleRoutes(ctx));
   app.route('/admin', adminRoutes(ctx));
   app.route('/admin', lifecycleAdminRoutes(ctx));
-  app.route('/admin', orderEventRoutes(ctx));
-  app.route('/payments', paymentRoutes(ctx));
+  app.route('/admin', orderEventRoutes({ db: ctx.db, log: ctx.log, config: ctx.config }));
+  app.route('/payments', paymentRoutes({ db: ctx.db, log: ctx.log, metrics: ctx.metrics, config: ctx.config }));
   if (ctx.config.METRICS_PORT === undefined) app.route('/', opsRoutes(ctx));
   return app;
 }

@@ -88,7 +88,10 @@ export class ScrapeReads {
         },
       ],
       ['sales', () => collectSaleGauges(ctx)],
-      ['streams', () => collectStreamGauges(ctx)],
+      [
+        'streams',
+        () => collectStreamGauges({ registry: ctx.stock.registry, streams: ctx.stock.streams, metrics: ctx.metrics }),
+      ],
       ['order_events', () => collectOrderEventGauges(ctx)],
     ];
     if (config.EDGE_URL && config.ORIGIN_ROLE !== 'consumers') {
