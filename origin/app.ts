@@ -2,11 +2,11 @@
 import { Hono } from 'hono';
 import { errorBody } from '../contract/errors.js';
 import type { OriginContext } from './context.js';
-import type { ReserveAnswerDeps } from './reservation/reserve-answer.js';
 import { adminRoutes } from './sale/admin-routes.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { onError } from './platform/http/errors.js';
-import { internalRoutes } from './reservation/internal-routes.js';
+import { internalRoutes, type InternalRouteDeps } from './reservation/internal-routes.js';
+import type { ReserveFastPathDeps } from './reservation/reserve-fast-path.js';
 import { lifecycleAdminRoutes } from './sale/lifecycle-routes.js';
 import { bodySizeLimit, rawBody, traceContext } from './platform/http/middleware.js';
 import { opsRoutes } from './watch/ops-routes.js';
@@ -22,9 +22,10 @@ function baseApp(ctx: OriginContext) {
   return app;
 }
 
-/** What answering a reserve uses, from the context: for the route here and its fast path (server.ts). */
-export function reserveAnswerDeps(ctx: OriginContext): ReserveAnswerDeps {
+/** What the internal routes and the reserve fast path (server.ts) use, from the context. */
+export function reservationDeps(ctx: OriginContext): InternalRouteDeps & ReserveFastPathDeps {
   return {
+    reserveGate: ctx.reserveGate,
     failover: ctx.failover,
     catalog: ctx.catalog,
     soldOut: ctx.soldOut,
@@ -46,16 +47,7 @@ export function createApp(ctx: OriginContext) {
   app.use('*', bodySizeLimit({ maxBytes: ctx.config.MAX_BODY_BYTES, timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
   app.use('*', rawBody({ timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
 
-  app.route(
-    '/internal',
-    internalRoutes({
-      ...reserveAnswerDeps(ctx),
-      entries: ctx.stock.lottery,
-      publisher: ctx.publisher,
-      config: ctx.config,
-      reserveGate: ctx.reserveGate,
-    }),
-  );
+  app.route('/internal', internalRoutes(reservationDeps(ctx)));
   // Before the other /admin routes: the console's static shell answers before their token check.
   app.get('/admin/console', (c) => c.redirect('/admin/console/', 301));
   app.route('/admin/console/', consoleRoutes(ctx));

@@ -5,7 +5,7 @@
 import type { OriginConfig } from './platform/config.js';
 import { createOriginContext, type OriginContext } from './context.js';
 import { LiveListJob, createLiveListPush } from './platform/edge-push.js';
-import { createApp, createOpsApp, reserveAnswerDeps } from './app.js';
+import { createApp, createOpsApp, reservationDeps } from './app.js';
 import { reserveFastPath } from './reservation/reserve-fast-path.js';
 import { listen } from './platform/http/listen.js';
 import type { Logger } from './platform/logger.js';
@@ -52,7 +52,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   let metricsUrl: string | null = null;
   if (config.ORIGIN_ROLE !== 'consumers') {
     const main = await listen(createApp(ctx).fetch, config.PORT, config.HOST, config, (next) =>
-      reserveFastPath({ ...reserveAnswerDeps(ctx), reserveGate: ctx.reserveGate, config }, next),
+      reserveFastPath(reservationDeps(ctx), next),
     );
     servers.push(main.server);
     url = metricsUrl = main.url;
