@@ -18,7 +18,7 @@ import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
 import { LotteryAdmission } from './lottery/admission.js';
 import { StockWatch } from './reservation/stock-watch.js';
-import { createReserveGate } from './reservation/reserve-answer.js';
+import { createReserveGate } from './reservation/reserve-gate.js';
 import type { InFlightGate } from './platform/http/middleware.js';
 
 /** At most one 'slow MySQL transactions' log line this often (the metric counts every one). */

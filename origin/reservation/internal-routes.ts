@@ -16,7 +16,7 @@ import { idParam, jsonBody, requireId } from '../platform/http/validate.js';
 
 /** What the internal routes use: reserve's answer, the status reads, and the snapshot the edge reads. */
 export interface InternalRouteDeps extends ReserveAnswerDeps, EntryStatusDeps {
-  /** RESERVE_MAX_IN_FLIGHT, shared with the fast path (reserve-answer.ts createReserveGate). */
+  /** RESERVE_MAX_IN_FLIGHT, shared with the fast path (reserve-gate.ts). */
   reserveGate: InFlightGate;
   requests: ReserveAnswerDeps['requests'] & EntryStatusDeps['requests'];
   entries: ReserveAnswerDeps['entries'] & EntryStatusDeps['entries'];

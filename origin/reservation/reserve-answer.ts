@@ -6,11 +6,9 @@
 import type { ReserveRequest, ReserveResponse, EntryResponse } from '../../contract/reservation.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
-import type { Metrics } from '../platform/metrics.js';
 import { lotteryPurchase, type LotteryEntryDeps } from '../lottery/entry.js';
 import { reserve, type ReserveDeps } from './reserve.js';
 import { reservationStatus, type ReservationStatusDeps } from './status.js';
-import { InFlightGate } from '../platform/http/middleware.js';
 
 /**
  * What answering a reserve uses: the lottery entry, the reserve decision and, for a repeat, the
@@ -71,21 +69,4 @@ export async function answerReserve(
     ),
   ]).finally(() => clearTimeout(timer));
   return { status: 200, body: current, answer: 'repeat' };
-}
-
-/** What the reserve gate uses: its cap, and the counter of purchases it sheds. */
-export interface ReserveGateDeps {
-  config: Pick<OriginConfig, 'RESERVE_MAX_IN_FLIGHT'>;
-  metrics: Metrics;
-}
-
-/**
- * RESERVE_MAX_IN_FLIGHT: build one per origin and hand it to both the route and its fast path, so
- * they count together.
- */
-export function createReserveGate(deps: ReserveGateDeps): InFlightGate {
-  return new InFlightGate({
-    max: deps.config.RESERVE_MAX_IN_FLIGHT,
-    onShed: () => deps.metrics.reserveOutcomes.inc({ code: 'busy' }),
-  });
 }

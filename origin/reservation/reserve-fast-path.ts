@@ -32,7 +32,7 @@ const decoder = new TextDecoder();
 
 /** What the fast path uses: reserve's answer, the gate it shares with the route, the general stack's limits. */
 export interface ReserveFastPathDeps extends ReserveAnswerDeps {
-  /** RESERVE_MAX_IN_FLIGHT, shared with the Hono route (reserve-answer.ts createReserveGate). */
+  /** RESERVE_MAX_IN_FLIGHT, shared with the Hono route (reserve-gate.ts). */
   reserveGate: InFlightGate;
   config: ReserveAnswerDeps['config'] &
     Pick<OriginConfig, 'EDGE_ORIGIN_SECRET' | 'MAX_BODY_BYTES' | 'BODY_TIMEOUT_MS' | 'RESERVE_ANSWER_DEADLINE_MS'>;
