@@ -152,27 +152,31 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     const phases: DrawBenchResult['phases'] = {};
     let phaseT = t;
     let phaseCpu = process.cpuUsage();
-    await runDraw(ctx, activityId, {
-      onPhase: (phase) => {
-        const p = (phases[phase] ??= { ms: 0, cpuMs: 0 });
-        p.ms += performance.now() - phaseT;
-        p.cpuMs += cpuMs(phaseCpu);
-        phaseT = performance.now();
-        phaseCpu = process.cpuUsage();
+    await runDraw(
+      { db: ctx.db, log: ctx.log, entries: ctx.stock.lottery, sales: ctx.stock.sales, publisher: ctx.publisher },
+      activityId,
+      {
+        onPhase: (phase) => {
+          const p = (phases[phase] ??= { ms: 0, cpuMs: 0 });
+          p.ms += performance.now() - phaseT;
+          p.cpuMs += cpuMs(phaseCpu);
+          phaseT = performance.now();
+          phaseCpu = process.cpuUsage();
+        },
+        onWinnersFinal: () => {
+          winnersCpuMs = cpuMs(cpu);
+          gc();
+          retainedMb = (process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024;
+        },
+        owner: 'bench',
+        leaseMs: 60_000,
+        reserveBatch: options['reserve-batch'],
+        publishBatch: options['publish-batch'],
+        pageSize: config.DRAW_READ_PAGE,
+        inFlight: config.DRAW_READ_IN_FLIGHT,
+        drawSecret: config.DRAW_SECRET,
       },
-      onWinnersFinal: () => {
-        winnersCpuMs = cpuMs(cpu);
-        gc();
-        retainedMb = (process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024;
-      },
-      owner: 'bench',
-      leaseMs: 60_000,
-      reserveBatch: options['reserve-batch'],
-      publishBatch: options['publish-batch'],
-      pageSize: config.DRAW_READ_PAGE,
-      inFlight: config.DRAW_READ_IN_FLIGHT,
-      drawSecret: config.DRAW_SECRET,
-    });
+    );
     const publishedMs = performance.now() - t;
     const drawCpuMs = cpuMs(cpu);
     clearInterval(sampler);

@@ -92,15 +92,19 @@ try {
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
   const t = performance.now();
   const drawStarted = Date.now();
-  await runDraw(ctx, activityId, {
-    owner: 'bench',
-    leaseMs: 60_000,
-    reserveBatch: ctx.config.DRAW_RESERVE_BATCH,
-    publishBatch: ctx.config.DRAW_PUBLISH_BATCH,
-    pageSize: ctx.config.DRAW_READ_PAGE,
-    inFlight: ctx.config.DRAW_READ_IN_FLIGHT,
-    drawSecret: ctx.config.DRAW_SECRET,
-  });
+  await runDraw(
+    { db: ctx.db, log: ctx.log, entries: ctx.stock.lottery, sales: ctx.stock.sales, publisher: ctx.publisher },
+    activityId,
+    {
+      owner: 'bench',
+      leaseMs: 60_000,
+      reserveBatch: ctx.config.DRAW_RESERVE_BATCH,
+      publishBatch: ctx.config.DRAW_PUBLISH_BATCH,
+      pageSize: ctx.config.DRAW_READ_PAGE,
+      inFlight: ctx.config.DRAW_READ_IN_FLIGHT,
+      drawSecret: ctx.config.DRAW_SECRET,
+    },
+  );
   const totalMs = performance.now() - t;
   clearInterval(sampler);
   const done = (await findDraw(ctx.db, activityId))!;

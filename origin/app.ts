@@ -5,7 +5,8 @@ import type { OriginContext } from './context.js';
 import { adminRoutes } from './sale/admin-routes.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { onError } from './platform/http/errors.js';
-import { internalRoutes } from './reservation/internal-routes.js';
+import { internalRoutes, type InternalRouteDeps } from './reservation/internal-routes.js';
+import type { ReserveFastPathDeps } from './reservation/reserve-fast-path.js';
 import { lifecycleAdminRoutes } from './sale/lifecycle-routes.js';
 import { bodySizeLimit, rawBody, traceContext } from './platform/http/middleware.js';
 import { opsRoutes } from './watch/ops-routes.js';
@@ -21,13 +22,32 @@ function baseApp(ctx: OriginContext) {
   return app;
 }
 
+/** What the internal routes and the reserve fast path (server.ts) use, from the context. */
+export function reservationDeps(ctx: OriginContext): InternalRouteDeps & ReserveFastPathDeps {
+  return {
+    reserveGate: ctx.reserveGate,
+    failover: ctx.failover,
+    catalog: ctx.catalog,
+    soldOut: ctx.soldOut,
+    requests: ctx.stock.requests,
+    publisher: ctx.publisher,
+    stockWatch: ctx.stockWatch,
+    admission: ctx.lottery,
+    entries: ctx.stock.lottery,
+    db: ctx.db,
+    log: ctx.log,
+    metrics: ctx.metrics,
+    config: ctx.config,
+  };
+}
+
 /** The main listener; `/healthz` and `/metrics` are on it unless METRICS_PORT gives them their own. */
 export function createApp(ctx: OriginContext) {
   const app = baseApp(ctx);
   app.use('*', bodySizeLimit({ maxBytes: ctx.config.MAX_BODY_BYTES, timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
   app.use('*', rawBody({ timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
 
-  app.route('/internal', internalRoutes(ctx));
+  app.route('/internal', internalRoutes(reservationDeps(ctx)));
   // Before the other /admin routes: the console's static shell answers before their token check.
   app.get('/admin/console', (c) => c.redirect('/admin/console/', 301));
   app.route('/admin/console/', consoleRoutes(ctx));
@@ -66,8 +86,8 @@ export function createApp(ctx: OriginContext) {
       stock: ctx.stock, // the reconciliation's reads (recovery/reconcile.ts)
     }),
   );
-  app.route('/admin', orderEventRoutes(ctx));
-  app.route('/payments', paymentRoutes(ctx));
+  app.route('/admin', orderEventRoutes({ db: ctx.db, log: ctx.log, config: ctx.config }));
+  app.route('/payments', paymentRoutes({ db: ctx.db, log: ctx.log, metrics: ctx.metrics, config: ctx.config }));
   if (ctx.config.METRICS_PORT === undefined) app.route('/', opsRoutes(ctx));
   return app;
 }

@@ -18,6 +18,8 @@ import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
 import { LotteryAdmission } from './lottery/admission.js';
 import { StockWatch } from './reservation/stock-watch.js';
+import { createReserveGate } from './reservation/reserve-gate.js';
+import type { InFlightGate } from './platform/http/middleware.js';
 
 /** At most one 'slow MySQL transactions' log line this often (the metric counts every one). */
 const SLOW_TX_LOG_EVERY_MS = 5_000;
@@ -43,6 +45,8 @@ export interface OriginContext {
   lottery: LotteryAdmission;
   /** Pushes the edge when reservations cross the stock hint / early sold-out lines (docs/design.md §10). */
   stockWatch: StockWatch;
+  /** RESERVE_MAX_IN_FLIGHT: one count per origin for the reserve route and its fast path together. */
+  reserveGate: InFlightGate;
   /**
    * The activity as the edge should see it: MySQL config and switch, units left, and sold out when
    * the flag is set or Redis has `soldOutThreshold` units or fewer left.
@@ -141,6 +145,7 @@ export async function createOriginContext(
     publisher,
     lottery: new LotteryAdmission(db, stock.lottery),
     stockWatch,
+    reserveGate: createReserveGate({ config, metrics }),
     snapshot: (activityId) => publisher.snapshot(activityId),
     failover,
     shortBuckets,

@@ -5,7 +5,7 @@
 import type { OriginConfig } from './platform/config.js';
 import { createOriginContext, type OriginContext } from './context.js';
 import { LiveListJob, createLiveListPush } from './platform/edge-push.js';
-import { createApp, createOpsApp } from './app.js';
+import { createApp, createOpsApp, reservationDeps } from './app.js';
 import { reserveFastPath } from './reservation/reserve-fast-path.js';
 import { listen } from './platform/http/listen.js';
 import type { Logger } from './platform/logger.js';
@@ -52,7 +52,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   let metricsUrl: string | null = null;
   if (config.ORIGIN_ROLE !== 'consumers') {
     const main = await listen(createApp(ctx).fetch, config.PORT, config.HOST, config, (next) =>
-      reserveFastPath(ctx, next),
+      reserveFastPath(reservationDeps(ctx), next),
     );
     servers.push(main.server);
     url = metricsUrl = main.url;
@@ -62,16 +62,45 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
       metricsUrl = ops.url;
     }
   }
-  const settlement = config.ORIGIN_ROLE !== 'http' ? new Settlement(ctx) : null;
+  const settlement =
+    config.ORIGIN_ROLE !== 'http'
+      ? new Settlement({
+          db: ctx.db,
+          registry: ctx.stock.registry,
+          streams: ctx.stock.streams,
+          sales: ctx.stock.sales,
+          log: ctx.log,
+          metrics: ctx.metrics,
+          config,
+        })
+      : null;
   await settlement?.start();
   const lifecycle =
     config.ORIGIN_ROLE !== 'http'
       ? {
-          timeouts: new TimeoutJob(ctx),
-          outbox: new OutboxWorker(ctx),
+          timeouts: new TimeoutJob({ db: ctx.db, log: ctx.log, metrics: ctx.metrics, config }),
+          outbox: new OutboxWorker({
+            db: ctx.db,
+            catalog: ctx.catalog,
+            sales: ctx.stock.sales,
+            publisher: ctx.publisher,
+            log: ctx.log,
+            metrics: ctx.metrics,
+            config,
+          }),
           reconciliation: new ReconcileJob(ctx),
-          orderEvents: orderEventWorkerFor(ctx, () => settlement?.busyWithin(config.ORDER_EVENTS_POLL_MS) ?? false),
-          draws: new DrawJob(ctx),
+          orderEvents: orderEventWorkerFor(
+            { db: ctx.db, log: ctx.log, metrics: ctx.metrics, config },
+            () => settlement?.busyWithin(config.ORDER_EVENTS_POLL_MS) ?? false,
+          ),
+          draws: new DrawJob({
+            db: ctx.db,
+            log: ctx.log,
+            entries: ctx.stock.lottery,
+            sales: ctx.stock.sales,
+            publisher: ctx.publisher,
+            config,
+          }),
           warmups: new WarmupJob({
             db: ctx.db,
             log: ctx.log,

@@ -6,13 +6,24 @@
  */
 import { hostname } from 'node:os';
 import { randomHex } from '../../contract/ids.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
 import { runDraw, type DrawDeps, type DrawSettings } from './draw.js';
 import { dueDraws } from './draw-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
 
-/** What this module uses of the origin's context. */
-export type DrawJobDeps = DrawDeps & Pick<OriginContext, 'config' | 'db' | 'log'>;
+/** What the draw job uses: the draw's own deps and the DRAW_* settings. */
+export interface DrawJobDeps extends DrawDeps {
+  config: Pick<
+    OriginConfig,
+    | 'DRAW_POLL_MS'
+    | 'DRAW_LEASE_MS'
+    | 'DRAW_RESERVE_BATCH'
+    | 'DRAW_PUBLISH_BATCH'
+    | 'DRAW_READ_PAGE'
+    | 'DRAW_READ_IN_FLIGHT'
+    | 'DRAW_SECRET'
+  >;
+}
 
 /** A draw that could not finish (not warmed, paused, stopped, MySQL or Redis trouble) is retried after this long. */
 const DRAW_RETRY_AFTER_MS = 5_000;
@@ -22,28 +33,28 @@ export class DrawJob extends PeriodicJob {
   /** activityId → when a failed draw may be tried again (one warning per try, not per poll). */
   private readonly retryAt = new Map<string, number>();
 
-  constructor(private readonly ctx: DrawJobDeps) {
-    super('draw', ctx.config.DRAW_POLL_MS, ctx.log);
+  constructor(private readonly deps: DrawJobDeps) {
+    super('draw', deps.config.DRAW_POLL_MS, deps.log);
     this.settings = {
       owner: `${hostname().slice(0, 30)}:${process.pid}:${randomHex(4)}`,
-      leaseMs: ctx.config.DRAW_LEASE_MS,
-      reserveBatch: ctx.config.DRAW_RESERVE_BATCH,
-      publishBatch: ctx.config.DRAW_PUBLISH_BATCH,
-      pageSize: ctx.config.DRAW_READ_PAGE,
-      inFlight: ctx.config.DRAW_READ_IN_FLIGHT,
-      drawSecret: ctx.config.DRAW_SECRET,
+      leaseMs: deps.config.DRAW_LEASE_MS,
+      reserveBatch: deps.config.DRAW_RESERVE_BATCH,
+      publishBatch: deps.config.DRAW_PUBLISH_BATCH,
+      pageSize: deps.config.DRAW_READ_PAGE,
+      inFlight: deps.config.DRAW_READ_IN_FLIGHT,
+      drawSecret: deps.config.DRAW_SECRET,
     };
   }
 
   async round(): Promise<boolean> {
-    for (const activityId of await dueDraws(this.ctx.db, new Date())) {
+    for (const activityId of await dueDraws(this.deps.db, new Date())) {
       if ((this.retryAt.get(activityId) ?? 0) > Date.now()) continue;
       try {
-        await runDraw(this.ctx, activityId, this.settings);
+        await runDraw(this.deps, activityId, this.settings);
         this.retryAt.delete(activityId);
       } catch (err) {
         this.retryAt.set(activityId, Date.now() + DRAW_RETRY_AFTER_MS);
-        this.ctx.log.warn({ activityId, err: (err as Error).message }, 'lottery draw did not finish; will resume');
+        this.deps.log.warn({ activityId, err: (err as Error).message }, 'lottery draw did not finish; will resume');
       }
     }
     return false;

@@ -20,7 +20,11 @@ import { lotteryWindow } from '../../contract/activity.js';
 import { isEligible } from '../../contract/eligibility.js';
 import { deniedUserIds } from '../access/deny-list.js';
 import { requireActivity, saleOf } from '../sale/sale-store.js';
-import type { OriginContext } from '../context.js';
+import type { Db } from '../platform/db/pool.js';
+import type { Logger } from '../platform/logger.js';
+import type { LotteryEntries } from '../redis/lottery-entries.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
 import { parseEntry, type Sale } from '../redis/stock-store.js';
 import { forEachEntryPage, forEachLine, type ReadSettings } from './draw-entries.js';
 import { DrawHmac, hexInto, hexOf } from './draw-hmac.js';
@@ -39,8 +43,17 @@ import {
   type EntrantRow,
 } from './draw-store.js';
 
-/** What this module uses of the origin's context. */
-export type DrawDeps = Pick<OriginContext, 'db' | 'log' | 'publisher' | 'stock'>;
+/** What the draw uses: its MySQL record and entrant list, the entries in Redis, units left, and the edge's snapshot. */
+export interface DrawDeps {
+  db: Db;
+  log: Logger;
+  /** Entries, the draw's reservations, winners and exclusions (lua/draw-reserve-6.lua and friends). */
+  entries: LotteryEntries;
+  /** Units left in the sale. */
+  sales: Pick<SaleStock, 'stock'>;
+  /** Pushes the snapshot at each step the edge shows; sets sold-out when the draw took every unit. */
+  publisher: Pick<SnapshotPublisher, 'publish' | 'setSoldOut'>;
+}
 
 /** The draw's phases as DrawSettings.onPhase names them. */
 export type DrawPhase = 'digest' | 'selection' | 'reservations' | 'publication' | 'other';
@@ -76,8 +89,8 @@ interface DrawnOutcome {
   entrants: number;
 }
 
-export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings): Promise<DrawOutcome> {
-  if (!(await claimDraw(ctx.db, activityId, s.owner, s.leaseMs))) return 'held_elsewhere';
+export async function runDraw(deps: DrawDeps, activityId: string, s: DrawSettings): Promise<DrawOutcome> {
+  if (!(await claimDraw(deps.db, activityId, s.owner, s.leaseMs))) return 'held_elsewhere';
   // Renewed (one committed UPDATE) once a third of the lease has passed, not after every batch: the
   // lease never runs out while we work, and a lease taken over (we stalled past it) is still noticed
   // before the next batch, since more than a third of it has passed by then.
@@ -85,13 +98,13 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
   const renew = async () => {
     if (Date.now() - claimedAt < s.leaseMs / 3) return;
     const now = Date.now();
-    if (!(await claimDraw(ctx.db, activityId, s.owner, s.leaseMs)))
+    if (!(await claimDraw(deps.db, activityId, s.owner, s.leaseMs)))
       throw new LeaseLost(`draw lease of ${activityId} lost`);
     claimedAt = now;
   };
-  const activity = await requireActivity(ctx.db, activityId);
+  const activity = await requireActivity(deps.db, activityId);
   const window = lotteryWindow(activity.config);
-  let record = await findDraw(ctx.db, activityId);
+  let record = await findDraw(deps.db, activityId);
   if (!window || !record) return 'not_lottery';
   const sale: Sale = saleOf(activity);
   const seed = seedFor(record, s.drawSecret);
@@ -99,25 +112,25 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
   let outcome: DrawnOutcome | null = null;
   if (record.state === 'pending' || record.state === 'drawing') {
     // From here no entry gets in (lua/enter-6.lua answers CLOSED): the list read below is final.
-    await ctx.stock.lottery.closeEntries(sale);
+    await deps.entries.closeEntries(sale);
     if (record.state === 'pending') {
-      const units = await ctx.stock.sales.stock(sale);
+      const units = await deps.sales.stock(sale);
       if (units === null) throw new ContractError('not_ready', `lottery ${activityId} is not warmed; the draw waits`);
       s.onPhase?.('other');
-      const digest = await digestClosedList(ctx, sale, seed, s);
+      const digest = await digestClosedList(deps, sale, seed, s);
       s.onPhase?.('digest');
       // The digest is public (pushed with the activity) before any ticket is computed or the seed shown.
-      if (await beginDraw(ctx.db, activityId, units, digest)) {
-        ctx.log.info({ activityId, units, entrantsDigest: digest }, 'lottery entries closed');
-        await pushSnapshot(ctx, activityId);
+      if (await beginDraw(deps.db, activityId, units, digest)) {
+        deps.log.info({ activityId, units, entrantsDigest: digest }, 'lottery entries closed');
+        await pushSnapshot(deps, activityId);
       }
     } else if (!record.entrantsDigest) {
       // A draw begun by a version before the digest: digest its closed list now, then go on by this rule.
-      await recordDigest(ctx.db, activityId, await digestClosedList(ctx, sale, seed, s));
+      await recordDigest(deps.db, activityId, await digestClosedList(deps, sale, seed, s));
     }
-    record = (await findDraw(ctx.db, activityId))!;
+    record = (await findDraw(deps.db, activityId))!;
     const started = Date.now();
-    outcome = await drawWinners(ctx, sale, record, seed, s, renew, activity.config.eligibility ?? null);
+    outcome = await drawWinners(deps, sale, record, seed, s, renew, activity.config.eligibility ?? null);
     const drawnAt = new Date();
     const summary = {
       seed,
@@ -128,20 +141,20 @@ export async function runDraw(ctx: DrawDeps, activityId: string, s: DrawSettings
       drawMs: Math.max(0, drawnAt.getTime() - window.closesAt),
       drawnAt,
     };
-    if (await finishDraw(ctx.db, activityId, summary))
-      ctx.log.info({ activityId, ...summary, seed: undefined, walkMs: drawnAt.getTime() - started }, 'lottery drawn');
+    if (await finishDraw(deps.db, activityId, summary))
+      deps.log.info({ activityId, ...summary, seed: undefined, walkMs: drawnAt.getTime() - started }, 'lottery drawn');
     s.onWinnersFinal?.();
-    record = (await findDraw(ctx.db, activityId))!;
+    record = (await findDraw(deps.db, activityId))!;
   }
 
   if (record.state === 'drawn') {
-    await announce(ctx, sale);
+    await announce(deps, sale);
     s.onPhase?.('other');
-    await publishEntrants(ctx, sale, record, seed, outcome, s, renew);
+    await publishEntrants(deps, sale, record, seed, outcome, s, renew);
     s.onPhase?.('publication');
-    if (await markPublished(ctx.db, activityId)) {
-      ctx.log.info({ activityId, entrants: record.entrants }, 'lottery entrant list published');
-      await pushSnapshot(ctx, activityId);
+    if (await markPublished(deps.db, activityId)) {
+      deps.log.info({ activityId, entrants: record.entrants }, 'lottery entrant list published');
+      await pushSnapshot(deps, activityId);
     }
   }
   return 'published';
@@ -171,12 +184,12 @@ function seedFor(record: DrawRecord, drawSecret: string): string {
  * written into one reused buffer per page (no string per entrant: at a million entrants the garbage
  * collector, not the hashing, was the cost).
  */
-async function digestClosedList(ctx: DrawDeps, sale: Sale, seed: string, read: ReadSettings): Promise<string> {
+async function digestClosedList(deps: DrawDeps, sale: Sale, seed: string, read: ReadSettings): Promise<string> {
   const hmac = new DrawHmac(seed);
   const words = new Int32Array(8);
   const digest = createHash('sha256');
   let text = Buffer.alloc(0);
-  await forEachEntryPage(ctx.stock.lottery, sale, read, (page) => {
+  await forEachEntryPage(deps.entries, sale, read, (page) => {
     // Each line becomes 64 hex + ":<quantity>" + "\n"; the buffer grows if short user ids need more.
     if (text.length < 4 * page.length) text = Buffer.alloc(8 * page.length + 1024);
     let at = 0;
@@ -200,7 +213,7 @@ async function digestClosedList(ctx: DrawDeps, sale: Sale, seed: string, read: R
 
 /** Pass 2 (and more if needed): the next `capacity` entrants in draw order strictly after `after`. */
 async function selectCandidates(
-  ctx: DrawDeps,
+  deps: DrawDeps,
   sale: Sale,
   seed: string,
   digest: string,
@@ -213,7 +226,7 @@ async function selectCandidates(
   const selection = new DrawSelection(capacity);
   const entrant = new Int32Array(8);
   const ticket = new Int32Array(8);
-  const entrants = await forEachEntryPage(ctx.stock.lottery, sale, read, (page, first) => {
+  const entrants = await forEachEntryPage(deps.entries, sale, read, (page, first) => {
     forEachLine(page, (start, colon, end, i) => {
       hmac.ofAscii(page, start, colon, entrant);
       ticketHmac.ofHex(entrant, 0, ticket);
@@ -243,7 +256,7 @@ async function selectCandidates(
  * which case a recorded winner or exclusion still stands).
  */
 async function drawWinners(
-  ctx: DrawDeps,
+  deps: DrawDeps,
   sale: Sale,
   record: DrawRecord,
   seed: string,
@@ -254,9 +267,9 @@ async function drawWinners(
   const digest = record.entrantsDigest!;
   const units = record.units ?? 0;
   const [denied, known, excludedBefore] = await Promise.all([
-    deniedUserIds(ctx.db),
-    ctx.stock.lottery.winners(sale),
-    ctx.stock.lottery.excludedEntrants(sale),
+    deniedUserIds(deps.db),
+    deps.entries.winners(sale),
+    deps.entries.excludedEntrants(sale),
   ]);
   const winners = new Map<string, string>();
   const excluded = new Set<string>();
@@ -271,14 +284,14 @@ async function drawWinners(
   let gone = units <= 0;
   while (!gone) {
     s.onPhase?.('other');
-    const pass = await selectCandidates(ctx, sale, seed, digest, capacity, after, s);
+    const pass = await selectCandidates(deps, sale, seed, digest, capacity, after, s);
     s.onPhase?.('selection');
     entrants = pass.entrants;
     const { candidates } = pass;
     for (let i = 0; i < candidates.length && !gone; i += batchSize) {
       const batch = candidates.slice(i, i + batchSize);
       const claims = rule
-        ? await ctx.stock.lottery.entrantClaims(
+        ? await deps.entries.entrantClaims(
             sale,
             batch.map((c) => c.userId),
           )
@@ -293,7 +306,7 @@ async function drawWinners(
       const toReserve = batch.filter((_, j) => !isExcluded[j]);
       const [, results] = await Promise.all([
         recorded,
-        ctx.stock.lottery.reserveForDraw(
+        deps.entries.reserveForDraw(
           sale,
           toReserve.map((c) => ({
             userId: c.userId,
@@ -337,8 +350,8 @@ async function drawWinners(
           );
       });
       recorded = Promise.all([
-        won.size > 0 ? ctx.stock.lottery.recordWinners(sale, won) : null,
-        newlyExcluded.length > 0 ? ctx.stock.lottery.recordExcluded(sale, newlyExcluded) : null,
+        won.size > 0 ? deps.entries.recordWinners(sale, won) : null,
+        newlyExcluded.length > 0 ? deps.entries.recordExcluded(sale, newlyExcluded) : null,
       ]);
       // Keep a failed write from counting as unhandled before it is awaited with the next batch.
       recorded.catch(() => {});
@@ -352,7 +365,7 @@ async function drawWinners(
     after = wordsOf(last);
   }
   await recorded;
-  if (entrants === 0) entrants = (await ctx.stock.lottery.entryCounts(sale)).reduce((a, b) => a + b, 0);
+  if (entrants === 0) entrants = (await deps.entries.entryCounts(sale)).reduce((a, b) => a + b, 0);
   return { winners, excluded, unitsWon, entrants };
 }
 
@@ -363,11 +376,11 @@ function wordsOf(hex: string): Int32Array {
 }
 
 /** The winners are final: polls answer results, FCFS opens on what is left, the edge learns the seed. */
-async function announce(ctx: DrawDeps, sale: Sale): Promise<void> {
-  await ctx.stock.lottery.markDrawn(sale);
-  const left = await ctx.stock.sales.stock(sale);
-  if (left !== null && left <= 0) ctx.publisher.setSoldOut(sale.activityId, true);
-  await pushSnapshot(ctx, sale.activityId);
+async function announce(deps: DrawDeps, sale: Sale): Promise<void> {
+  await deps.entries.markDrawn(sale);
+  const left = await deps.sales.stock(sale);
+  if (left !== null && left <= 0) deps.publisher.setSoldOut(sale.activityId, true);
+  await pushSnapshot(deps, sale.activityId);
 }
 
 /**
@@ -376,7 +389,7 @@ async function announce(ctx: DrawDeps, sale: Sale): Promise<void> {
  * the public list reads by it. The winners and exclusions are this run's, or Redis's record on a resume.
  */
 async function publishEntrants(
-  ctx: DrawDeps,
+  deps: DrawDeps,
   sale: Sale,
   record: DrawRecord,
   seed: string,
@@ -384,8 +397,8 @@ async function publishEntrants(
   s: DrawSettings,
   renew: () => Promise<void>,
 ): Promise<void> {
-  const winners = known?.winners ?? (await ctx.stock.lottery.winners(sale));
-  const excluded = known?.excluded ?? (await ctx.stock.lottery.excludedEntrants(sale));
+  const winners = known?.winners ?? (await deps.entries.winners(sale));
+  const excluded = known?.excluded ?? (await deps.entries.excludedEntrants(sale));
   const hmac = new DrawHmac(seed);
   // A scheme-1 draw that an older version drew but did not publish: its tickets are the entrant ids.
   const ticketHmac = record.entrantsDigest ? new DrawHmac(seed, record.entrantsDigest) : null;
@@ -400,11 +413,11 @@ async function publishEntrants(
     rows = [];
     await inFlight;
     await renew();
-    inFlight = insertEntrants(ctx.db, sale.activityId, batch);
+    inFlight = insertEntrants(deps.db, sale.activityId, batch);
     // Surfaces at the next flush or at the end, not as an unhandled rejection meanwhile.
     inFlight.catch(() => {});
   };
-  await forEachEntryPage(ctx.stock.lottery, sale, s, async (page, first) => {
+  await forEachEntryPage(deps.entries, sale, s, async (page, first) => {
     // Every row needs its user id as a string anyway (winners, exclusions): one string per line here.
     const lines = page === '' ? [] : page.split('\n');
     for (let i = 0; i < lines.length; i++) {
@@ -430,6 +443,6 @@ async function publishEntrants(
   await inFlight;
 }
 
-function pushSnapshot(ctx: DrawDeps, activityId: string): Promise<void> {
-  return ctx.publisher.publish(activityId);
+function pushSnapshot(deps: DrawDeps, activityId: string): Promise<void> {
+  return deps.publisher.publish(activityId);
 }

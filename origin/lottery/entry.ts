@@ -6,11 +6,19 @@
 import { entryIdOf } from '../../contract/ids.js';
 import { REFUSALS, refusalError as contractRefusal } from '../../contract/refusals.js';
 import type { EntryResponse, ReserveRequest } from '../../contract/reservation.js';
-import type { OriginContext } from '../context.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { LotteryEntries } from '../redis/lottery-entries.js';
 import { refusalError } from '../redis/refusals.js';
+import type { ActivityCatalog } from '../sale/catalog.js';
+import type { LotteryAdmission } from './admission.js';
 
-/** What this module uses of the origin's context. */
-export type LotteryEntryDeps = Pick<OriginContext, 'catalog' | 'lottery' | 'metrics' | 'stock'>;
+/** What a purchase meeting a lottery uses: the sale, its admission phase, the entry script, the outcome counter. */
+export interface LotteryEntryDeps {
+  catalog: Pick<ActivityCatalog, 'resolve'>;
+  admission: Pick<LotteryAdmission, 'phase'>;
+  entries: Pick<LotteryEntries, 'enter'>;
+  metrics: Metrics;
+}
 
 export interface EntryAnswer {
   /** 202 a new entry, 200 the same user's entry again. */
@@ -18,14 +26,14 @@ export interface EntryAnswer {
   body: EntryResponse;
 }
 
-export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest): Promise<EntryAnswer | null> {
-  const sale = await ctx.catalog.resolve(req.activityId);
-  const phase = await ctx.lottery.phase(sale);
+export async function lotteryPurchase(deps: LotteryEntryDeps, req: ReserveRequest): Promise<EntryAnswer | null> {
+  const sale = await deps.catalog.resolve(req.activityId);
+  const phase = await deps.admission.phase(sale);
   if (phase === 'fcfs') return null;
   if (phase === 'drawing') throw contractRefusal(REFUSALS.drawing);
 
   // The deny list and the eligibility rule bind entries as they bind purchases (lua/enter-6.lua).
-  const result = await ctx.stock.lottery.enter({
+  const result = await deps.entries.enter({
     ...sale,
     userId: req.userId,
     quantity: req.quantity,
@@ -34,10 +42,10 @@ export async function lotteryPurchase(ctx: LotteryEntryDeps, req: ReserveRequest
   const body: EntryResponse = { status: 'entered', entryId: entryIdOf(req.activityId, req.userId) };
   switch (result.kind) {
     case 'entered':
-      ctx.metrics.reserveOutcomes.inc({ code: 'entered' });
+      deps.metrics.reserveOutcomes.inc({ code: 'entered' });
       return { status: 202, body };
     case 'repeat':
-      ctx.metrics.reserveOutcomes.inc({ code: 'entered_again' });
+      deps.metrics.reserveOutcomes.inc({ code: 'entered_again' });
       return { status: 200, body };
     case 'closed':
       // Another origin's clock closed the window first: the draw has begun.

@@ -4,7 +4,10 @@
  */
 import { Hono } from 'hono';
 import { ContractError } from '../../contract/errors.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { Db } from '../platform/db/pool.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
 import {
   findOrderEvent,
   listOrderEvents,
@@ -16,8 +19,19 @@ import {
 import { adminToken } from '../platform/http/middleware.js';
 import type { OriginEnv } from '../platform/http/types.js';
 
-/** What the order-event routes and gauges use of the origin's context. */
-export type OrderEventRouteDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+/** What the order-event admin routes use: the outbox rows, the operators' tokens, the log. */
+export interface OrderEventRouteDeps {
+  db: Db;
+  log: Logger;
+  config: Pick<OriginConfig, 'ADMIN_OPERATORS'>;
+}
+
+/** What the outbox gauges use: the outbox rows, the gauges, and whether order events are on. */
+export interface OrderEventGaugeDeps {
+  db: Db;
+  metrics: Metrics;
+  config: Pick<OriginConfig, 'ORDER_EVENTS_URL'>;
+}
 
 const LIST_LIMIT_MAX = 500;
 const EVENT_ID = new RegExp(`^[A-Za-z0-9]{1,32}:(${ORDER_EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|')})$`);
@@ -41,10 +55,10 @@ function view(r: OrderEventRow) {
   };
 }
 
-export function orderEventRoutes(ctx: OrderEventRouteDeps) {
+export function orderEventRoutes(deps: OrderEventRouteDeps) {
   const app = new Hono<OriginEnv>();
-  app.use('/order-events', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
-  app.use('/order-events/*', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
+  app.use('/order-events', adminToken({ operators: deps.config.ADMIN_OPERATORS }));
+  app.use('/order-events/*', adminToken({ operators: deps.config.ADMIN_OPERATORS }));
 
   // ?status=parked|pending (default parked) &after=<seq> &limit=1..500 (default 100); `next` pages on.
   app.get('/order-events', async (c) => {
@@ -57,20 +71,20 @@ export function orderEventRoutes(ctx: OrderEventRouteDeps) {
     const limit = Number(limitText);
     if (!/^\d{1,4}$/.test(limitText) || limit < 1 || limit > LIST_LIMIT_MAX)
       throw new ContractError('bad_request', `limit must be 1-${LIST_LIMIT_MAX}`);
-    const rows = await listOrderEvents(ctx.db, status, limit, after);
+    const rows = await listOrderEvents(deps.db, status, limit, after);
     return c.json({ events: rows.map(view), next: rows.length === limit ? rows[rows.length - 1]!.seq : null });
   });
 
   app.post('/order-events/:id/retry', async (c) => {
     const id = c.req.param('id');
     if (!EVENT_ID.test(id)) throw new ContractError('bad_request', 'event id must be <orderNo>:<order event type>');
-    if (!(await retryParked(ctx.db, id))) {
-      const event = await findOrderEvent(ctx.db, id);
+    if (!(await retryParked(deps.db, id))) {
+      const event = await findOrderEvent(deps.db, id);
       if (!event)
         throw new ContractError('not_found', `no order event ${id} waiting on its own (delivered, or not failed yet)`);
       throw new ContractError('conflict', `order event ${id} is not parked (it is ${event.status})`);
     }
-    ctx.log.warn({ eventId: id }, 'parked order event sent back for delivery');
+    deps.log.warn({ eventId: id }, 'parked order event sent back for delivery');
     return c.json({ id, status: 'pending' });
   });
 
@@ -78,10 +92,10 @@ export function orderEventRoutes(ctx: OrderEventRouteDeps) {
 }
 
 /** Sets the outbox gauges from MySQL; nothing when order events are off. */
-export async function collectOrderEventGauges(ctx: OrderEventRouteDeps): Promise<void> {
-  if (!ctx.config.ORDER_EVENTS_URL) return;
-  const f = await orderEventFigures(ctx.db);
-  ctx.metrics.orderEventsBacklog.set(f.backlog);
-  ctx.metrics.orderEventsOldestAge.set(f.oldestAgeSeconds);
-  ctx.metrics.orderEventsParkedNow.set(f.parked);
+export async function collectOrderEventGauges(deps: OrderEventGaugeDeps): Promise<void> {
+  if (!deps.config.ORDER_EVENTS_URL) return;
+  const f = await orderEventFigures(deps.db);
+  deps.metrics.orderEventsBacklog.set(f.backlog);
+  deps.metrics.orderEventsOldestAge.set(f.oldestAgeSeconds);
+  deps.metrics.orderEventsParkedNow.set(f.parked);
 }

@@ -42,7 +42,8 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import { PeriodicJob } from '../platform/periodic.js';
 
-type Settings = Pick<
+/** The worker's settings: ORDER_EVENTS_*, the URL set. */
+export type OrderEventSettings = Pick<
   OriginConfig,
   | 'ORDER_EVENTS_SECRET'
   | 'ORDER_EVENTS_MAX_ATTEMPTS'
@@ -55,6 +56,15 @@ type Settings = Pick<
   | 'ORDER_EVENTS_CONCURRENCY'
   | 'ORDER_EVENTS_YIELD_MS'
 > & { ORDER_EVENTS_URL: string };
+
+/** What the worker uses: the outbox rows, log, metrics, and whether settlement here is busy. */
+export interface OrderEventWorkerDeps {
+  db: Db;
+  log: Logger;
+  metrics: Metrics;
+  /** True while settlement in this process is busy: delivery then waits (ORDER_EVENTS_YIELD_MS). */
+  settling?: () => boolean;
+}
 
 export function orderEventBody(e: OrderEvent): string {
   const body: OrderEventBody = {
@@ -79,7 +89,7 @@ export function backoffMs(failedTries: number, baseMs: number, maxMs: number, ra
 const IDLE_SOCKET_MS = 4_000;
 
 export class OrderEventWorker extends PeriodicJob {
-  private readonly settings: Settings;
+  private readonly settings: OrderEventSettings;
   private readonly url: URL;
   private readonly key: KeyObject;
   private readonly pool: Pool;
@@ -91,14 +101,8 @@ export class OrderEventWorker extends PeriodicJob {
   private waitingSince: number | null = null;
 
   constructor(
-    private readonly deps: {
-      db: Db;
-      log: Logger;
-      metrics: Metrics;
-      /** True while settlement in this process is busy: delivery then waits (ORDER_EVENTS_YIELD_MS). */
-      settling?: () => boolean;
-    },
-    settings: Settings,
+    private readonly deps: OrderEventWorkerDeps,
+    settings: OrderEventSettings,
   ) {
     super('order-events', settings.ORDER_EVENTS_POLL_MS, deps.log);
     this.settings = settings;
@@ -242,15 +246,17 @@ export class OrderEventWorker extends PeriodicJob {
   }
 }
 
+/** What the process's worker is built from: its deps and the settings, ORDER_EVENTS_URL maybe unset. */
+export interface OrderEventWorkerFromConfig extends Omit<OrderEventWorkerDeps, 'settling'> {
+  config: Omit<OrderEventSettings, 'ORDER_EVENTS_URL'> & Pick<OriginConfig, 'ORDER_EVENTS_URL'>;
+}
+
 /** The process's worker, or null when ORDER_EVENTS_URL is unset (then no events are written either). */
-export function orderEventWorkerFor(
-  ctx: { config: OriginConfig; db: Db; log: Logger; metrics: Metrics },
-  settling?: () => boolean,
-) {
-  const { config } = ctx;
+export function orderEventWorkerFor(deps: OrderEventWorkerFromConfig, settling?: () => boolean) {
+  const { config } = deps;
   if (!config.ORDER_EVENTS_URL) return null;
   return new OrderEventWorker(
-    { ...ctx, ...(settling ? { settling } : {}) },
+    { ...deps, ...(settling ? { settling } : {}) },
     { ...config, ORDER_EVENTS_URL: config.ORDER_EVENTS_URL },
   );
 }

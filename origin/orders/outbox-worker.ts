@@ -10,17 +10,29 @@
  * way: the script answers ALREADY and the row is marked done without a second refill. When Redis
  * lost the stock key the row stays pending until recover has rebuilt the stock.
  */
-import type { OriginContext } from '../context.js';
-import { inTransaction } from '../platform/db/pool.js';
+import type { OriginConfig } from '../platform/config.js';
+import { inTransaction, type Db } from '../platform/db/pool.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { SaleStock } from '../redis/sale-stock.js';
 import type { RefillResult } from '../redis/stock-store.js';
+import type { ActivityCatalog } from '../sale/catalog.js';
+import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
 import { PeriodicJob } from '../platform/periodic.js';
 import { claimRefills, markRefillDone, type RefillOutboxRow } from './refill-outbox-store.js';
 
-/** What this module uses of the origin's context. */
-export type OutboxWorkerDeps = Pick<
-  OriginContext,
-  'catalog' | 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'
->;
+/** What the outbox worker uses: the outbox rows, the sale and its refill script, and who hears a sale is back. */
+export interface OutboxWorkerDeps {
+  db: Db;
+  catalog: Pick<ActivityCatalog, 'resolve'>;
+  /** lua/refill-2.lua. */
+  sales: Pick<SaleStock, 'refill'>;
+  /** Clears the sold-out flag, or pushes the snapshot, where stock came back. */
+  publisher: Pick<SnapshotPublisher, 'setSoldOut' | 'publish'>;
+  log: Logger;
+  metrics: Metrics;
+  config: Pick<OriginConfig, 'OUTBOX_POLL_MS' | 'OUTBOX_BATCH_SIZE' | 'OUTBOX_CLAIM_LEASE_MS'>;
+}
 
 export type { RefillOutboxRow };
 
@@ -32,29 +44,29 @@ export interface OutboxRound {
 }
 
 export class OutboxWorker extends PeriodicJob {
-  constructor(private readonly ctx: OutboxWorkerDeps) {
-    super('outbox', ctx.config.OUTBOX_POLL_MS, ctx.log);
+  constructor(private readonly deps: OutboxWorkerDeps) {
+    super('outbox', deps.config.OUTBOX_POLL_MS, deps.log);
   }
 
   async round(): Promise<boolean> {
     const result = await this.runOnce();
-    return result.claimed === this.ctx.config.OUTBOX_BATCH_SIZE && result.notWarmed < result.claimed;
+    return result.claimed === this.deps.config.OUTBOX_BATCH_SIZE && result.notWarmed < result.claimed;
   }
 
   /** Claims pending rows not under someone else's lease; the lease is `updated_at` + OUTBOX_CLAIM_LEASE_MS. */
   async claim(): Promise<RefillOutboxRow[]> {
-    const { OUTBOX_BATCH_SIZE: batch, OUTBOX_CLAIM_LEASE_MS: leaseMs } = this.ctx.config;
-    return inTransaction(this.ctx.db, (tx) => claimRefills(tx, batch, leaseMs));
+    const { OUTBOX_BATCH_SIZE: batch, OUTBOX_CLAIM_LEASE_MS: leaseMs } = this.deps.config;
+    return inTransaction(this.deps.db, (tx) => claimRefills(tx, batch, leaseMs));
   }
 
   /** Applies one claimed row to Redis. */
   async refill(row: RefillOutboxRow): Promise<RefillResult> {
-    const sale = await this.ctx.catalog.resolve(String(row.activity_id));
-    return this.ctx.stock.sales.refill(sale, { reservationId: row.reservation_id, quantity: Number(row.quantity) });
+    const sale = await this.deps.catalog.resolve(String(row.activity_id));
+    return this.deps.sales.refill(sale, { reservationId: row.reservation_id, quantity: Number(row.quantity) });
   }
 
   async markDone(row: RefillOutboxRow): Promise<void> {
-    await markRefillDone(this.ctx.db, row.id);
+    await markRefillDone(this.deps.db, row.id);
   }
 
   async runOnce(): Promise<OutboxRound> {
@@ -65,7 +77,7 @@ export class OutboxWorker extends PeriodicJob {
       const refilled = await this.refill(row);
       if (refilled.kind === 'not_warmed') {
         round.notWarmed++;
-        this.ctx.log.warn(
+        this.deps.log.warn(
           { activityId: String(row.activity_id), reservationId: row.reservation_id },
           'refill waits: Redis has no stock for this sale (run recover)',
         );
@@ -79,16 +91,16 @@ export class OutboxWorker extends PeriodicJob {
       const fromZero = refilled.kind === 'refilled' && stock - Number(row.quantity) <= 0;
       if (stock > 0) backOnSale.set(activityId, (backOnSale.get(activityId) ?? false) || fromZero);
     }
-    if (round.refilled > 0) this.ctx.metrics.orderTransitions.inc({ transition: 'refill' }, round.refilled);
+    if (round.refilled > 0) this.deps.metrics.orderTransitions.inc({ transition: 'refill' }, round.refilled);
     for (const [activityId, fromZero] of backOnSale) this.backOnSale(activityId, fromZero);
     return round;
   }
 
   /** Clears the sold-out flag here and at the other origins (pub/sub), and tells the edge. */
   private backOnSale(activityId: string, fromZero: boolean): void {
-    if (this.ctx.publisher.setSoldOut(activityId, false)) return; // a transition publishes
+    if (this.deps.publisher.setSoldOut(activityId, false)) return; // a transition publishes
     // No flag here, but the edge may have set its own from a sold_out answer: push the snapshot.
     if (!fromZero) return;
-    void this.ctx.publisher.publish(activityId).catch(() => undefined);
+    void this.deps.publisher.publish(activityId).catch(() => undefined);
   }
 }

@@ -8,6 +8,7 @@ import {
   verifyPaymentSignature,
   type PaymentDeps,
 } from './payment.js';
+import type { OriginConfig } from '../platform/config.js';
 import { adoptCallerTrace } from '../platform/http/middleware.js';
 import type { OriginEnv } from '../platform/http/types.js';
 import { jsonBody } from '../platform/http/validate.js';
@@ -26,16 +27,21 @@ function paymentSignature(opts: { secret: string; maxAgeMs: number }): Middlewar
   };
 }
 
-export function paymentRoutes(ctx: PaymentDeps) {
+/** What the webhook uses: applying a payment, and the provider's secret and signature age. */
+export interface PaymentRouteDeps extends PaymentDeps {
+  config: PaymentDeps['config'] & Pick<OriginConfig, 'PAYMENT_WEBHOOK_SECRET' | 'PAYMENT_SIGNATURE_MAX_AGE_MS'>;
+}
+
+export function paymentRoutes(deps: PaymentRouteDeps) {
   const app = new Hono<OriginEnv>();
   const signed = paymentSignature({
-    secret: ctx.config.PAYMENT_WEBHOOK_SECRET,
-    maxAgeMs: ctx.config.PAYMENT_SIGNATURE_MAX_AGE_MS,
+    secret: deps.config.PAYMENT_WEBHOOK_SECRET,
+    maxAgeMs: deps.config.PAYMENT_SIGNATURE_MAX_AGE_MS,
   });
 
   app.post('/callback', signed, jsonBody(paymentCallbackSchema), async (c) => {
     const payment = c.req.valid('json');
-    const outcome = await applyPayment(ctx, payment);
+    const outcome = await applyPayment(deps, payment);
     c.get('log').info({ orderNo: payment.orderNo, paymentId: payment.paymentId, outcome }, 'payment');
     return c.json({ orderNo: payment.orderNo, status: 'paid' as const });
   });

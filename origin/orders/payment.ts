@@ -13,15 +13,22 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ContractError } from '../../contract/errors.js';
 import { checkEdgeHeaders } from '../../contract/signing.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
 import { recordOrderEventsOf } from './order-event-store.js';
-import { inTransaction } from '../platform/db/pool.js';
+import { inTransaction, type Db } from '../platform/db/pool.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
 import { OrderStatus } from './order-status.js';
 import { lockOrderByNo, markPaid, recordRefund } from './order-store.js';
 
-/** What applying a payment uses of the context: MySQL, settings, log, metrics. */
-export type PaymentDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+/** What applying a payment uses: MySQL, its settings, log, metrics. */
+export interface PaymentDeps {
+  db: Db;
+  log: Logger;
+  metrics: Metrics;
+  config: Pick<OriginConfig, 'LIFECYCLE_TX_RETRIES' | 'ORDER_EVENTS_URL'>;
+}
 
 export const PAYMENT_TIMESTAMP_HEADER = 'x-payment-timestamp';
 export const PAYMENT_SIGNATURE_HEADER = 'x-payment-signature';
@@ -58,12 +65,12 @@ export function verifyPaymentSignature(
 
 export type PaymentOutcome = 'paid' | 'repeat';
 
-export async function applyPayment(ctx: PaymentDeps, p: PaymentCallback): Promise<PaymentOutcome> {
-  const outcome = await retryOnDeadlock(ctx.config.LIFECYCLE_TX_RETRIES, () =>
-    inTransaction(ctx.db, async (tx) => {
+export async function applyPayment(deps: PaymentDeps, p: PaymentCallback): Promise<PaymentOutcome> {
+  const outcome = await retryOnDeadlock(deps.config.LIFECYCLE_TX_RETRIES, () =>
+    inTransaction(deps.db, async (tx) => {
       const paid = await markPaid(tx, p.orderNo, p.paymentId);
       if (paid === 1) {
-        if (ctx.config.ORDER_EVENTS_URL) await recordOrderEventsOf(tx, 'order.paid', { orderNo: p.orderNo });
+        if (deps.config.ORDER_EVENTS_URL) await recordOrderEventsOf(tx, 'order.paid', { orderNo: p.orderNo });
         return 'paid' as const;
       }
       // Lost the race or a repeat: read the state under lock and record what the shop must refund.
@@ -81,15 +88,15 @@ export async function applyPayment(ctx: PaymentDeps, p: PaymentCallback): Promis
       return reason;
     }),
   );
-  ctx.metrics.orderTransitions.inc({ transition: `payment_${outcome}` });
+  deps.metrics.orderTransitions.inc({ transition: `payment_${outcome}` });
   switch (outcome) {
     case 'not_found':
       throw new ContractError('not_found', `no order ${p.orderNo}`);
     case 'order_timed_out':
-      ctx.log.warn({ orderNo: p.orderNo, paymentId: p.paymentId }, 'payment after timeout: refund recorded');
+      deps.log.warn({ orderNo: p.orderNo, paymentId: p.paymentId }, 'payment after timeout: refund recorded');
       throw new ContractError('order_timed_out', 'the order timed out before payment; the payment will be refunded');
     case 'already_paid':
-      ctx.log.warn({ orderNo: p.orderNo, paymentId: p.paymentId }, 'second payment for a paid order: refund recorded');
+      deps.log.warn({ orderNo: p.orderNo, paymentId: p.paymentId }, 'second payment for a paid order: refund recorded');
       throw new ContractError('conflict', 'the order was paid by another payment; this payment will be refunded');
     default:
       return outcome;

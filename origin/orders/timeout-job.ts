@@ -9,7 +9,10 @@
  * payment locks one row only) and changed by the conditional update `status = PENDING AND expire_at <
  * NOW(3)`: a row paid or timed out by someone else in between is no longer a candidate.
  */
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { Db } from '../platform/db/pool.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
 import { recordOrderEventsOf } from './order-event-store.js';
 import { inTransaction } from '../platform/db/pool.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
@@ -19,8 +22,13 @@ import { expiredPendingIds, lockOrdersById, markTimedOut } from './order-store.j
 import { queueRefills } from './refill-outbox-store.js';
 import { addAvailable, logRefills } from '../sale/stock-row-store.js';
 
-/** What the timeout job uses of the context (the SettlerDeps pattern): MySQL, settings, log, metrics. */
-export type TimeoutJobDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics'>;
+/** What the timeout job uses (the SettlerDeps pattern): MySQL, its settings, log, metrics. */
+export interface TimeoutJobDeps {
+  db: Db;
+  log: Logger;
+  metrics: Metrics;
+  config: Pick<OriginConfig, 'TIMEOUT_SCAN_MS' | 'TIMEOUT_BATCH_SIZE' | 'LIFECYCLE_TX_RETRIES' | 'ORDER_EVENTS_URL'>;
+}
 
 interface Expired {
   id: string;
@@ -34,22 +42,22 @@ export class TimeoutJob extends PeriodicJob {
   /** Called after a round timed orders out (the outbox worker's wake). */
   onTimedOut: (count: number) => void = () => {};
 
-  constructor(private readonly ctx: TimeoutJobDeps) {
-    super('timeout', ctx.config.TIMEOUT_SCAN_MS, ctx.log);
+  constructor(private readonly deps: TimeoutJobDeps) {
+    super('timeout', deps.config.TIMEOUT_SCAN_MS, deps.log);
   }
 
   async round(): Promise<boolean> {
-    const limit = this.ctx.config.TIMEOUT_BATCH_SIZE;
-    const candidates = await expiredPendingIds(this.ctx.db, limit);
+    const limit = this.deps.config.TIMEOUT_BATCH_SIZE;
+    const candidates = await expiredPendingIds(this.deps.db, limit);
     if (candidates.length === 0) return false;
     const ids = [...candidates].sort((a, b) => {
       const d = BigInt(a) - BigInt(b);
       return d < 0n ? -1 : d > 0n ? 1 : 0;
     });
-    const timedOut = await retryOnDeadlock(this.ctx.config.LIFECYCLE_TX_RETRIES, () => this.timeOut(ids));
+    const timedOut = await retryOnDeadlock(this.deps.config.LIFECYCLE_TX_RETRIES, () => this.timeOut(ids));
     if (timedOut > 0) {
-      this.ctx.metrics.orderTransitions.inc({ transition: 'timeout' }, timedOut);
-      this.ctx.log.info({ timedOut }, 'orders timed out; units back in MySQL, refills queued');
+      this.deps.metrics.orderTransitions.inc({ transition: 'timeout' }, timedOut);
+      this.deps.log.info({ timedOut }, 'orders timed out; units back in MySQL, refills queued');
       this.onTimedOut(timedOut);
     }
     return candidates.length === limit;
@@ -57,7 +65,7 @@ export class TimeoutJob extends PeriodicJob {
 
   /** One transaction: the conditional updates, then the stock, log and outbox rows of the winners. */
   private timeOut(ids: string[]): Promise<number> {
-    return inTransaction(this.ctx.db, async (tx) => {
+    return inTransaction(this.deps.db, async (tx) => {
       // Lock the candidates (primary key, ascending) and keep those still PENDING and expired; the
       // conditional UPDATE below then changes exactly them.
       const locked = await lockOrdersById(tx, ids);
@@ -87,7 +95,7 @@ export class TimeoutJob extends PeriodicJob {
       }));
       await logRefills(tx, moved);
       await queueRefills(tx, moved);
-      if (this.ctx.config.ORDER_EVENTS_URL)
+      if (this.deps.config.ORDER_EVENTS_URL)
         await recordOrderEventsOf(tx, 'order.timed_out', { ids: won.map((o) => String(o.id)) });
       return won.length;
     });

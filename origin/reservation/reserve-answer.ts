@@ -4,12 +4,21 @@
  * entry, a new reservation (202), or a repeat with where the reservation stands now (200).
  */
 import type { ReserveRequest, ReserveResponse, EntryResponse } from '../../contract/reservation.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
-import { lotteryPurchase } from '../lottery/entry.js';
-import { reserve } from './reserve.js';
-import { reservationStatus } from './status.js';
-import { InFlightGate } from '../platform/http/middleware.js';
+import { lotteryPurchase, type LotteryEntryDeps } from '../lottery/entry.js';
+import { reserve, type ReserveDeps } from './reserve.js';
+import { reservationStatus, type ReservationStatusDeps } from './status.js';
+
+/**
+ * What answering a reserve uses: the lottery entry, the reserve decision and, for a repeat, the
+ * reservation lookup; the process logger only to ask whether debug lines are wanted.
+ */
+export interface ReserveAnswerDeps extends ReserveDeps, LotteryEntryDeps, ReservationStatusDeps {
+  requests: ReserveDeps['requests'] & ReservationStatusDeps['requests'];
+  log: Logger;
+  config: Pick<OriginConfig, 'REPEAT_STATUS_TIMEOUT_MS'>;
+}
 
 export interface ReserveAnswer {
   status: 200 | 202;
@@ -24,22 +33,22 @@ export interface ReserveAnswer {
  *   showed in the reserve profile).
  */
 export async function answerReserve(
-  ctx: OriginContext,
+  deps: ReserveAnswerDeps,
   req: ReserveRequest,
   traceId: string,
   log: () => Logger,
 ): Promise<ReserveAnswer> {
   // Lottery activities (docs/design.md §10): an entry inside the window, `busy` while the draw runs.
-  const entry = await lotteryPurchase(ctx, req);
+  const entry = await lotteryPurchase(deps, req);
   if (entry) {
     log().info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');
     return { status: entry.status, body: entry.body, answer: entry.status === 202 ? 'entered' : 'entered_again' };
   }
   // The edge's trace id wins over the header's only when it sent one in the body.
-  const result = await reserve(ctx, req, req.traceId ?? traceId);
+  const result = await reserve(deps, req, req.traceId ?? traceId);
   // One line per reserve only at debug: at info it cost the hot path a JSON line per request.
   // Outcomes are counted in seckill_reserve_total (reserve.ts); failures still log at warn.
-  if (ctx.log.isLevelEnabled('debug'))
+  if (deps.log.isLevelEnabled('debug'))
     log().debug(
       { activityId: req.activityId, userId: req.userId, reservationId: result.reservationId, created: result.created },
       'reserve',
@@ -51,26 +60,13 @@ export async function answerReserve(
   // busy, and a repeat never fails because of it — the pollUrl tells the rest.
   let timer: NodeJS.Timeout | undefined;
   const current = await Promise.race([
-    reservationStatus(ctx, result.reservationId, req.userId).catch((err) => {
+    reservationStatus(deps, result.reservationId, req.userId).catch((err) => {
       log().warn({ err: (err as Error).message, reservationId: result.reservationId }, 'repeat status lookup failed');
       return queued;
     }),
-    new Promise<typeof queued>((resolve) => (timer = setTimeout(resolve, ctx.config.REPEAT_STATUS_TIMEOUT_MS, queued))),
+    new Promise<typeof queued>(
+      (resolve) => (timer = setTimeout(resolve, deps.config.REPEAT_STATUS_TIMEOUT_MS, queued)),
+    ),
   ]).finally(() => clearTimeout(timer));
   return { status: 200, body: current, answer: 'repeat' };
-}
-
-const gates = new WeakMap<OriginContext, InFlightGate>();
-
-/** RESERVE_MAX_IN_FLIGHT, one count per origin for the route and its fast path together. */
-export function reserveGate(ctx: OriginContext): InFlightGate {
-  let gate = gates.get(ctx);
-  if (!gate) {
-    gate = new InFlightGate({
-      max: ctx.config.RESERVE_MAX_IN_FLIGHT,
-      onShed: () => ctx.metrics.reserveOutcomes.inc({ code: 'busy' }),
-    });
-    gates.set(ctx, gate);
-  }
-  return gate;
 }

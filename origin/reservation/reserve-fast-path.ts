@@ -14,13 +14,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ContractError } from '../../contract/errors.js';
 import { reserveRequestSchema } from '../../contract/reservation.js';
 import { newTraceId, traceIdOf } from '../../contract/trace.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import { edgeSecretKey, verifyEdgeSignatureSync } from '../platform/http/edge-signature.js';
 import { errorAnswer } from '../platform/http/errors.js';
-import { EDGE_SIGNATURE_REFUSALS, MAX_TRACEPARENT_LOGGED } from '../platform/http/middleware.js';
+import { EDGE_SIGNATURE_REFUSALS, MAX_TRACEPARENT_LOGGED, type InFlightGate } from '../platform/http/middleware.js';
 import { countOrderAnswer } from '../orders/order-answers.js';
-import { answerReserve, reserveGate } from './reserve-answer.js';
+import { answerReserve, type ReserveAnswerDeps } from './reserve-answer.js';
 import { parseJson } from '../platform/http/validate.js';
 import type { RequestListener } from '../platform/http/listen.js';
 
@@ -30,12 +30,20 @@ const PATH = '/internal/reserve';
 /** As Hono reads a body (@hono/node-server: TextDecoder), so both paths sign-check the same text. */
 const decoder = new TextDecoder();
 
+/** What the fast path uses: reserve's answer, the gate it shares with the route, the general stack's limits. */
+export interface ReserveFastPathDeps extends ReserveAnswerDeps {
+  /** RESERVE_MAX_IN_FLIGHT, shared with the Hono route (reserve-gate.ts). */
+  reserveGate: InFlightGate;
+  config: ReserveAnswerDeps['config'] &
+    Pick<OriginConfig, 'EDGE_ORIGIN_SECRET' | 'MAX_BODY_BYTES' | 'BODY_TIMEOUT_MS' | 'RESERVE_ANSWER_DEADLINE_MS'>;
+}
+
 /** Wraps the Hono app's listener: `POST /internal/reserve` is answered here, the rest goes to `next`. */
-export function reserveFastPath(ctx: OriginContext, next: RequestListener): RequestListener {
-  const key = edgeSecretKey(ctx.config.EDGE_ORIGIN_SECRET);
-  const gate = reserveGate(ctx);
-  const { MAX_BODY_BYTES: maxBytes, BODY_TIMEOUT_MS: timeoutMs } = ctx.config;
-  const counting = { metrics: ctx.metrics, deadlineMs: ctx.config.RESERVE_ANSWER_DEADLINE_MS };
+export function reserveFastPath(deps: ReserveFastPathDeps, next: RequestListener): RequestListener {
+  const key = edgeSecretKey(deps.config.EDGE_ORIGIN_SECRET);
+  const gate = deps.reserveGate;
+  const { MAX_BODY_BYTES: maxBytes, BODY_TIMEOUT_MS: timeoutMs } = deps.config;
+  const counting = { metrics: deps.metrics, deadlineMs: deps.config.RESERVE_ANSWER_DEADLINE_MS };
 
   async function reserveRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // A fresh trace id only when needed: the edge's traceparent is usually adopted (it showed in the profile).
@@ -46,7 +54,7 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
     let adopted = false;
     let logger: Logger | undefined;
     const log = () =>
-      (logger ??= ctx.log.child(
+      (logger ??= deps.log.child(
         adopted || traceparent === undefined
           ? { traceId: trace() }
           : { traceId: trace(), callerTraceparent: traceparent.slice(0, MAX_TRACEPARENT_LOGGED) },
@@ -86,7 +94,7 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
       return refuse(err);
     }
     try {
-      const answer = await answerReserve(ctx, reserveRequestSchema.parse(parseJson(body)), trace(), log);
+      const answer = await answerReserve(deps, reserveRequestSchema.parse(parseJson(body)), trace(), log);
       countOrderAnswer(counting, { status: answer.status, answer: answer.answer, startedMs });
       send(res, answer.status, answer.body);
     } catch (err) {
@@ -107,7 +115,7 @@ export function reserveFastPath(ctx: OriginContext, next: RequestListener): Requ
     )
       return next(req, res);
     reserveRoute(req, res).catch((err: unknown) => {
-      ctx.log.error({ err }, 'reserve fast path failed');
+      deps.log.error({ err }, 'reserve fast path failed');
       if (!res.headersSent) send(res, 500, { error: 'internal', message: 'internal error', traceId: '' });
       else res.destroy();
     });

@@ -9,8 +9,27 @@
 import { ContractError } from '../../contract/errors.js';
 import { REFUSALS, refusalError as contractRefusal } from '../../contract/refusals.js';
 import type { ReserveRequest } from '../../contract/reservation.js';
-import type { OriginContext } from '../context.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { FailoverGate } from '../recovery/failover-watch.js';
 import { refusalError } from '../redis/refusals.js';
+import type { ReservationRequests } from '../redis/reservation-requests.js';
+import type { ActivityCatalog } from '../sale/catalog.js';
+import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
+import type { SoldOutFlags } from './sold-out.js';
+import type { StockWatch } from './stock-watch.js';
+
+/** What the reserve decision uses: the gates in front of the script, the script, and who hears of its outcome. */
+export interface ReserveDeps {
+  /** Sales closed after a Redis failover until recovery proves their state. */
+  failover: Pick<FailoverGate, 'isClosed'>;
+  catalog: Pick<ActivityCatalog, 'resolve'>;
+  soldOut: Pick<SoldOutFlags, 'has'>;
+  requests: Pick<ReservationRequests, 'reserve' | 'repeatOf'>;
+  /** Sets the sold-out flag (and pushes the edge) when the script says so. */
+  publisher: Pick<SnapshotPublisher, 'setSoldOut'>;
+  stockWatch: Pick<StockWatch, 'observe'>;
+  metrics: Metrics;
+}
 
 export interface ReserveResult {
   /** true: granted now (202); false: the caller already held it (200). */
@@ -33,33 +52,33 @@ type Outcome =
   | 'not_eligible'
   | 'unavailable';
 
-export async function reserve(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
+export async function reserve(deps: ReserveDeps, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
   const started = performance.now();
   let outcome: Outcome = 'unavailable';
   try {
-    const result = await decide(ctx, req, traceId);
+    const result = await decide(deps, req, traceId);
     outcome = result.created ? 'ok' : 'exists';
     return result;
   } catch (err) {
     if (err instanceof ContractError) outcome = err.code as Outcome;
     throw err;
   } finally {
-    ctx.metrics.reserveOutcomes.inc({ code: outcome });
-    ctx.metrics.reserveLatency.observe({ code: outcome }, (performance.now() - started) / 1000);
+    deps.metrics.reserveOutcomes.inc({ code: outcome });
+    deps.metrics.reserveLatency.observe({ code: outcome }, (performance.now() - started) / 1000);
   }
 }
 
-async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
+async function decide(deps: ReserveDeps, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
   // A Redis failover under this sale: closed until recovery proves its state (recovery/failover-watch.ts).
-  if (ctx.failover.isClosed(req.activityId)) throw contractRefusal(REFUSALS.recovering);
-  const sale = await ctx.catalog.resolve(req.activityId).catch((err) => {
+  if (deps.failover.isClosed(req.activityId)) throw contractRefusal(REFUSALS.recovering);
+  const sale = await deps.catalog.resolve(req.activityId).catch((err) => {
     if (err instanceof ContractError) throw err;
     throw contractRefusal(REFUSALS.lookupFailed, { cause: err });
   });
 
-  const result = ctx.soldOut.has(req.activityId)
-    ? await ctx.stock.requests.repeatOf(sale, req.userId)
-    : await ctx.stock.requests.reserve({
+  const result = deps.soldOut.has(req.activityId)
+    ? await deps.requests.repeatOf(sale, req.userId)
+    : await deps.requests.reserve({
         ...sale,
         userId: req.userId,
         quantity: req.quantity,
@@ -69,17 +88,17 @@ async function decide(ctx: OriginContext, req: ReserveRequest, traceId: string):
       });
   switch (result.kind) {
     case 'reserved':
-      if (result.remaining === 0) ctx.publisher.setSoldOut(req.activityId, true);
-      else ctx.stockWatch.observe(sale, result.remaining + req.quantity, result.remaining);
+      if (result.remaining === 0) deps.publisher.setSoldOut(req.activityId, true);
+      else deps.stockWatch.observe(sale, result.remaining + req.quantity, result.remaining);
       return { created: true, reservationId: result.reservationId };
     case 'repeat':
       return { created: false, reservationId: result.reservationId };
     case 'sold_out':
-      ctx.publisher.setSoldOut(req.activityId, true);
+      deps.publisher.setSoldOut(req.activityId, true);
       throw refusalError(result.kind);
     case 'unconfirmed':
       // REDIS_WAIT_REPLICAS: not on enough replicas, so not promised; the reservation lookup tells later.
-      ctx.metrics.reserveUnconfirmed.inc();
+      deps.metrics.reserveUnconfirmed.inc();
       throw contractRefusal(REFUSALS.unconfirmed);
     default:
       // Insufficient stock leaves units for smaller requests, so no sold-out flag (docs/design.md §10).

@@ -5,13 +5,19 @@
 import { ContractError } from '../../contract/errors.js';
 import { activityOfReservation } from '../../contract/ids.js';
 import type { ReservationBody } from '../../contract/reservation.js';
-import type { OriginContext } from '../context.js';
+import type { Db } from '../platform/db/pool.js';
+import type { ReservationRequests } from '../redis/reservation-requests.js';
+import type { ActivityCatalog } from '../sale/catalog.js';
 import { deadLetterOwner } from '../recovery/dead-letter-store.js';
 import { OrderStatus } from '../orders/order-status.js';
 import { orderOfReservation, orderOfUser, type OrderRow } from '../orders/order-store.js';
 
-/** What the reservation lookup uses of the origin's context. */
-export type ReservationStatusDeps = Pick<OriginContext, 'catalog' | 'db' | 'stock'>;
+/** What the reservation lookup uses: the sale's catalog, the order and dead-letter rows, the holder in Redis. */
+export interface ReservationStatusDeps {
+  catalog: Pick<ActivityCatalog, 'resolve'>;
+  db: Db;
+  requests: Pick<ReservationRequests, 'holderOf'>;
+}
 
 /** The body's name for each order status. */
 const STATUS_NAME: Record<OrderStatus, ReservationBody['status']> = {
@@ -29,49 +35,45 @@ function fromOrder(o: OrderRow): ReservationBody {
   };
 }
 
-async function orderOf(ctx: ReservationStatusDeps, reservationId: string): Promise<OrderRow | undefined> {
-  return orderOfReservation(ctx.db, reservationId);
-}
-
 /** `GET /internal/reservations/:id?userId=` — 404 unknown, 403 someone else's. */
 export async function reservationStatus(
-  ctx: ReservationStatusDeps,
+  deps: ReservationStatusDeps,
   reservationId: string,
   userId: string,
 ): Promise<ReservationBody> {
   const activityId = activityOfReservation(reservationId);
   if (!activityId) throw new ContractError('not_found', 'no such reservation');
-  const sale = await ctx.catalog.resolve(activityId).catch((err) => {
+  const sale = await deps.catalog.resolve(activityId).catch((err) => {
     if (err instanceof ContractError && err.code === 'not_found')
       throw new ContractError('not_found', 'no such reservation');
     throw err;
   });
-  const order = await orderOf(ctx, reservationId);
+  const order = await orderOfReservation(deps.db, reservationId);
   if (order) {
     if (String(order.user_id) !== userId)
       throw new ContractError('forbidden', 'this reservation belongs to someone else');
     return fromOrder(order);
   }
-  const owner = await deadLetterOwner(ctx.db, reservationId);
+  const owner = await deadLetterOwner(deps.db, reservationId);
   if (owner) {
     if (owner !== userId) throw new ContractError('forbidden', 'this reservation belongs to someone else');
     return { reservationId, status: 'failed' };
   }
-  const held = await ctx.stock.requests.holderOf(sale, userId);
+  const held = await deps.requests.holderOf(sale, userId);
   if (held === reservationId) return { reservationId, status: 'queued' };
   throw new ContractError('not_found', 'no such reservation');
 }
 
 /** `GET /internal/activities/:id/reservation?userId=` — the caller's own reservation, or 404. */
 export async function reservationOfUser(
-  ctx: ReservationStatusDeps,
+  deps: ReservationStatusDeps,
   activityId: string,
   userId: string,
 ): Promise<ReservationBody> {
-  const sale = await ctx.catalog.resolve(activityId);
-  const order = await orderOfUser(ctx.db, { activityId, skuId: sale.skuId }, userId);
+  const sale = await deps.catalog.resolve(activityId);
+  const order = await orderOfUser(deps.db, { activityId, skuId: sale.skuId }, userId);
   if (order) return fromOrder(order);
-  const held = await ctx.stock.requests.holderOf(sale, userId);
-  if (held) return reservationStatus(ctx, held, userId);
+  const held = await deps.requests.holderOf(sale, userId);
+  if (held) return reservationStatus(deps, held, userId);
   throw new ContractError('not_found', 'you hold no reservation in this sale');
 }

@@ -6,11 +6,38 @@
 import { hostname } from 'node:os';
 import { randomHex } from '../../contract/ids.js';
 import { findActivity } from '../sale/sale-store.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { Db } from '../platform/db/pool.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { SaleRegistry } from '../redis/sale-registry.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import type { SaleStreams } from '../redis/sale-streams.js';
 import { StreamSettler } from './stream-settler.js';
 
-/** What settlement uses of the origin's context. */
-export type SettlementDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics' | 'stock'>;
+/** What settlement uses: the warmed sales, their Streams' readers, MySQL, and the settlers' own deps. */
+export interface SettlementDeps {
+  db: Db;
+  /** The warmed sales to settle (the registry hash written by warm-up). */
+  registry: Pick<SaleRegistry, 'warmedSales'>;
+  streams: Pick<SaleStreams, 'openEventReaders'>;
+  /** The settlers' compensation (release) of surplus and dead-lettered reservations. */
+  sales: Pick<SaleStock, 'release'>;
+  log: Logger;
+  metrics: Metrics;
+  config: Pick<
+    OriginConfig,
+    | 'ORDER_EVENTS_URL'
+    | 'SETTLE_DISCOVERY_MS'
+    | 'SETTLE_WORKERS'
+    | 'SETTLE_BATCH_SIZE'
+    | 'SETTLE_BLOCK_MS'
+    | 'SETTLE_LINGER_MS'
+    | 'SETTLE_CLAIM_IDLE_MS'
+    | 'SETTLE_MAX_DELIVERIES'
+    | 'SETTLE_RETRY_BACKOFF_MS'
+  >;
+}
 
 export class Settlement {
   private readonly settlers = new Map<string, StreamSettler[]>();
@@ -20,16 +47,16 @@ export class Settlement {
   private readonly instance = `${hostname()}:${process.pid}:${randomHex(3)}`;
   private lastEntriesAt = 0;
 
-  constructor(private readonly ctx: SettlementDeps) {}
+  constructor(private readonly deps: SettlementDeps) {}
 
   async start(): Promise<void> {
     await this.discover();
     const tick = () => {
       this.discovery = setTimeout(() => {
         this.discover()
-          .catch((err) => this.ctx.log.warn({ err: err.message }, 'settlement discovery failed'))
+          .catch((err) => this.deps.log.warn({ err: err.message }, 'settlement discovery failed'))
           .finally(() => !this.stopping && tick());
-      }, this.ctx.config.SETTLE_DISCOVERY_MS);
+      }, this.deps.config.SETTLE_DISCOVERY_MS);
     };
     tick();
   }
@@ -45,12 +72,12 @@ export class Settlement {
   }
 
   async discover(): Promise<void> {
-    for (const sale of await this.ctx.stock.registry.warmedSales()) {
+    for (const sale of await this.deps.registry.warmedSales()) {
       const { activityId } = sale;
       if (this.stopping || this.settlers.has(activityId)) continue;
-      const record = await findActivity(this.ctx.db, activityId);
+      const record = await findActivity(this.deps.db, activityId);
       if (!record) continue;
-      const c = this.ctx.config;
+      const c = this.deps.config;
       const target = {
         ...sale,
         paymentTimeoutSeconds: record.config.paymentTimeoutSeconds,
@@ -59,18 +86,14 @@ export class Settlement {
       const workers: StreamSettler[] = [];
       // SETTLE_WORKERS consumers on each bucket's Stream.
       for (let i = 0; i < c.SETTLE_WORKERS; i++) {
-        for (const reader of this.ctx.stock.streams.openEventReaders(
-          sale,
-          `${this.instance}:${i}`,
-          c.SETTLE_BLOCK_MS,
-        )) {
+        for (const reader of this.deps.streams.openEventReaders(sale, `${this.instance}:${i}`, c.SETTLE_BLOCK_MS)) {
           const settler = new StreamSettler(
             {
-              db: this.ctx.db,
+              db: this.deps.db,
               reader,
-              store: this.ctx.stock.sales,
-              log: this.ctx.log,
-              metrics: this.ctx.metrics,
+              store: this.deps.sales,
+              log: this.deps.log,
+              metrics: this.deps.metrics,
               lastFailure: this.lastFailure,
               onEntries: () => {
                 this.lastEntriesAt = Date.now();
@@ -91,7 +114,7 @@ export class Settlement {
         }
       }
       this.settlers.set(activityId, workers);
-      this.ctx.log.info({ activityId, workers: workers.length, buckets: sale.buckets }, 'settling activity');
+      this.deps.log.info({ activityId, workers: workers.length, buckets: sale.buckets }, 'settling activity');
     }
   }
 

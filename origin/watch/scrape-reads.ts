@@ -88,8 +88,11 @@ export class ScrapeReads {
         },
       ],
       ['sales', () => collectSaleGauges(ctx)],
-      ['streams', () => collectStreamGauges(ctx)],
-      ['order_events', () => collectOrderEventGauges(ctx)],
+      [
+        'streams',
+        () => collectStreamGauges({ registry: ctx.stock.registry, streams: ctx.stock.streams, metrics: ctx.metrics }),
+      ],
+      ['order_events', () => collectOrderEventGauges({ db: ctx.db, metrics: ctx.metrics, config: ctx.config })],
     ];
     if (config.EDGE_URL && config.ORIGIN_ROLE !== 'consumers') {
       const edgeUrl = config.EDGE_URL;

@@ -223,7 +223,16 @@ it('consumers stopped: BacklogGrowing goes pending, fires after 30 s, resolves o
     'BacklogGrowing',
     () => running.settlement!.stop(),
     async () => {
-      settlement = new Settlement(running.ctx);
+      const { db, stock, log, metrics, config } = running.ctx;
+      settlement = new Settlement({
+        db,
+        registry: stock.registry,
+        streams: stock.streams,
+        sales: stock.sales,
+        log,
+        metrics,
+        config,
+      });
       await settlement.start();
     },
     'backlog-growing-firing.png',

@@ -4,6 +4,7 @@
  * run by hand on the origin's context (so a crash can be placed between their steps).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OriginContext } from '../../origin/context.js';
 import { OutboxWorker } from '../../origin/orders/outbox-worker.js';
 import { TimeoutJob } from '../../origin/orders/timeout-job.js';
 import { activityKeys } from '../../origin/redis/keys.js';
@@ -23,6 +24,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
 });
+
+/** The timeout job and outbox worker as the server builds them, from the running origin's pieces. */
+const timeoutJob = ({ db, log, metrics, config }: OriginContext = t.origin.ctx) =>
+  new TimeoutJob({ db, log, metrics, config });
+const outboxWorker = ({ db, catalog, stock, publisher, log, metrics, config }: OriginContext = t.origin.ctx) =>
+  new OutboxWorker({ db, catalog, sales: stock.sales, publisher, log, metrics, config });
 
 const consumers = (env: Record<string, string> = {}) =>
   startTestOrigin({ ...PARKED, ORIGIN_ROLE: 'consumers', ...env }, t.db);
@@ -49,20 +56,20 @@ describe('outbox worker killed between the DB commit and the Redis refill', () =
     await expire(activityId, ['100', '101']);
 
     // The timeout transaction commits (available += 2, REFILL logs, outbox rows); no refill yet.
-    expect(await new TimeoutJob(t.origin.ctx).round()).toBe(false);
+    expect(await timeoutJob().round()).toBe(false);
     expect(await count(t, 'SELECT available FROM seckill_stock WHERE activity_id = ?', [activityId])).toBe(2);
     expect(await t.redis.get(keys.stock)).toBe('0');
     expect(failingChecks(await reconciliation(t, activityId))).toEqual([]); // unsynced refills are accounted for
 
     // Crash 1: a worker claims the rows and dies before touching Redis.
-    const dying = new OutboxWorker(t.origin.ctx);
+    const dying = outboxWorker();
     const claimed = await dying.claim();
     expect(claimed).toHaveLength(2);
     // Crash 2: another copy of a row is refilled in Redis, and the worker dies before marking it done.
     expect((await dying.refill(claimed[0]!)).kind).toBe('refilled');
     expect(await t.redis.get(keys.stock)).toBe('1');
 
-    const next = new OutboxWorker(t.origin.ctx);
+    const next = outboxWorker();
     // Still under the dead worker's lease: nothing is claimed twice at once.
     expect((await next.runOnce()).claimed).toBe(0);
     await new Promise((r) => setTimeout(r, 400));
@@ -74,7 +81,7 @@ describe('outbox worker killed between the DB commit and the Redis refill', () =
       await count(t, 'SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 1', [activityId]),
     ).toBe(2);
     // A second timeout round finds nothing: the orders are TIMEOUT already.
-    expect(await new TimeoutJob(t.origin.ctx).round()).toBe(false);
+    expect(await timeoutJob().round()).toBe(false);
     expect(failingChecks(await reconciliation(t, activityId))).toEqual([]);
   });
 });
@@ -99,7 +106,7 @@ describe('Redis loses a sale mid-way', () => {
     expect(settledBefore).toBeLessThan(30);
     // One order times out before the loss, its refill not yet in Redis (an outbox row pending).
     await expire(activityId, [firstWave[0]!.userId]);
-    expect(await new TimeoutJob(t.origin.ctx).round()).toBe(false);
+    expect(await timeoutJob().round()).toBe(false);
 
     // Redis loses the sale (the Stream survives, as with AOF): stock, holders, config, hashes gone.
     await t.redis.del(keys.stock, keys.holders, keys.config, keys.released, keys.refilled);
@@ -110,7 +117,7 @@ describe('Redis loses a sale mid-way', () => {
     expect(await t.redis.exists(keys.stock, keys.holders)).toBe(0);
     expect(await orders(activityId)).toBe(settledBefore);
     // The refill waits rather than recreating a stock key.
-    expect((await new OutboxWorker(t.origin.ctx).runOnce()).notWarmed).toBe(1);
+    expect((await outboxWorker().runOnce()).notWarmed).toBe(1);
     expect(await t.redis.exists(keys.stock)).toBe(0);
     // Warm-up is not a back door.
     const warm = await t.admin('POST', `/admin/activities/${activityId}/warmup`);
@@ -139,7 +146,7 @@ describe('Redis loses a sale mid-way', () => {
     }
     // The pending refill is applied now (once the waiting worker's lease ran out), exactly once.
     await new Promise((r) => setTimeout(r, 400));
-    expect((await new OutboxWorker(t.origin.ctx).runOnce()).refilled).toBe(1);
+    expect((await outboxWorker().runOnce()).refilled).toBe(1);
     const second = await reserveAll(t, activityId, users(3000, 40));
     expect(second.filter((r) => r.status === 202)).toHaveLength(STOCK - 30 + 1);
     expect(second.filter((r) => r.status === 409)).toHaveLength(40 - (STOCK - 30 + 1));

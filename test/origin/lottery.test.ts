@@ -11,7 +11,7 @@ import { activityKeys } from '../../origin/redis/keys.js';
 import { commitmentOf, drawOrder, expectedOutcomes, orderByTickets } from '../../origin/lottery/draw-rule.js';
 import { DEV_SECRETS } from '../../origin/platform/config.js';
 import { seedOf } from '../../origin/lottery/draw-rule.js';
-import { runDraw } from '../../origin/lottery/draw.js';
+import { runDraw, type DrawDeps } from '../../origin/lottery/draw.js';
 import { REDIS_URL, scalar } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';
 import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
@@ -31,6 +31,12 @@ afterAll(async () => {
 });
 
 /** A lottery activity whose window opens now and closes after `windowMs`, warmed. */
+/** What a draw run by hand uses, from the origin's pieces (as server.ts builds the draw job). */
+function drawDeps(o: TestOrigin): DrawDeps {
+  const { db, log, stock, publisher } = o.origin.ctx;
+  return { db, log, entries: stock.lottery, sales: stock.sales, publisher };
+}
+
 async function lotterySale(
   o: TestOrigin,
   opts: {
@@ -341,7 +347,7 @@ describe('DRAW_SECRET', () => {
         inFlight: 2,
         drawSecret: other.config.DRAW_SECRET,
       };
-      await expect(runDraw(t.origin.ctx, sale.activityId, settings)).rejects.toThrow(/DRAW_SECRET changed/);
+      await expect(runDraw(drawDeps(t), sale.activityId, settings)).rejects.toThrow(/DRAW_SECRET changed/);
       // Nothing moved: still pending, no digest, no seed, entries still open.
       const [[row]] = (await t.db.pool.query(
         'SELECT state, seed, entrants_digest FROM seckill_draw WHERE activity_id = ?',

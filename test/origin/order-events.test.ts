@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../origin/platform/config.js';
-import { backoffMs, OrderEventWorker } from '../../origin/orders/order-event-worker.js';
+import { backoffMs, OrderEventWorker, type OrderEventWorkerDeps } from '../../origin/orders/order-event-worker.js';
 import { orderNoFor, settleBatch } from '../../origin/settlement/settle.js';
 import { type Arrival, startEventReceiver, typesPerOrder } from '../helpers/event-receiver.js';
 import { count, pay, reserveAll, users } from '../helpers/lifecycle.js';
@@ -26,6 +26,11 @@ const FAST = {
   // A busy shared machine must not turn a reservation into 503 unavailable: not what is tested here.
   REDIS_COMMAND_TIMEOUT_MS: '2000',
 };
+
+/** What a worker built by hand uses, from the running origin's pieces (as server.ts builds it). */
+function workerDeps(o: TestOrigin): OrderEventWorkerDeps {
+  return { db: o.origin.ctx.db, log: o.origin.ctx.log, metrics: o.origin.ctx.metrics };
+}
 
 /** Every order's first arrival of a later event comes after its `order.created` was delivered. */
 function outOfOrder(arrivals: Arrival[]): string[] {
@@ -353,7 +358,7 @@ describe("a settlement batch's order.created events", () => {
       expect(batch).toMatchObject({ events: 3, status: 0, attempts: 0 });
       expect(batch.event_id).toMatch(/^batch:[0-9a-f]{24}$/);
 
-      const worker = new OrderEventWorker(t.origin.ctx, {
+      const worker = new OrderEventWorker(workerDeps(t), {
         ...testConfig(t.db.url, {
           ORDER_EVENTS_URL: receiver.url,
           ...FAST,
@@ -417,7 +422,7 @@ describe('settlement first', () => {
         ]);
       const yieldMs = 400;
       const worker = new OrderEventWorker(
-        { ...t.origin.ctx, settling: () => settling },
+        { ...workerDeps(t), settling: () => settling },
         {
           ...testConfig(t.db.url, { ORDER_EVENTS_URL: receiver.url, ...FAST, ORDER_EVENTS_YIELD_MS: String(yieldMs) }),
           ORDER_EVENTS_URL: receiver.url,
@@ -468,7 +473,7 @@ describe('one delivery try', () => {
         ts: 0,
       };
       expect([...(await settleBatch(t.origin.ctx.db, target, [reservation])).values()]).toEqual(['settled']);
-      const worker = new OrderEventWorker(t.origin.ctx, {
+      const worker = new OrderEventWorker(workerDeps(t), {
         ...testConfig(t.db.url, {
           ORDER_EVENTS_URL: url,
           ...FAST,

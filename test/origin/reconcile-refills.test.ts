@@ -6,6 +6,7 @@
  * right after reconciliation's Redis snapshot, on the real stock store, Redis and MySQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OriginConfig } from '../../origin/platform/config.js';
 import { OutboxWorker } from '../../origin/orders/outbox-worker.js';
 import { TimeoutJob } from '../../origin/orders/timeout-job.js';
 import { reconcile } from '../../origin/recovery/reconcile.js';
@@ -49,6 +50,14 @@ async function settledSale(opts: { stock: number; sold: number; stockBuckets?: n
   return { activityId, skuId, buyers };
 }
 
+/** The timeout job and outbox worker as the server builds them, from the origin's pieces (settings overridable). */
+const timeoutJob = (config: OriginConfig = t.origin.ctx.config) =>
+  new TimeoutJob({ db: t.origin.ctx.db, log: t.origin.ctx.log, metrics: t.origin.ctx.metrics, config });
+const outboxWorker = (config: OriginConfig = t.origin.ctx.config) => {
+  const { db, catalog, stock, publisher, log, metrics } = t.origin.ctx;
+  return new OutboxWorker({ db, catalog, sales: stock.sales, publisher, log, metrics, config });
+};
+
 const expire = (activityId: string, userIds: string[]) =>
   t.db.pool.query(
     `UPDATE seckill_order SET expire_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ? AND user_id IN (${userIds.join(',')})`,
@@ -59,7 +68,7 @@ const expire = (activityId: string, userIds: string[]) =>
 async function saleWithTimeouts(opts: { stock: number; sold: number; expired: number; stockBuckets?: number }) {
   const { activityId, skuId, buyers } = await settledSale(opts);
   await expire(activityId, buyers.slice(0, opts.expired));
-  expect(await new TimeoutJob(t.origin.ctx).round()).toBe(false);
+  expect(await timeoutJob().round()).toBe(false);
   expect(await available(activityId)).toBe(opts.stock - opts.sold + opts.expired);
   expect(await pendingOutbox(activityId)).toBe(opts.expired);
   return { activityId, skuId };
@@ -72,7 +81,7 @@ describe('reconciliation while refills are applied', () => {
       let applied: Awaited<ReturnType<OutboxWorker['runOnce']>> | undefined;
       const rec = await reconcile(
         readingRedisThen(t, async () => {
-          applied ??= await new OutboxWorker(t.origin.ctx).runOnce();
+          applied ??= await outboxWorker().runOnce();
         }),
         activityId,
       );
@@ -90,7 +99,7 @@ describe('reconciliation while refills are applied', () => {
 
   it('a refill applied to Redis but not yet marked done (worker between its two steps) is counted once', async () => {
     const { activityId } = await saleWithTimeouts({ stock: 40, sold: 20, expired: 5 });
-    const worker = new OutboxWorker(t.origin.ctx);
+    const worker = outboxWorker();
     const claimed = await worker.claim();
     expect(claimed).toHaveLength(5);
     for (const row of claimed) expect((await worker.refill(row)).kind).toBe('refilled');
@@ -107,16 +116,16 @@ describe('reconciliation while refills are applied', () => {
     const { activityId, buyers } = await settledSale({ stock: 1000, sold: 300 });
     await expire(activityId, buyers);
     // Small batches, so refills arrive a few at a time for as long as the reads run.
-    const ctx = { ...t.origin.ctx, config: { ...t.origin.ctx.config, TIMEOUT_BATCH_SIZE: 20, OUTBOX_BATCH_SIZE: 10 } };
+    const config = { ...t.origin.ctx.config, TIMEOUT_BATCH_SIZE: 20, OUTBOX_BATCH_SIZE: 10 };
     let timing = true;
     let refilling = true;
     const timeouts = (async () => {
-      const job = new TimeoutJob(ctx);
+      const job = timeoutJob(config);
       while (await job.round());
       timing = false;
     })();
     const refills = (async () => {
-      const worker = new OutboxWorker(ctx);
+      const worker = outboxWorker(config);
       for (;;) {
         const last = !timing; // every timeout committed before this round: an empty round means all applied
         if ((await worker.runOnce()).claimed === 0 && last) break;
@@ -136,7 +145,7 @@ describe('reconciliation while refills are applied', () => {
   it('still fails on a refill Redis got that MySQL never committed, and on one Redis forgot', async () => {
     const { activityId, skuId } = await saleWithTimeouts({ stock: 40, sold: 20, expired: 3 });
     const keys = activityKeys(activityId, skuId);
-    expect(await new OutboxWorker(t.origin.ctx).runOnce()).toMatchObject({ refilled: 3 });
+    expect(await outboxWorker().runOnce()).toMatchObject({ refilled: 3 });
     expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
 
     // Over-selling risk: 2 units appear in Redis as the refill of an order that never timed out.
