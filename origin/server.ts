@@ -69,7 +69,14 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
       ? {
           timeouts: new TimeoutJob(ctx),
           outbox: new OutboxWorker(ctx),
-          reconciliation: new ReconcileJob(ctx),
+          reconciliation: new ReconcileJob({
+            db: ctx.db,
+            ledger: ctx.stock.ledger,
+            registry: ctx.stock.registry,
+            log: ctx.log,
+            metrics: ctx.metrics,
+            config,
+          }),
           orderEvents: orderEventWorkerFor(ctx, () => settlement?.busyWithin(config.ORDER_EVENTS_POLL_MS) ?? false),
           draws: new DrawJob(ctx),
           warmups: new WarmupJob(ctx),
@@ -106,7 +113,26 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   // Deny-list changes the edge did not confirm are pushed again (docs/design.md §10: in force within 1 s).
   const denyPush = config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL ? new DenyPushJob(ctx) : null;
   denyPush?.start();
-  const failoverWatch = new FailoverWatch(ctx, config.ORIGIN_ROLE !== 'http');
+  const failoverWatch = new FailoverWatch(
+    {
+      db: ctx.db,
+      log: ctx.log,
+      metrics: ctx.metrics,
+      publisher: ctx.publisher,
+      pushEdge: ctx.pushEdge,
+      registry: ctx.stock.registry,
+      sales: ctx.stock.sales,
+      recovery: ctx.stock.recovery,
+      ledger: ctx.stock.ledger,
+      replication: ctx.stock.replication,
+      saleRules: { db: ctx.db, stock: ctx.stock },
+      replicaLayout: { stock: ctx.stock, config },
+      failover: ctx.failover,
+      shortBuckets: ctx.shortBuckets,
+      config,
+    },
+    config.ORIGIN_ROLE !== 'http',
+  );
   failoverWatch.start();
   ctx.log.info({ url, metricsUrl, role: config.ORIGIN_ROLE }, 'origin started');
 

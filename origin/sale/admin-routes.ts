@@ -113,7 +113,7 @@ export function adminRoutes(ctx: OriginContext) {
   });
 
   app.get('/activities/:id/reconciliation', idParam(), async (c) => {
-    const rec = await reconcile(ctx, c.req.valid('param').id);
+    const rec = await reconcile({ db: ctx.db, ledger: ctx.stock.ledger, config: ctx.config }, c.req.valid('param').id);
     raiseMismatch(ctx, rec);
     return c.json(rec);
   });

@@ -27,7 +27,7 @@ export async function cleanupChecklist(ctx: CleanupChecklistDeps, activityId: st
   const [group, open, rec, registered, ttls, edge] = await Promise.all([
     ctx.stock.streams.groupInfo(sale),
     openOrderWork(ctx.db, activityId),
-    reconcile(ctx, activityId),
+    reconcile({ db: ctx.db, ledger: ctx.stock.ledger, config: ctx.config }, activityId),
     ctx.stock.registry.isRegistered(activityId),
     ctx.stock.registry.keyTtls(sale),
     edgeActivity(ctx, activityId),

@@ -9,13 +9,11 @@ import { ContractError } from '../../contract/errors.js';
 import { setState, type ActivityOperationsDeps } from './operations.js';
 import { ActivityState, requireActivity, saleOf } from './sale-store.js';
 import type { OriginContext } from '../context.js';
-import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
+import { reconcile } from '../recovery/reconcile.js';
 import { openOrderWork } from '../orders/open-work.js';
 
 /** What this module uses of the origin's context. */
-export type CleanupDeps = ActivityOperationsDeps &
-  ReconcileDeps &
-  Pick<OriginContext, 'config' | 'db' | 'log' | 'publisher' | 'stock'>;
+export type CleanupDeps = ActivityOperationsDeps & Pick<OriginContext, 'config' | 'db' | 'log' | 'publisher' | 'stock'>;
 
 export async function cleanup(ctx: CleanupDeps, activityId: string) {
   const record = await requireActivity(ctx.db, activityId);
@@ -34,7 +32,7 @@ export async function cleanup(ctx: CleanupDeps, activityId: string) {
     throw new ContractError('conflict', `${open.outbox} refills are not yet applied to Redis (outbox)`);
   if (Number(open.pending) > 0)
     throw new ContractError('conflict', `${open.pending} orders still wait for payment or timeout`);
-  const rec = await reconcile(ctx, activityId);
+  const rec = await reconcile({ db: ctx.db, ledger: ctx.stock.ledger, config: ctx.config }, activityId);
   if (!rec.ok) {
     const failing = rec.checks.filter((c) => !c.ok).map((c) => c.name);
     throw new ContractError('conflict', `reconciliation is not clean: ${failing.join(', ')}`);

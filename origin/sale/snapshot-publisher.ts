@@ -7,7 +7,7 @@
 import type { ActivitySnapshot } from '../../contract/activity.js';
 import type { Db } from '../platform/db/pool.js';
 import type { EdgePush } from '../platform/edge-push.js';
-import type { FailoverGate } from '../recovery/failover-watch.js';
+import type { FailoverGate } from '../recovery/failover-gate.js';
 import type { ShortBuckets } from './replica-layout.js';
 import type { Logger } from '../platform/logger.js';
 import { findDraw, publicDraw } from '../lottery/draw-store.js';

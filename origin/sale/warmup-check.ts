@@ -50,7 +50,7 @@ export async function verifyWarmup(ctx: WarmupCheckDeps, activityId: string): Pr
   const sale = saleOf(record);
   const k = ctx.stock.sales.keys(sale);
   const [rec, warm, layout] = await Promise.all([
-    reconcile(ctx, activityId),
+    reconcile({ db: ctx.db, ledger: ctx.stock.ledger, config: ctx.config }, activityId),
     ctx.stock.sales.warmState(sale),
     readReplicaLayout(ctx, sale),
   ]);
