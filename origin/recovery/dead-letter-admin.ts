@@ -104,7 +104,7 @@ async function load(deps: Pick<DeadLetterAdminDeps, 'catalog' | 'db'>, reservati
   return { row, event, target };
 }
 
-export async function giveUpDeadLetter(deps: DeadLetterAdminDeps, reservationId: string) {
+export async function giveUpDeadLetter(deps: Omit<DeadLetterAdminDeps, 'streams'>, reservationId: string) {
   const { row, event, target } = await load(deps, reservationId);
   if (row.status === DeadLetterStatus.RETRIED)
     throw new ContractError('conflict', 'this reservation was re-queued for settlement; it cannot be given up now');
@@ -124,7 +124,7 @@ const REQUEUE_REFUSALS = {
   denied: 'the user is on the deny list now; their units stay on sale (give the dead letter up instead)',
 } as const;
 
-export async function retryDeadLetter(deps: DeadLetterAdminDeps, reservationId: string) {
+export async function retryDeadLetter(deps: Omit<DeadLetterAdminDeps, 'sales'>, reservationId: string) {
   const { row, event, target } = await load(deps, reservationId);
   if (row.status === DeadLetterStatus.GIVEN_UP)
     throw new ContractError('conflict', 'this dead letter was given up; it cannot be retried');
