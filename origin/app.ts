@@ -10,6 +10,7 @@ import type { ReserveFastPathDeps } from './reservation/reserve-fast-path.js';
 import { lifecycleAdminRoutes } from './sale/lifecycle-routes.js';
 import { bodySizeLimit, rawBody, traceContext } from './platform/http/middleware.js';
 import { opsRoutes } from './watch/ops-routes.js';
+import { ScrapeReads } from './watch/scrape-reads.js';
 import { orderEventRoutes } from './orders/order-event-routes.js';
 import { paymentRoutes } from './orders/payment-routes.js';
 import type { OriginEnv } from './platform/http/types.js';
@@ -50,7 +51,30 @@ export function createApp(ctx: OriginContext) {
   app.route('/internal', internalRoutes(reservationDeps(ctx)));
   // Before the other /admin routes: the console's static shell answers before their token check.
   app.get('/admin/console', (c) => c.redirect('/admin/console/', 301));
-  app.route('/admin/console/', consoleRoutes(ctx));
+  app.route(
+    '/admin/console/',
+    consoleRoutes({
+      saleConsole: {
+        db: ctx.db,
+        publisher: ctx.publisher,
+        sales: ctx.stock.sales,
+        streams: ctx.stock.streams,
+        metrics: ctx.metrics,
+        failover: ctx.failover,
+        config: ctx.config,
+      },
+      report: { db: ctx.db, ledger: ctx.stock.ledger, config: ctx.config },
+      checklist: {
+        db: ctx.db,
+        ledger: ctx.stock.ledger,
+        streams: ctx.stock.streams,
+        registry: ctx.stock.registry,
+        soldOut: ctx.soldOut,
+        config: ctx.config,
+      },
+      config: ctx.config,
+    }),
+  );
   app.route(
     '/admin',
     adminRoutes({
@@ -65,7 +89,7 @@ export function createApp(ctx: OriginContext) {
       access: ctx.stock.access,
       registry: ctx.stock.registry,
       replication: ctx.stock.replication,
-      stock: ctx.stock, // the reconciliation's reads (recovery/reconcile.ts)
+      ledger: ctx.stock.ledger,
     }),
   );
   app.route(
@@ -83,18 +107,38 @@ export function createApp(ctx: OriginContext) {
       registry: ctx.stock.registry,
       streams: ctx.stock.streams,
       replication: ctx.stock.replication,
-      stock: ctx.stock, // the reconciliation's reads (recovery/reconcile.ts)
+      ledger: ctx.stock.ledger,
+      recovery: ctx.stock.recovery,
+      saleRules: { db: ctx.db, access: ctx.stock.access },
     }),
   );
   app.route('/admin', orderEventRoutes({ db: ctx.db, log: ctx.log, config: ctx.config }));
   app.route('/payments', paymentRoutes({ db: ctx.db, log: ctx.log, metrics: ctx.metrics, config: ctx.config }));
-  if (ctx.config.METRICS_PORT === undefined) app.route('/', opsRoutes(ctx));
+  if (ctx.config.METRICS_PORT === undefined) app.route('/', healthAndMetrics(ctx));
   return app;
+}
+
+/** `/healthz` and `/metrics`, with the reads a scrape makes, on whichever listener serves them. */
+function healthAndMetrics(ctx: OriginContext) {
+  const scrapeReads = new ScrapeReads({
+    db: ctx.db,
+    log: ctx.log,
+    metrics: ctx.metrics,
+    registry: ctx.stock.registry,
+    sales: ctx.stock.sales,
+    replication: ctx.stock.replication,
+    publisher: ctx.publisher,
+    failover: ctx.failover,
+    streamGauges: { registry: ctx.stock.registry, streams: ctx.stock.streams, metrics: ctx.metrics },
+    orderEventGauges: { db: ctx.db, metrics: ctx.metrics, config: ctx.config },
+    config: ctx.config,
+  });
+  return opsRoutes({ db: ctx.db, requests: ctx.stock.requests, scrapeReads, metrics: ctx.metrics, config: ctx.config });
 }
 
 /** The METRICS_PORT listener: `/healthz` and `/metrics` only. */
 export function createOpsApp(ctx: OriginContext) {
   const app = baseApp(ctx);
-  app.route('/', opsRoutes(ctx));
+  app.route('/', healthAndMetrics(ctx));
   return app;
 }

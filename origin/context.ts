@@ -11,7 +11,7 @@ import { createPool, observeTransactions, type Db } from './platform/db/pool.js'
 import { pingMysql } from './platform/db/server-status.js';
 import { createEdgePush, type EdgePush } from './platform/edge-push.js';
 import { createLogger, type Logger } from './platform/logger.js';
-import { FailoverGate } from './recovery/failover-watch.js';
+import { FailoverGate } from './recovery/failover-gate.js';
 import { ShortBuckets } from './sale/replica-layout.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
 import { StockStore } from './redis/stock-store.js';

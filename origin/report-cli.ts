@@ -30,7 +30,7 @@ async function main() {
   where = describeStores(config.MYSQL_URL, config.REDIS_URL, config.REDIS_KEY_PREFIX);
   const ctx = await createOriginContext(config, createLogger(config.LOG_LEVEL));
   try {
-    const report = await saleReport({ db: ctx.db, stock: ctx.stock, config: ctx.config }, values.activity);
+    const report = await saleReport({ db: ctx.db, ledger: ctx.stock.ledger, config: ctx.config }, values.activity);
     console.log(JSON.stringify(report, null, 2));
     process.exitCode = report.reconciliation.ok ? 0 : 1;
   } finally {

@@ -88,7 +88,14 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             metrics: ctx.metrics,
             config,
           }),
-          reconciliation: new ReconcileJob(ctx),
+          reconciliation: new ReconcileJob({
+            db: ctx.db,
+            ledger: ctx.stock.ledger,
+            registry: ctx.stock.registry,
+            log: ctx.log,
+            metrics: ctx.metrics,
+            config,
+          }),
           orderEvents: orderEventWorkerFor(
             { db: ctx.db, log: ctx.log, metrics: ctx.metrics, config },
             () => settlement?.busyWithin(config.ORDER_EVENTS_POLL_MS) ?? false,
@@ -112,7 +119,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             sales: ctx.stock.sales,
             access: ctx.stock.access,
             replication: ctx.stock.replication,
-            stock: ctx.stock, // the reconciliation's reads (recovery/reconcile.ts)
+            ledger: ctx.stock.ledger,
           }),
           releases: new ReleaseJob({
             db: ctx.db,
@@ -157,7 +164,26 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
       ? new DenyPushJob({ db: ctx.db, log: ctx.log, config: ctx.config })
       : null;
   denyPush?.start();
-  const failoverWatch = new FailoverWatch(ctx, config.ORIGIN_ROLE !== 'http');
+  const failoverWatch = new FailoverWatch(
+    {
+      db: ctx.db,
+      log: ctx.log,
+      metrics: ctx.metrics,
+      publisher: ctx.publisher,
+      pushEdge: ctx.pushEdge,
+      registry: ctx.stock.registry,
+      sales: ctx.stock.sales,
+      recovery: ctx.stock.recovery,
+      ledger: ctx.stock.ledger,
+      replication: ctx.stock.replication,
+      saleRules: { db: ctx.db, access: ctx.stock.access },
+      replicaLayout: { sales: ctx.stock.sales, replication: ctx.stock.replication, config },
+      failover: ctx.failover,
+      shortBuckets: ctx.shortBuckets,
+      config,
+    },
+    config.ORIGIN_ROLE !== 'http',
+  );
   failoverWatch.start();
   ctx.log.info({ url, metricsUrl, role: config.ORIGIN_ROLE }, 'origin started');
 

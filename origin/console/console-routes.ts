@@ -13,11 +13,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Hono } from 'hono';
 import { ContractError, errorBody } from '../../contract/errors.js';
 import { createActivitySchema } from '../sale/sale-store.js';
-import type { OriginContext } from '../context.js';
 import { cleanupChecklist } from '../sale/cleanup-checklist.js';
 import { saleReport } from '../sale/report.js';
-import { listSales, liveView } from './sale-console.js';
+import { listSales, liveView, type SaleConsoleDeps } from './sale-console.js';
 import { LoopDelay } from './sale-signals.js';
+import type { OriginConfig } from '../platform/config.js';
 import { projectPath } from '../platform/paths.js';
 import { adminToken } from '../platform/http/middleware.js';
 import type { OriginEnv } from '../platform/http/types.js';
@@ -52,7 +52,23 @@ function consoleFiles(): Map<string, [string, Buffer]> {
   return files;
 }
 
-export function consoleRoutes(ctx: OriginContext) {
+/**
+ * What the console's API uses: the admin operators' tokens, its own reads (sale-console.ts), and what
+ * the end-of-sale report (sale/report.ts) and the cleanup checklist (sale/cleanup-checklist.ts) use.
+ */
+export interface ConsoleRouteDeps {
+  saleConsole: SaleConsoleDeps;
+  report: ReportInput;
+  checklist: ChecklistInput;
+  config: Pick<OriginConfig, 'ADMIN_OPERATORS'>;
+}
+
+/** What saleReport (sale/report.ts) is handed. */
+export type ReportInput = Parameters<typeof saleReport>[0];
+/** What cleanupChecklist (sale/cleanup-checklist.ts) is handed. */
+export type ChecklistInput = Parameters<typeof cleanupChecklist>[0];
+
+export function consoleRoutes(deps: ConsoleRouteDeps) {
   const app = new Hono<OriginEnv>();
   const files = consoleFiles();
   const loop = new LoopDelay();
@@ -62,7 +78,7 @@ export function consoleRoutes(ctx: OriginContext) {
     return new Response(new Uint8Array(file[1]), { headers: { 'content-type': file[0], ...CONSOLE_SECURITY_HEADERS } });
   };
 
-  app.use('/api/*', adminToken({ operators: ctx.config.ADMIN_OPERATORS }));
+  app.use('/api/*', adminToken({ operators: deps.config.ADMIN_OPERATORS }));
   app.use('/api/*', async function noStore(c, next) {
     await next();
     c.header('Cache-Control', 'no-store');
@@ -72,28 +88,18 @@ export function consoleRoutes(ctx: OriginContext) {
   // made with this token (adminToken), so the console shows it instead of asking for one.
   app.get('/api/whoami', (c) => c.json({ operator: c.get('operator') }));
 
-  app.get('/api/sales', async (c) => c.json(await listSales(ctx)));
+  app.get('/api/sales', async (c) => c.json(await listSales(deps.saleConsole)));
 
-  app.get('/api/sales/:id/live', idParam(), async (c) => c.json(await liveView(ctx, loop, c.req.valid('param').id)));
+  app.get('/api/sales/:id/live', idParam(), async (c) =>
+    c.json(await liveView(deps.saleConsole, loop, c.req.valid('param').id)),
+  );
 
   app.get('/api/sales/:id/report', idParam(), async (c) =>
-    c.json(await saleReport({ db: ctx.db, stock: ctx.stock, config: ctx.config }, c.req.valid('param').id)),
+    c.json(await saleReport(deps.report, c.req.valid('param').id)),
   );
 
   app.get('/api/sales/:id/cleanup-checklist', idParam(), async (c) =>
-    c.json(
-      await cleanupChecklist(
-        {
-          db: ctx.db,
-          stock: ctx.stock,
-          config: ctx.config,
-          streams: ctx.stock.streams,
-          registry: ctx.stock.registry,
-          soldOut: ctx.soldOut,
-        },
-        c.req.valid('param').id,
-      ),
-    ),
+    c.json(await cleanupChecklist(deps.checklist, c.req.valid('param').id)),
   );
 
   // The create form's check, by the very schema `POST /admin/activities` parses with: every issue

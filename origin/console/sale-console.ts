@@ -6,24 +6,40 @@
 import { publicState } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import { findActivity, saleOf } from '../sale/sale-store.js';
-import type { OriginContext } from '../context.js';
 import { orderCountsOfSales } from '../orders/order-store.js';
+import type { Db } from '../platform/db/pool.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { FailoverGate } from '../recovery/failover-gate.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import type { SaleStreams } from '../redis/sale-streams.js';
 import { latestSales } from '../sale/sale-store.js';
-import { edgeActivity, edgeWaitingLine } from '../watch/edge-view.js';
+import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
+import { edgeActivity, edgeWaitingLine, type EdgeViewDeps } from '../watch/edge-view.js';
 import { readFunnel, readSignals, waitingLineMetric, type LoopDelay } from './sale-signals.js';
 
-export type SaleConsoleDeps = Pick<OriginContext, 'config' | 'db' | 'failover' | 'metrics' | 'snapshot' | 'stock'>;
+/**
+ * What the console reads: MySQL, each sale's snapshot, Redis's buckets and Stream group, this
+ * process's metrics registry and failover gate, and the edge (what it serves, its waiting line).
+ */
+export interface SaleConsoleDeps extends EdgeViewDeps {
+  db: Db;
+  publisher: Pick<SnapshotPublisher, 'snapshot'>;
+  sales: Pick<SaleStock, 'warmState'>;
+  streams: Pick<SaleStreams, 'groupInfo'>;
+  metrics: Pick<Metrics, 'registry'>;
+  failover: Pick<FailoverGate, 'closedSince'>;
+}
 
 /** The sales list shows the most recently created ones. */
 export const SALES_LIST_LIMIT = 100;
 
-export async function listSales(ctx: SaleConsoleDeps) {
-  const sales = await latestSales(ctx.db, SALES_LIST_LIMIT);
+export async function listSales(deps: Pick<SaleConsoleDeps, 'db' | 'publisher'>) {
+  const sales = await latestSales(deps.db, SALES_LIST_LIMIT);
   const ids = sales.map((s) => String(s.id));
-  const counts = await orderCountsOfSales(ctx.db, ids);
+  const counts = await orderCountsOfSales(deps.db, ids);
   const byId = new Map(counts.map((c) => [String(c.activity_id), c]));
   const now = Date.now();
-  const snapshots = await Promise.all(ids.map((id) => ctx.snapshot(id).catch(() => null)));
+  const snapshots = await Promise.all(ids.map((id) => deps.publisher.snapshot(id).catch(() => null)));
   return {
     serverTime: new Date(now).toISOString(),
     sales: sales.map((s, i) => {
@@ -53,23 +69,23 @@ export async function listSales(ctx: SaleConsoleDeps) {
 }
 
 /** One sale, everything the console's live screen shows that the admin API does not already answer. */
-export async function liveView(ctx: SaleConsoleDeps, loop: LoopDelay, activityId: string) {
-  const record = await findActivity(ctx.db, activityId);
-  const snapshot = record && (await ctx.snapshot(activityId));
+export async function liveView(deps: SaleConsoleDeps, loop: LoopDelay, activityId: string) {
+  const record = await findActivity(deps.db, activityId);
+  const snapshot = record && (await deps.publisher.snapshot(activityId));
   if (!record || !snapshot) throw new ContractError('not_found', `activity ${activityId} does not exist`);
   const sale = saleOf(record);
   const queue = record.config.overflow === 'queue';
   const [warm, stream, signals, funnel, edge, lineAtEdge, lineMetric] = await Promise.all([
-    ctx.stock.sales.warmState(sale),
-    ctx.stock.streams.groupInfo(sale),
-    readSignals(ctx.metrics.registry, loop),
-    readFunnel(ctx.metrics.registry, activityId),
-    edgeActivity(ctx, activityId),
-    queue ? edgeWaitingLine(ctx, activityId) : Promise.resolve(null),
-    waitingLineMetric(ctx.metrics.registry, activityId),
+    deps.sales.warmState(sale),
+    deps.streams.groupInfo(sale),
+    readSignals(deps.metrics.registry, loop),
+    readFunnel(deps.metrics.registry, activityId),
+    edgeActivity(deps, activityId),
+    queue ? edgeWaitingLine(deps, activityId) : Promise.resolve(null),
+    waitingLineMetric(deps.metrics.registry, activityId),
   ]);
   const now = Date.now();
-  const closedSince = ctx.failover.closedSince(activityId);
+  const closedSince = deps.failover.closedSince(activityId);
   return {
     activityId,
     serverTime: new Date(now).toISOString(),

@@ -16,8 +16,12 @@
  * Eligibility is not checked again here: the claims were seen only when the reservation was made.
  */
 import { ContractError } from '../../contract/errors.js';
-import type { OriginContext } from '../context.js';
+import type { Db } from '../platform/db/pool.js';
+import type { Logger } from '../platform/logger.js';
 import { notReadyError } from '../redis/refusals.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import type { SaleStreams } from '../redis/sale-streams.js';
+import type { ActivityCatalog } from '../sale/catalog.js';
 import { compensate } from '../settlement/dead-lettering.js';
 import type { ReservationEvent } from '../settlement/event.js';
 import { hasOrderOfReservation } from '../orders/order-store.js';
@@ -31,8 +35,17 @@ import {
   type DeadLetterRow,
 } from './dead-letter-store.js';
 
-/** What the dead-letter operations use of the context: MySQL, the stock store, the catalog, log. */
-export type DeadLetterAdminDeps = Pick<OriginContext, 'catalog' | 'db' | 'log' | 'stock'>;
+/**
+ * What the dead-letter operations use: MySQL, the catalog (a dead letter's sale), Redis's release
+ * (give up) and requeue (retry), and the log.
+ */
+export interface DeadLetterAdminDeps {
+  db: Db;
+  log: Logger;
+  catalog: Pick<ActivityCatalog, 'resolve'>;
+  sales: Pick<SaleStock, 'release'>;
+  streams: Pick<SaleStreams, 'requeue'>;
+}
 
 export interface DeadLetterBody {
   reservationId: string;
@@ -66,15 +79,15 @@ const toBody = (r: DeadLetterRow): DeadLetterBody => ({
 const LIST_LIMIT = 1000;
 
 export async function listDeadLetters(
-  ctx: DeadLetterAdminDeps,
+  deps: Pick<DeadLetterAdminDeps, 'db'>,
   activityId: string,
 ): Promise<{ deadLetters: DeadLetterBody[] }> {
-  const listed = await listDeadLetterRows(ctx.db, activityId, LIST_LIMIT);
+  const listed = await listDeadLetterRows(deps.db, activityId, LIST_LIMIT);
   return { deadLetters: listed.map(toBody) };
 }
 
-async function load(ctx: DeadLetterAdminDeps, reservationId: string) {
-  const row = await deadLetterOf(ctx.db, reservationId);
+async function load(deps: Pick<DeadLetterAdminDeps, 'catalog' | 'db'>, reservationId: string) {
+  const row = await deadLetterOf(deps.db, reservationId);
   if (!row) throw new ContractError('not_found', `no dead letter for reservation ${reservationId}`);
   const payload = JSON.parse(row.payload) as Partial<ReservationEvent>;
   const event: ReservationEvent = {
@@ -86,19 +99,19 @@ async function load(ctx: DeadLetterAdminDeps, reservationId: string) {
     traceId: payload.traceId ?? '',
     ts: payload.ts ?? 0,
   };
-  const sale = await ctx.catalog.resolve(String(row.activity_id));
+  const sale = await deps.catalog.resolve(String(row.activity_id));
   const target = { ...sale, paymentTimeoutSeconds: 0 };
   return { row, event, target };
 }
 
-export async function giveUpDeadLetter(ctx: DeadLetterAdminDeps, reservationId: string) {
-  const { row, event, target } = await load(ctx, reservationId);
+export async function giveUpDeadLetter(deps: Omit<DeadLetterAdminDeps, 'streams'>, reservationId: string) {
+  const { row, event, target } = await load(deps, reservationId);
   if (row.status === DeadLetterStatus.RETRIED)
     throw new ContractError('conflict', 'this reservation was re-queued for settlement; it cannot be given up now');
-  const restocked = await compensate(ctx.db, ctx.stock.sales, target, event);
+  const restocked = await compensate(deps.db, deps.sales, target, event);
   if (restocked === null) throw notReadyError(NOT_RECOVERED);
-  await markGivenUp(ctx.db, reservationId, restocked);
-  ctx.log.warn({ activityId: target.activityId, reservationId, restocked }, 'dead letter given up');
+  await markGivenUp(deps.db, reservationId, restocked);
+  deps.log.warn({ activityId: target.activityId, reservationId, restocked }, 'dead letter given up');
   return { reservationId, status: DeadLetterStatus.GIVEN_UP, restocked };
 }
 
@@ -111,21 +124,21 @@ const REQUEUE_REFUSALS = {
   denied: 'the user is on the deny list now; their units stay on sale (give the dead letter up instead)',
 } as const;
 
-export async function retryDeadLetter(ctx: DeadLetterAdminDeps, reservationId: string) {
-  const { row, event, target } = await load(ctx, reservationId);
+export async function retryDeadLetter(deps: Omit<DeadLetterAdminDeps, 'sales'>, reservationId: string) {
+  const { row, event, target } = await load(deps, reservationId);
   if (row.status === DeadLetterStatus.GIVEN_UP)
     throw new ContractError('conflict', 'this dead letter was given up; it cannot be retried');
-  if (await hasOrderOfReservation(ctx.db, reservationId))
+  if (await hasOrderOfReservation(deps.db, reservationId))
     throw new ContractError('conflict', 'this reservation is settled already');
   // MySQL first: settle.ts must see `retried` before the Stream carries the reservation again. A
   // crash before the script runs leaves `retried` with nothing queued: retrying again repairs it.
-  await markRetried(ctx.db, reservationId);
-  const requeued = await ctx.stock.streams.requeue(target, event);
+  await markRetried(deps.db, reservationId);
+  const requeued = await deps.streams.requeue(target, event);
   if (requeued.kind === 'requeued' || requeued.kind === 'already') {
-    ctx.log.warn({ activityId: target.activityId, reservationId }, 'dead letter re-queued for settlement');
+    deps.log.warn({ activityId: target.activityId, reservationId }, 'dead letter re-queued for settlement');
     return { reservationId, status: DeadLetterStatus.RETRIED, requeued: requeued.kind === 'requeued' };
   }
-  if (row.status === DeadLetterStatus.OPEN) await reopenRetried(ctx.db, reservationId);
+  if (row.status === DeadLetterStatus.OPEN) await reopenRetried(deps.db, reservationId);
   if (requeued.kind === 'not_warmed') throw notReadyError(NOT_RECOVERED);
   throw new ContractError('conflict', REQUEUE_REFUSALS[requeued.kind]);
 }

@@ -26,35 +26,19 @@
  * the primary's identity, the stall by this count.
  */
 import { ContractError } from '../../contract/errors.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { EdgePush } from '../platform/edge-push.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { ReplicationWatch } from '../redis/replication-watch.js';
+import type { SaleRecovery } from '../redis/sale-recovery.js';
+import type { SaleRegistry } from '../redis/sale-registry.js';
 import type { Sale } from '../redis/stock-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
-import { describeLayout, readReplicaLayout, recordLayout } from '../sale/replica-layout.js';
-import { recoverHoldingLock, type RecoverResult } from './recover.js';
+import { describeLayout, readReplicaLayout, recordLayout, type ShortBuckets } from '../sale/replica-layout.js';
+import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
+import type { FailoverGate } from './failover-gate.js';
+import { recoverHoldingLock, type RecoverDeps, type RecoverResult } from './recover.js';
 import { withRecoveryLock } from './recovery-lock.js';
-
-/** The sales this process keeps closed after a failover, and since when (ms). */
-export class FailoverGate {
-  private readonly closed = new Map<string, number>();
-
-  isClosed(activityId: string): boolean {
-    return this.closed.has(activityId);
-  }
-
-  closedSince(activityId: string): number | undefined {
-    return this.closed.get(activityId);
-  }
-
-  close(activityId: string): boolean {
-    if (this.closed.has(activityId)) return false;
-    this.closed.set(activityId, Date.now());
-    return true;
-  }
-
-  open(activityId: string): void {
-    this.closed.delete(activityId);
-  }
-}
 
 interface Watched {
   sale: Sale;
@@ -76,24 +60,52 @@ export type FailoverRecovery =
   /** The primaries changed again while recovering: not proven for the current ones, the next round retries. */
   | { kind: 'moved' };
 
+/** What the recovering step uses: recover's own needs, stopping the sale in Redis, and the proven primaries. */
+export interface FailoverRecoveryDeps extends RecoverDeps {
+  recovery: RecoverDeps['recovery'] & Pick<SaleRecovery, 'stopForRecovery'>;
+  replication: Pick<ReplicationWatch, 'markProven' | 'primaries' | 'provenPrimaries'>;
+}
+
 /**
  * The recovering step, exclusive across processes (the MySQL recovery lock). Whoever got the lock
  * second sees the first one's proof for these very primaries and does not redo it: dropping the
  * stock again would close a sale that is already selling.
  */
-export function recoverAfterFailover(ctx: OriginContext, sale: Sale, primaries: string[]): Promise<FailoverRecovery> {
-  return withRecoveryLock(ctx.db, sale.activityId, ctx.config.RECOVER_LOCK_WAIT_MS, async () => {
-    if (same(await ctx.stock.replication.provenPrimaries(sale), primaries))
-      return { kind: 'proven_elsewhere' } as const;
-    await ctx.stock.recovery.stopForRecovery(sale);
-    const result = await recoverHoldingLock(ctx, sale.activityId);
+export function recoverAfterFailover(
+  deps: FailoverRecoveryDeps,
+  sale: Sale,
+  primaries: string[],
+): Promise<FailoverRecovery> {
+  return withRecoveryLock(deps.db, sale.activityId, deps.config.RECOVER_LOCK_WAIT_MS, async () => {
+    if (same(await deps.replication.provenPrimaries(sale), primaries)) return { kind: 'proven_elsewhere' } as const;
+    await deps.recovery.stopForRecovery(sale);
+    const result = await recoverHoldingLock(deps, sale.activityId);
     // Proven only for the primaries it ran on: another change meanwhile means another round.
-    if (!same((await ctx.stock.replication.primaries([sale])).get(sale.activityId)!, primaries))
+    if (!same((await deps.replication.primaries([sale])).get(sale.activityId)!, primaries))
       return { kind: 'moved' } as const;
-    await ctx.stock.replication.markProven(sale, primaries);
+    await deps.replication.markProven(sale, primaries);
     return { kind: 'recovered', result } as const;
   });
 }
+
+/**
+ * What the watch uses: the recovering step's needs, the warmed sales, this process's failover gate
+ * and short buckets, what reading the replica layout uses (sale/replica-layout.ts), and the edge
+ * the snapshot is pushed to.
+ */
+export interface FailoverWatchDeps extends FailoverRecoveryDeps {
+  metrics: Metrics;
+  registry: Pick<SaleRegistry, 'warmedSales'>;
+  failover: FailoverGate;
+  shortBuckets: Pick<ShortBuckets, 'set'>;
+  replicaLayout: ReplicaLayoutInput;
+  publisher: FailoverRecoveryDeps['publisher'] & Pick<SnapshotPublisher, 'snapshot'>;
+  pushEdge: EdgePush;
+  config: FailoverRecoveryDeps['config'] & Pick<OriginConfig, 'FAILOVER_POLL_MS' | 'REDIS_WAIT_REPLICAS'>;
+}
+
+/** What readReplicaLayout (sale/replica-layout.ts) is handed. */
+export type ReplicaLayoutInput = Parameters<typeof readReplicaLayout>[0];
 
 /** At most this many sales are named on one 'cannot tell' / 'answering again' line (the count says the rest). */
 const LOGGED_SALES = 20;
@@ -105,14 +117,14 @@ export class FailoverWatch extends PeriodicJob {
 
   /** `recoverer`: this process rebuilds closed sales (the settlement role); others wait for its proof. */
   constructor(
-    private readonly ctx: OriginContext,
+    private readonly deps: FailoverWatchDeps,
     private readonly recoverer: boolean,
   ) {
-    super('failover-watch', ctx.config.FAILOVER_POLL_MS, ctx.log);
+    super('failover-watch', deps.config.FAILOVER_POLL_MS, deps.log);
   }
 
   async round(): Promise<boolean> {
-    const registered = await this.ctx.stock.registry.warmedSales().catch(() => null);
+    const registered = await this.deps.registry.warmedSales().catch(() => null);
     for (const sale of registered ?? [])
       if (!this.watched.has(sale.activityId))
         this.watched.set(sale.activityId, {
@@ -122,7 +134,7 @@ export class FailoverWatch extends PeriodicJob {
           replicaVerdict: '',
           unknown: '',
         });
-    const primaries = await this.ctx.stock.replication.primaries([...this.watched.values()].map((w) => w.sale));
+    const primaries = await this.deps.replication.primaries([...this.watched.values()].map((w) => w.sale));
     const unanswered: Record<string, string> = {};
     const answering: string[] = [];
     for (const [activityId, w] of this.watched) {
@@ -142,7 +154,7 @@ export class FailoverWatch extends PeriodicJob {
     }
     this.logAnswers(unanswered, answering);
     // After the failover checks, so that a slow reading here never delays closing a sale.
-    if (this.ctx.config.REDIS_WAIT_REPLICAS > 0)
+    if (this.deps.config.REDIS_WAIT_REPLICAS > 0)
       for (const [activityId, w] of this.watched)
         await this.watchReplicas(activityId, w).catch((err) =>
           this.log.warn({ activityId, err: (err as Error).message }, 'replica check failed; will retry'),
@@ -151,7 +163,7 @@ export class FailoverWatch extends PeriodicJob {
     // failover may have lost the registry entry too.
     if (registered)
       for (const activityId of this.watched.keys())
-        if (!registered.some((s) => s.activityId === activityId) && !this.ctx.failover.isClosed(activityId))
+        if (!registered.some((s) => s.activityId === activityId) && !this.deps.failover.isClosed(activityId))
           this.watched.delete(activityId);
     return false;
   }
@@ -182,23 +194,20 @@ export class FailoverWatch extends PeriodicJob {
       if (p !== null) w.primaries[b] = p;
     });
     if (changed) await this.close(activityId, w, now);
-    if (!this.ctx.failover.isClosed(activityId)) return;
+    if (!this.deps.failover.isClosed(activityId)) return;
     // Cannot tell who serves every bucket yet (the cluster still electing): wait.
     if (now.some((p) => p === null)) return;
-    if (same(await this.ctx.stock.replication.provenPrimaries(w.sale), now)) return this.reopen(activityId);
+    if (same(await this.deps.replication.provenPrimaries(w.sale), now)) return this.reopen(activityId);
     if (this.recoverer) await this.recover(activityId, w, now as string[]);
   }
 
   /** The replica rule on this round's reading: gauges, public state, one log line per change. */
   private async watchReplicas(activityId: string, w: Watched): Promise<void> {
-    const layout = await readReplicaLayout(
-      { sales: this.ctx.stock.sales, replication: this.ctx.stock.replication, config: this.ctx.config },
-      w.sale,
-    );
-    recordLayout(this.ctx.metrics, activityId, layout);
+    const layout = await readReplicaLayout(this.deps.replicaLayout, w.sale);
+    recordLayout(this.deps.metrics, activityId, layout);
     const stranded = layout.shortNow.reduce((sum, b) => sum + layout.buckets[b]!.units, 0);
     // Units nobody can buy leave the units left (and may make the sale show paused): tell the edge.
-    if (this.ctx.shortBuckets.set(activityId, stranded)) await this.pushEdge(activityId);
+    if (this.deps.shortBuckets.set(activityId, stranded)) await this.pushEdge(activityId);
     // Which buckets, on which primary, with how many replicas (not their units, which move with every sale).
     const verdict = JSON.stringify([
       layout.stallsOnOneFailover.map((b) => [b, layout.buckets[b]!.node, layout.buckets[b]!.inSync]),
@@ -225,24 +234,24 @@ export class FailoverWatch extends PeriodicJob {
   }
 
   private async close(activityId: string, w: Watched, primaries: (string | null)[]): Promise<void> {
-    this.ctx.metrics.failoverSteps.inc({ step: 'detected' });
+    this.deps.metrics.failoverSteps.inc({ step: 'detected' });
     this.log.warn({ activityId, primaries }, 'failover: the Redis primary under this sale changed');
-    if (!this.ctx.failover.close(activityId)) return;
+    if (!this.deps.failover.close(activityId)) return;
     w.alerted = false;
-    this.ctx.metrics.failoverClosed.set({ activity: activityId }, 1);
+    this.deps.metrics.failoverClosed.set({ activity: activityId }, 1);
     this.log.warn({ activityId }, 'failover: sale closed (503 not_ready) until recovery proves its state');
     await this.pushEdge(activityId);
   }
 
   private async recover(activityId: string, w: Watched, primaries: string[]): Promise<void> {
-    this.ctx.metrics.failoverSteps.inc({ step: 'recovering' });
+    this.deps.metrics.failoverSteps.inc({ step: 'recovering' });
     this.log.warn({ activityId }, 'failover: recovering the sale from MySQL and the surviving Stream');
     try {
-      const outcome = await recoverAfterFailover(this.ctx, w.sale, primaries);
+      const outcome = await recoverAfterFailover(this.deps, w.sale, primaries);
       if (outcome.kind === 'proven_elsewhere')
         this.log.warn({ activityId }, 'failover: another origin process recovered the sale meanwhile');
       if (outcome.kind !== 'recovered') return;
-      this.ctx.metrics.failoverSteps.inc({ step: 'recovered' });
+      this.deps.metrics.failoverSteps.inc({ step: 'recovered' });
       this.log.warn({ ...outcome.result }, 'failover: recovery proved the sale state');
     } catch (err) {
       if (!(err instanceof ContractError)) throw err;
@@ -250,7 +259,7 @@ export class FailoverWatch extends PeriodicJob {
       if (err.code === 'busy') return void this.log.warn({ activityId }, `failover: ${err.message}`);
       if (!w.alerted) {
         w.alerted = true;
-        this.ctx.metrics.failoverSteps.inc({ step: 'refused' });
+        this.deps.metrics.failoverSteps.inc({ step: 'refused' });
         this.log.error(
           { activityId, reason: err.message },
           'alert: failover_unrecoverable — the sale stays closed until its state can be proven',
@@ -260,19 +269,19 @@ export class FailoverWatch extends PeriodicJob {
   }
 
   private async reopen(activityId: string): Promise<void> {
-    const since = this.ctx.failover.closedSince(activityId) ?? Date.now();
-    this.ctx.failover.open(activityId);
+    const since = this.deps.failover.closedSince(activityId) ?? Date.now();
+    this.deps.failover.open(activityId);
     const closedMs = Date.now() - since;
-    this.ctx.metrics.failoverSteps.inc({ step: 'reopened' });
-    this.ctx.metrics.failoverClosed.set({ activity: activityId }, 0);
-    this.ctx.metrics.failoverClosedSeconds.observe(closedMs / 1000);
+    this.deps.metrics.failoverSteps.inc({ step: 'reopened' });
+    this.deps.metrics.failoverClosed.set({ activity: activityId }, 0);
+    this.deps.metrics.failoverClosedSeconds.observe(closedMs / 1000);
     this.log.warn({ activityId, closedMs }, 'failover: sale reopened');
     await this.pushEdge(activityId);
     this.onReopened(activityId, closedMs);
   }
 
   private async pushEdge(activityId: string): Promise<void> {
-    const snapshot = await this.ctx.snapshot(activityId).catch(() => null);
-    if (snapshot) await this.ctx.pushEdge(snapshot).catch(() => undefined);
+    const snapshot = await this.deps.publisher.snapshot(activityId).catch(() => null);
+    if (snapshot) await this.deps.pushEdge(snapshot).catch(() => undefined);
   }
 }

@@ -52,10 +52,13 @@
  *     its entries are never removed while the sale is warm, and recover rewrites them from the
  *     applied releases with the stock it proves (lua/recover-9.lua).
  */
-import type { OriginContext } from '../context.js';
 import { requireActivity, saleOf } from '../sale/sale-store.js';
 import { trancheId } from '../sale/tranches.js';
 import { inConsistentSnapshot, type Db } from '../platform/db/pool.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { LedgerReads } from '../redis/ledger-reads.js';
 import type { Sale } from '../redis/stock-store.js';
 import type { InTransit } from '../redis/sale-ledger.js';
 import { ordersForReconcile } from '../orders/order-store.js';
@@ -67,10 +70,18 @@ import { reconcileChecks, type Check, type DbFigures } from './reconcile-checks.
 
 export type { Check } from './reconcile-checks.js';
 
-/** What reconciliation reads: MySQL and the stock store; RECONCILE_READ_ATTEMPTS (1 without a config). */
-export type ReconcileDeps = Pick<OriginContext, 'db' | 'stock'> & {
-  config?: Pick<OriginContext['config'], 'RECONCILE_READ_ATTEMPTS'>;
-};
+/** What reconciliation reads: MySQL and Redis's ledger reads; RECONCILE_READ_ATTEMPTS (1 without a config). */
+export interface ReconcileDeps {
+  db: Db;
+  ledger: LedgerReads;
+  config?: Pick<OriginConfig, 'RECONCILE_READ_ATTEMPTS'>;
+}
+
+/** Where a mismatch is told: the mismatch gauge and the alert line. */
+export interface MismatchAlarmDeps {
+  log: Logger;
+  metrics: Pick<Metrics, 'reconciliationMismatches'>;
+}
 
 export interface Reconciliation {
   activityId: string;
@@ -93,12 +104,12 @@ export interface Reconciliation {
 const mysqlOnly = (c: Check) => c.name.startsWith('db.');
 
 /** Readings (reconcile.ts header) until one is consistent, at most RECONCILE_READ_ATTEMPTS. */
-export async function reconcile(ctx: ReconcileDeps, activityId: string): Promise<Reconciliation> {
-  const record = await requireActivity(ctx.db, activityId);
+export async function reconcile(deps: ReconcileDeps, activityId: string): Promise<Reconciliation> {
+  const record = await requireActivity(deps.db, activityId);
   const sale = saleOf(record);
-  const attempts = ctx.config?.RECONCILE_READ_ATTEMPTS ?? 1;
+  const attempts = deps.config?.RECONCILE_READ_ATTEMPTS ?? 1;
   for (let reading = 1; ; reading++) {
-    const { outcome, ledger, held } = await readOnce(ctx, sale, record.config.skuId);
+    const { outcome, ledger, held } = await readOnce(deps, sale, record.config.skuId);
     const failing = outcome.checks.filter((c) => !c.ok);
     // A failure counts when MySQL alone shows it, or when Redis held still around the MySQL read.
     const proven = held || !ledger || failing.length === 0 || failing.some(mysqlOnly);
@@ -116,18 +127,18 @@ export async function reconcile(ctx: ReconcileDeps, activityId: string): Promise
 }
 
 /** One reading: Redis (1), MySQL (2), Redis after it (3); `held`: Redis's fingerprints did not move from 1 to 3. */
-async function readOnce(ctx: ReconcileDeps, sale: Sale, skuId: string) {
-  const ledger = await ctx.stock.ledger.ledgerSnapshot(sale);
-  const db = await readDbFigures(ctx.db, sale.activityId, skuId);
+async function readOnce(deps: ReconcileDeps, sale: Sale, skuId: string) {
+  const ledger = await deps.ledger.ledgerSnapshot(sale);
+  const db = await readDbFigures(deps.db, sale.activityId, skuId);
   // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
   // MySQL could have for them), and the tranches Redis has added (every release MySQL had applied
   // by its read must be there); last, the fingerprints, so that "held" covers those reads too.
   const redis = ledger && {
     ledger,
-    later: await ctx.stock.ledger.reservationsAfter(sale, ledger.bounds),
-    tranchesAfter: await ctx.stock.ledger.tranches(sale),
+    later: await deps.ledger.reservationsAfter(sale, ledger.bounds),
+    tranchesAfter: await deps.ledger.tranches(sale),
   };
-  const held = !!ledger && sameList(ledger.fingerprints, await ctx.stock.ledger.ledgerFingerprints(sale));
+  const held = !!ledger && sameList(ledger.fingerprints, await deps.ledger.ledgerFingerprints(sale));
   return { outcome: reconcileChecks(db, redis, sale.buckets), ledger, held };
 }
 
@@ -170,11 +181,11 @@ async function readDbFigures(pool: Db, activityId: string, skuId: string): Promi
 }
 
 /** Sets the mismatch gauge and, on a mismatch, logs the alert line operators page on. */
-export function raiseMismatch(ctx: Pick<OriginContext, 'log' | 'metrics'>, rec: Reconciliation): void {
+export function raiseMismatch(deps: MismatchAlarmDeps, rec: Reconciliation): void {
   const failing = rec.checks.filter((c) => !c.ok);
-  ctx.metrics.reconciliationMismatches.set({ activity: rec.activityId }, failing.length);
+  deps.metrics.reconciliationMismatches.set({ activity: rec.activityId }, failing.length);
   if (failing.length > 0) {
-    ctx.log.error(
+    deps.log.error(
       { alert: 'reconciliation_mismatch', activityId: rec.activityId, failing, figures: rec.figures },
       'reconciliation mismatch',
     );

@@ -15,8 +15,14 @@ import { ContractError } from '../../contract/errors.js';
 import { requireActivity, saleOf } from '../sale/sale-store.js';
 import { loadSaleRules } from '../access/sale-rules.js';
 import type { StrandedBorrow } from '../redis/borrow.js';
-import type { OriginContext } from '../context.js';
-import { inTransaction } from '../platform/db/pool.js';
+import type { LedgerReads } from '../redis/ledger-reads.js';
+import type { SaleRecovery } from '../redis/sale-recovery.js';
+import type { SaleStock } from '../redis/sale-stock.js';
+import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
+import type { OriginConfig } from '../platform/config.js';
+import { inTransaction, type Db } from '../platform/db/pool.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
 import { ordersForRecovery } from '../orders/order-store.js';
 import { OutboxStatus, refillsOfSale } from '../orders/refill-outbox-store.js';
 import { availableUnits } from '../sale/stock-row-store.js';
@@ -27,8 +33,24 @@ import { withRecoveryLock } from './recovery-lock.js';
 import { computeRecovery, type LedgerEvent, type RecoveryFacts } from './recovery-plan.js';
 import type { Sale } from '../redis/stock-store.js';
 
-/** What recovery uses of the origin's context. */
-export type RecoverDeps = Pick<OriginContext, 'config' | 'db' | 'log' | 'metrics' | 'publisher' | 'stock'>;
+/**
+ * What recovery uses: MySQL (under the recovery lock), Redis's stock, recovery and ledger jobs, the
+ * publisher that tells the edge, and what loading the sale's rules (access/sale-rules.ts) uses.
+ */
+export interface RecoverDeps {
+  db: Db;
+  log: Logger;
+  metrics: Pick<Metrics, 'orderTransitions'>;
+  publisher: Pick<SnapshotPublisher, 'publish' | 'setSoldOut'>;
+  sales: Pick<SaleStock, 'stock' | 'warmBuckets'>;
+  recovery: Pick<SaleRecovery, 'recover' | 'returnStranded'>;
+  ledger: Pick<LedgerReads, 'streamReservations'>;
+  saleRules: SaleRulesInput;
+  config: Pick<OriginConfig, 'BORROW_STALE_MS' | 'RECOVER_LOCK_WAIT_MS'>;
+}
+
+/** What loadSaleRules (access/sale-rules.ts) is handed. */
+export type SaleRulesInput = Parameters<typeof loadSaleRules>[0];
 
 export interface RecoverResult {
   activityId: string;
@@ -44,12 +66,12 @@ export interface RecoverResult {
 }
 
 async function returnedInTransit(
-  ctx: RecoverDeps,
+  deps: RecoverDeps,
   record: Awaited<ReturnType<typeof requireActivity>>,
   returned: StrandedBorrow[],
 ): Promise<RecoverResult> {
   const { activityId } = record.config;
-  const stock = (await ctx.stock.sales.stock(saleOf(record))) ?? 0;
+  const stock = (await deps.sales.stock(saleOf(record))) ?? 0;
   const result: RecoverResult = {
     activityId,
     stock,
@@ -59,9 +81,9 @@ async function returnedInTransit(
     state: record.state,
     returnedFromTransit: returned.reduce((s, r) => s + (r.donor === null ? 0 : r.quantity), 0),
   };
-  ctx.metrics.orderTransitions.inc({ transition: 'recover' });
-  ctx.log.warn({ ...result, returned }, 'units in transit between buckets returned');
-  if (stock > 0) ctx.publisher.setSoldOut(activityId, false);
+  deps.metrics.orderTransitions.inc({ transition: 'recover' });
+  deps.log.warn({ ...result, returned }, 'units in transit between buckets returned');
+  if (stock > 0) deps.publisher.setSoldOut(activityId, false);
   return result;
 }
 
@@ -72,18 +94,18 @@ const refuse = (message: string) => new ContractError('conflict', message);
  * runs beside another process's recovery. Whoever waited finds the sale warm and is told there is
  * nothing to recover (409), rather than rebuilding it a second time.
  */
-export function recover(ctx: RecoverDeps, activityId: string): Promise<RecoverResult> {
-  return withRecoveryLock(ctx.db, activityId, ctx.config.RECOVER_LOCK_WAIT_MS, () =>
-    recoverHoldingLock(ctx, activityId),
+export function recover(deps: RecoverDeps, activityId: string): Promise<RecoverResult> {
+  return withRecoveryLock(deps.db, activityId, deps.config.RECOVER_LOCK_WAIT_MS, () =>
+    recoverHoldingLock(deps, activityId),
   );
 }
 
 /** recover without taking the lock: for a caller that holds it (the failover watch). */
-export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): Promise<RecoverResult> {
-  const record = await requireActivity(ctx.db, activityId);
+export async function recoverHoldingLock(deps: RecoverDeps, activityId: string): Promise<RecoverResult> {
+  const record = await requireActivity(deps.db, activityId);
   const { maxPerUser } = record.config;
   const sale = saleOf(record);
-  const warm = await ctx.stock.sales.warmBuckets(sale);
+  const warm = await deps.sales.warmBuckets(sale);
   if (warm > 0 && warm < sale.buckets)
     throw refuse(
       `${warm} of ${sale.buckets} stock buckets still hold stock (one cluster master lost its share): the lost ` +
@@ -92,13 +114,13 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
     );
   if (warm === sale.buckets) {
     // A warm bucketed sale may still hold units in transit between buckets (a process died mid-borrow).
-    const returned = sale.buckets > 1 ? await ctx.stock.recovery.returnStranded(sale, ctx.config.BORROW_STALE_MS) : [];
+    const returned = sale.buckets > 1 ? await deps.recovery.returnStranded(sale, deps.config.BORROW_STALE_MS) : [];
     if (returned.length === 0)
       throw refuse('Redis still holds this sale (its stock key exists): there is nothing to recover');
-    return returnedInTransit(ctx, record, returned);
+    return returnedInTransit(deps, record, returned);
   }
 
-  const facts = await readFacts(ctx, sale);
+  const facts = await readFacts(deps, sale);
   if (!facts)
     throw refuse(
       'the reservation Stream or its consumer group is gone: reservations granted but not yet settled cannot be ' +
@@ -109,8 +131,8 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
 
   const { stock, holders, released, refilled, tranches, restore } = plan;
   // A Redis that lost the sale lost its rules too: back before the script makes it warm again.
-  await loadSaleRules({ db: ctx.db, access: ctx.stock.access }, sale, record.config.eligibility);
-  const rebuilt = await ctx.stock.recovery.recover(sale, {
+  await loadSaleRules(deps.saleRules, sale, record.config.eligibility);
+  const rebuilt = await deps.recovery.recover(sale, {
     stock,
     state: record.state,
     maxPerUser,
@@ -133,17 +155,17 @@ export async function recoverHoldingLock(ctx: RecoverDeps, activityId: string): 
     state: record.state,
     restored: restore.length,
   };
-  ctx.metrics.orderTransitions.inc({ transition: 'recover' });
-  ctx.log.warn(result, 'sale recovered into Redis from MySQL and the Stream');
-  if (!ctx.publisher.setSoldOut(activityId, stock <= 0)) await ctx.publisher.publish(activityId);
+  deps.metrics.orderTransitions.inc({ transition: 'recover' });
+  deps.log.warn(result, 'sale recovered into Redis from MySQL and the Stream');
+  if (!deps.publisher.setSoldOut(activityId, stock <= 0)) await deps.publisher.publish(activityId);
   return result;
 }
 
 /** The surviving Stream, then MySQL in one snapshot; null when the Stream or its group is gone. */
-async function readFacts(ctx: RecoverDeps, sale: Sale): Promise<RecoveryFacts | null> {
-  const stream = await ctx.stock.ledger.streamReservations(sale);
+async function readFacts(deps: RecoverDeps, sale: Sale): Promise<RecoveryFacts | null> {
+  const stream = await deps.ledger.streamReservations(sale);
   if (!stream) return null;
-  return inTransaction(ctx.db, async (tx) => {
+  return inTransaction(deps.db, async (tx) => {
     const available = (await availableUnits(tx, sale))!;
     const orders = await ordersForRecovery(tx, sale);
     const dead = await deadLettersForRecovery(tx, sale);

@@ -10,7 +10,7 @@ import { ContractError } from '../../contract/errors.js';
 import { REFUSALS, refusalError as contractRefusal } from '../../contract/refusals.js';
 import type { ReserveRequest } from '../../contract/reservation.js';
 import type { Metrics } from '../platform/metrics.js';
-import type { FailoverGate } from '../recovery/failover-watch.js';
+import type { FailoverGate } from '../recovery/failover-gate.js';
 import { refusalError } from '../redis/refusals.js';
 import type { ReservationRequests } from '../redis/reservation-requests.js';
 import type { ActivityCatalog } from '../sale/catalog.js';

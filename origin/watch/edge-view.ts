@@ -7,25 +7,28 @@
  */
 import type { PublicState, StockHint } from '../../contract/activity.js';
 import { signEdgeRequest } from '../../contract/signing.js';
-import type { OriginContext } from '../context.js';
+import type { OriginConfig } from '../platform/config.js';
 
-export type EdgeViewDeps = Pick<OriginContext, 'config'>;
+/** Where the edge is and how to ask it: its URL (none: nothing to ask), the channel's secret, the time limit. */
+export interface EdgeViewDeps {
+  config: Pick<OriginConfig, 'EDGE_URL' | 'EDGE_ORIGIN_SECRET' | 'EDGE_PUSH_TIMEOUT_MS'>;
+}
 
 export type EdgeActivity =
   | { kind: 'none' }
   | { kind: 'failed'; error: string }
   | { kind: 'seen'; version: number; state: PublicState; stockHint: StockHint | null; at: string };
 
-async function edgeGet(ctx: EdgeViewDeps, path: string, signed: boolean): Promise<Response> {
-  const { EDGE_URL, EDGE_ORIGIN_SECRET, EDGE_PUSH_TIMEOUT_MS } = ctx.config;
+async function edgeGet(deps: EdgeViewDeps, path: string, signed: boolean): Promise<Response> {
+  const { EDGE_URL, EDGE_ORIGIN_SECRET, EDGE_PUSH_TIMEOUT_MS } = deps.config;
   const headers = signed ? await signEdgeRequest(EDGE_ORIGIN_SECRET, { method: 'GET', pathWithQuery: path }) : {};
   return fetch(new URL(path, EDGE_URL), { headers, signal: AbortSignal.timeout(EDGE_PUSH_TIMEOUT_MS) });
 }
 
-export async function edgeActivity(ctx: EdgeViewDeps, activityId: string): Promise<EdgeActivity> {
-  if (!ctx.config.EDGE_URL) return { kind: 'none' };
+export async function edgeActivity(deps: EdgeViewDeps, activityId: string): Promise<EdgeActivity> {
+  if (!deps.config.EDGE_URL) return { kind: 'none' };
   try {
-    const res = await edgeGet(ctx, `/api/activities/${activityId}`, false);
+    const res = await edgeGet(deps, `/api/activities/${activityId}`, false);
     if (!res.ok) {
       await res.body?.cancel();
       return { kind: 'failed', error: `the edge answered ${res.status}` };
@@ -44,10 +47,10 @@ export async function edgeActivity(ctx: EdgeViewDeps, activityId: string): Promi
 }
 
 /** People in the sale's waiting line at the edge, or null when the edge could not say. */
-export async function edgeWaitingLine(ctx: EdgeViewDeps, activityId: string): Promise<number | null> {
-  if (!ctx.config.EDGE_URL) return null;
+export async function edgeWaitingLine(deps: EdgeViewDeps, activityId: string): Promise<number | null> {
+  if (!deps.config.EDGE_URL) return null;
   try {
-    const res = await edgeGet(ctx, `/internal/activities/${activityId}/waiting-room`, true);
+    const res = await edgeGet(deps, `/internal/activities/${activityId}/waiting-room`, true);
     if (!res.ok) {
       await res.body?.cancel();
       return null;

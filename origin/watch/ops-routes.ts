@@ -4,22 +4,34 @@
  * own (loopback by default) so the main listener can be exposed for the payment webhook alone.
  */
 import { Hono } from 'hono';
-import type { OriginContext } from '../context.js';
-import { ScrapeReads, setPoolGauges } from './scrape-reads.js';
+import type { OriginConfig } from '../platform/config.js';
+import type { Db } from '../platform/db/pool.js';
 import { pingMysql } from '../platform/db/server-status.js';
 import { bearerToken } from '../platform/http/middleware.js';
 import type { OriginEnv } from '../platform/http/types.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { ReservationRequests } from '../redis/reservation-requests.js';
+import { setPoolGauges, type ScrapeReads } from './scrape-reads.js';
 
-export function opsRoutes(ctx: OriginContext) {
+/** What the two routes use: Redis and MySQL to ping, the scrape-time reads, the registry they fill. */
+export interface OpsRouteDeps {
+  db: Db;
+  requests: Pick<ReservationRequests, 'ping'>;
+  scrapeReads: Pick<ScrapeReads, 'collect'>;
+  metrics: Metrics;
+  config: Pick<OriginConfig, 'METRICS_TOKEN'>;
+}
+
+export function opsRoutes(deps: OpsRouteDeps) {
   const app = new Hono<OriginEnv>();
-  const token = ctx.config.METRICS_TOKEN;
+  const token = deps.config.METRICS_TOKEN;
   if (token !== undefined) {
     app.use('/healthz', bearerToken({ token, what: 'metrics token' }));
     app.use('/metrics', bearerToken({ token, what: 'metrics token' }));
   }
 
   app.get('/healthz', async (c) => {
-    const [redis, mysql] = await Promise.allSettled([ctx.stock.requests.ping(), pingMysql(ctx.db)]);
+    const [redis, mysql] = await Promise.allSettled([deps.requests.ping(), pingMysql(deps.db)]);
     const body = {
       ok: redis.status === 'fulfilled' && mysql.status === 'fulfilled',
       redis: redis.status === 'fulfilled',
@@ -28,11 +40,10 @@ export function opsRoutes(ctx: OriginContext) {
     return c.json(body, body.ok ? 200 : 503);
   });
 
-  const reads = new ScrapeReads(ctx);
   app.get('/metrics', async (c) => {
-    await reads.collect();
-    setPoolGauges(ctx);
-    return c.text(await ctx.metrics.registry.metrics(), 200, { 'content-type': ctx.metrics.registry.contentType });
+    await deps.scrapeReads.collect();
+    setPoolGauges(deps.db, deps.metrics);
+    return c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': deps.metrics.registry.contentType });
   });
 
   return app;

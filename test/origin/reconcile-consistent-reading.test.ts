@@ -13,7 +13,7 @@ import { ReconcileJob } from '../../origin/recovery/reconcile-job.js';
 import { reconcile } from '../../origin/recovery/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { count, users } from '../helpers/lifecycle.js';
-import { failingChecks, readingRedisThen } from '../helpers/reconcile.js';
+import { failingChecks, readingRedisThen, reconcileDeps, reconcileJobDeps } from '../helpers/reconcile.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
 
 const CROSS = 'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked';
@@ -74,7 +74,7 @@ function watchingJob() {
       await work?.();
       return super.round();
     }
-  })({ ...t.origin.ctx, db: readCommitted, config, log });
+  })({ ...reconcileJobDeps(t), db: readCommitted, config, log });
   /** Runs `work` just before the next round reads; resolves with that round's number. */
   const beforeNextRound = (work: () => Promise<void>) =>
     new Promise<number>((resolve, reject) => {
@@ -166,7 +166,7 @@ describe('a reading Redis did not hold still across', () => {
     expect(rec).toMatchObject({ ok: false, unstable: true, readings: 3 });
 
     // Redis now holds still: the surplus (4 units) is proven on the first reading.
-    const still = await reconcile({ ...t.origin.ctx, config: { RECONCILE_READ_ATTEMPTS: 3 } }, activityId);
+    const still = await reconcile({ ...reconcileDeps(t), config: { RECONCILE_READ_ATTEMPTS: 3 } }, activityId);
     expect(still).toMatchObject({ ok: false, unstable: false, readings: 1 });
     expect(failingChecks(still)).toContain(`${CROSS} 10/14`);
   });

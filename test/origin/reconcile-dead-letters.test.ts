@@ -13,7 +13,7 @@ import { activityKeys } from '../../origin/redis/keys.js';
 import type { ReservationEvent } from '../../origin/redis/reservation-event.js';
 import { compensate, deadLetter, recordDeadLetter } from '../../origin/settlement/dead-lettering.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';
-import { failingChecks, readingRedisThen } from '../helpers/reconcile.js';
+import { failingChecks, readingRedisThen, reconcileDeps } from '../helpers/reconcile.js';
 import { startTestOrigin, type TestOrigin } from '../helpers/origin.js';
 
 const PARKED = {
@@ -45,7 +45,7 @@ async function reservedSale(opts: { stock: number; reserved: number; stockBucket
   const target = { ...sale, paymentTimeoutSeconds: 900 };
   const give = (e: ReservationEvent) =>
     deadLetter(t.origin.ctx.db, t.origin.ctx.stock.sales, target, e, 5, 'test: gave up');
-  const quiet = await reconcile(t.origin.ctx, activityId);
+  const quiet = await reconcile(reconcileDeps(t), activityId);
   expect(failingChecks(quiet)).toEqual([]);
   expect(quiet.figures).toMatchObject({ available: opts.stock, redisStock: opts.stock - opts.reserved });
   return { activityId, skuId, sale, target, events, give };
@@ -77,7 +77,7 @@ describe('reconciliation while dead letters are compensated', () => {
         deadUnits: 3,
         deadNotRestocked: 3,
       });
-      const quiet = await reconcile(t.origin.ctx, activityId);
+      const quiet = await reconcile(reconcileDeps(t), activityId);
       expect(failingChecks(quiet)).toEqual([]);
       expect(quiet.figures).toMatchObject({ available: 20, redisStock: 17, unsettled: 3, deadNotRestocked: 0 });
     });
@@ -91,7 +91,7 @@ describe('reconciliation while dead letters are compensated', () => {
       expect(await recordDeadLetter(t.origin.ctx.db, target, e, 5, 'test: gave up')).toBe('recorded');
       expect(await compensate(t.origin.ctx.db, t.origin.ctx.stock.sales, target, e)).toBe(1);
     }
-    const rec = await reconcile(t.origin.ctx, activityId);
+    const rec = await reconcile(reconcileDeps(t), activityId);
     expect(failingChecks(rec)).toEqual([]);
     expect(rec.figures).toMatchObject({
       available: 20,
@@ -102,7 +102,7 @@ describe('reconciliation while dead letters are compensated', () => {
     });
     for (const e of gone)
       await t.db.pool.query('UPDATE seckill_dead_letter SET restocked = 1 WHERE reservation_id = ?', [e.reservationId]);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
   });
 
   it('a surplus compensation (no dead letter) between the reads is counted once', async () => {
@@ -118,7 +118,7 @@ describe('reconciliation while dead letters are compensated', () => {
     );
     expect(failingChecks(rec)).toEqual([]);
     expect(rec.figures).toMatchObject({ redisStock: 14, unsettled: 6, surplus: 0 });
-    const quiet = await reconcile(t.origin.ctx, activityId);
+    const quiet = await reconcile(reconcileDeps(t), activityId);
     expect(failingChecks(quiet)).toEqual([]);
     expect(quiet.figures).toMatchObject({ redisStock: 15, unsettled: 5, surplus: 1 });
   });
@@ -131,11 +131,11 @@ describe('reconciliation while dead letters are compensated', () => {
       giving = false;
     })();
     const runs: string[][] = [];
-    while (giving) runs.push(failingChecks(await reconcile(t.origin.ctx, activityId)));
+    while (giving) runs.push(failingChecks(await reconcile(reconcileDeps(t), activityId)));
     await compensations;
     expect(runs.length).toBeGreaterThan(3);
     expect(runs.filter((r) => r.length > 0)).toEqual([]);
-    const quiet = await reconcile(t.origin.ctx, activityId);
+    const quiet = await reconcile(reconcileDeps(t), activityId);
     expect(failingChecks(quiet)).toEqual([]);
     expect(quiet.figures).toMatchObject({ available: 200, redisStock: 200, deadUnits: 120, deadNotRestocked: 0 });
   });
@@ -144,16 +144,16 @@ describe('reconciliation while dead letters are compensated', () => {
     const { activityId, skuId, events, give } = await reservedSale({ stock: 20, reserved: 4 });
     const keys = activityKeys(activityId, skuId);
     expect(await give(events[0]!)).toBe('dead_lettered');
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
 
     // Under-selling: the release is recorded, its unit is not in stock (MySQL still says restocked = 1).
     await t.redis.decrby(keys.stock, 1);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 4/3`, `${CROSS} 20/19`]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([`${REDIS} 4/3`, `${CROSS} 20/19`]);
     await t.redis.incrby(keys.stock, 1);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
 
     // Over-selling risk: the unit is in stock but Redis has no release of it (MySQL still says restocked = 1).
     await t.redis.hdel(keys.released, events[0]!.reservationId);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 3/4`, `${CROSS} 20/21`]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([`${REDIS} 3/4`, `${CROSS} 20/21`]);
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ReconcileJob } from '../../origin/recovery/reconcile-job.js';
 import { reconcile } from '../../origin/recovery/reconcile.js';
 import { startTestOrigin, type TestOrigin } from '../helpers/origin.js';
+import { reconcileDeps, reconcileJobDeps } from '../helpers/reconcile.js';
 
 let t: TestOrigin;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ const DB_CHECK = 'db.initial_equals_available_plus_deducted_minus_refilled';
 it('a unit removed behind the system’s back is confirmed on every re-read and alarmed', async () => {
   const { activityId } = await t.sale({ stock: 10 });
   await t.db.pool.query('UPDATE seckill_stock SET available = available - 1 WHERE activity_id = ?', [activityId]);
-  const rec = await new ReconcileJob(t.origin.ctx).confirmed(activityId);
+  const rec = await new ReconcileJob(reconcileJobDeps(t)).confirmed(activityId);
   expect(rec.ok).toBe(false);
   expect(rec.checks.find((c) => c.name === DB_CHECK)).toMatchObject({ ok: false, expected: 10, actual: 9 });
 });
@@ -25,7 +26,7 @@ it('a unit removed behind the system’s back is confirmed on every re-read and 
 it('a difference that is gone on the next read does not alarm', async () => {
   const { activityId } = await t.sale({ stock: 10 });
   await t.db.pool.query('UPDATE seckill_stock SET available = available - 1 WHERE activity_id = ?', [activityId]);
-  const job = new ReconcileJob(t.origin.ctx);
+  const job = new ReconcileJob(reconcileJobDeps(t));
   const confirmed = job.confirmed(activityId);
   // Repaired before the first re-read (300 ms later): what was seen was a moment, not a state.
   await new Promise((r) => setTimeout(r, 100));
@@ -51,7 +52,7 @@ it('is exact while a sale is live: reservations and settlement running during ev
   })();
   const runs: { ok: boolean; failing: string[] }[] = [];
   while (!done) {
-    const rec = await reconcile(t.origin.ctx, activityId);
+    const rec = await reconcile(reconcileDeps(t), activityId);
     runs.push({
       ok: rec.ok,
       failing: rec.checks.filter((c) => !c.ok).map((c) => `${c.name} ${c.expected}/${c.actual}`),

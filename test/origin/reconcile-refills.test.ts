@@ -12,7 +12,7 @@ import { TimeoutJob } from '../../origin/orders/timeout-job.js';
 import { reconcile } from '../../origin/recovery/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';
-import { failingChecks, readingRedisThen } from '../helpers/reconcile.js';
+import { failingChecks, readingRedisThen, reconcileDeps } from '../helpers/reconcile.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
 
 const PARKED = {
@@ -91,7 +91,7 @@ describe('reconciliation while refills are applied', () => {
       expect(failingChecks(rec)).toEqual([]);
       expect(rec.figures).toMatchObject({ available: 27, redisStock: 20, unsynced: 7 });
       // Quiet again: the same figures read without anything in between.
-      const quiet = await reconcile(t.origin.ctx, activityId);
+      const quiet = await reconcile(reconcileDeps(t), activityId);
       expect(failingChecks(quiet)).toEqual([]);
       expect(quiet.figures).toMatchObject({ available: 27, redisStock: 27, unsynced: 0 });
     });
@@ -105,11 +105,11 @@ describe('reconciliation while refills are applied', () => {
     for (const row of claimed) expect((await worker.refill(row)).kind).toBe('refilled');
     expect(await pendingOutbox(activityId)).toBe(5);
 
-    const rec = await reconcile(t.origin.ctx, activityId);
+    const rec = await reconcile(reconcileDeps(t), activityId);
     expect(failingChecks(rec)).toEqual([]);
     expect(rec.figures).toMatchObject({ available: 25, redisStock: 25, unsynced: 0 });
     for (const row of claimed) await worker.markDone(row);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
   });
 
   it('is exact on every read while timeouts and refills stream (the rehearsal shape)', async () => {
@@ -133,10 +133,10 @@ describe('reconciliation while refills are applied', () => {
       refilling = false;
     })();
     const runs: string[][] = [];
-    while (refilling) runs.push(failingChecks(await reconcile(t.origin.ctx, activityId)));
+    while (refilling) runs.push(failingChecks(await reconcile(reconcileDeps(t), activityId)));
     await Promise.all([timeouts, refills]);
     expect(await pendingOutbox(activityId)).toBe(0);
-    const quiet = await reconcile(t.origin.ctx, activityId);
+    const quiet = await reconcile(reconcileDeps(t), activityId);
     expect(quiet.figures).toMatchObject({ available: 1000, redisStock: 1000, refilledDb: 300, unsynced: 0 });
     expect(runs.length).toBeGreaterThan(3);
     expect(runs.filter((r) => r.length > 0)).toEqual([]);
@@ -146,21 +146,21 @@ describe('reconciliation while refills are applied', () => {
     const { activityId, skuId } = await saleWithTimeouts({ stock: 40, sold: 20, expired: 3 });
     const keys = activityKeys(activityId, skuId);
     expect(await outboxWorker().runOnce()).toMatchObject({ refilled: 3 });
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
 
     // Over-selling risk: 2 units appear in Redis as the refill of an order that never timed out.
     const sale = await t.origin.ctx.catalog.resolve(activityId);
     expect((await t.origin.ctx.stock.sales.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind).toBe(
       'refilled',
     );
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${CROSS} 23/25`]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([`${CROSS} 23/25`]);
     await t.redis.decrby(keys.stock, 2);
     await t.redis.hdel(keys.refilled, 'never-timed-out');
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
 
     // Redis keeps the units of a refill but forgot it made it (the outbox could apply it twice).
     const [forgotten] = await t.redis.hkeys(keys.refilled);
     await t.redis.hdel(keys.refilled, forgotten!);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 17/18`, `${CROSS} 23/24`]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([`${REDIS} 17/18`, `${CROSS} 23/24`]);
   });
 });

@@ -20,8 +20,9 @@ import { reconcile } from '../../origin/recovery/reconcile.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { uniqueId } from '../helpers/ids.js';
 import { count, reserveAll, users } from '../helpers/lifecycle.js';
-import { failingChecks, readingRedisThen } from '../helpers/reconcile.js';
+import { failingChecks, readingRedisThen, reconcileDeps } from '../helpers/reconcile.js';
 import { startTestOrigin, type TestOrigin } from '../helpers/origin.js';
+import { recoverDeps } from '../helpers/recovery.js';
 
 const PARKED = {
   ORIGIN_ROLE: 'http',
@@ -69,7 +70,7 @@ async function trancheSale(opts: { stock: number; onSale: number; reserved: numb
   expect((await t.admin('POST', `/admin/activities/${activityId}/warmup`)).status).toBe(200);
   expect((await reserveAll(t, activityId, users(9000, opts.reserved))).every((r) => r.status === 202)).toBe(true);
   const sale = await t.origin.ctx.catalog.resolve(activityId);
-  expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+  expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
   return { activityId, skuId, sale };
 }
 
@@ -103,7 +104,7 @@ describe('reconciliation while tranches are released', () => {
     it(`a release applied to Redis and marked applied between the Redis and the MySQL read is counted once (${stockBuckets} bucket(s))`, async () => {
       const { activityId } = await trancheSale({ stock: 40, onSale: 20, reserved: 5, stockBuckets });
       const row = await commitRelease(activityId, 12);
-      expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+      expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
       let applied: boolean | undefined;
       const rec = await reconcile(
         readingRedisThen(t, async () => {
@@ -116,7 +117,7 @@ describe('reconciliation while tranches are released', () => {
       expect(await available(activityId)).toBe(32);
       expect(failingChecks(rec)).toEqual([]);
       expect(rec.figures).toMatchObject({ available: 32, redisStock: 15, tranchesRedis: 0, tranchesApplied: 12 });
-      const quiet = await reconcile(t.origin.ctx, activityId);
+      const quiet = await reconcile(reconcileDeps(t), activityId);
       expect(failingChecks(quiet)).toEqual([]);
       expect(quiet.figures).toMatchObject({ available: 32, redisStock: 27, tranchesRedis: 12, tranchesApplied: 12 });
     });
@@ -131,11 +132,11 @@ describe('reconciliation while tranches are released', () => {
     ).toMatchObject({
       kind: 'refilled',
     });
-    const rec = await reconcile(t.origin.ctx, activityId);
+    const rec = await reconcile(reconcileDeps(t), activityId);
     expect(failingChecks(rec)).toEqual([]);
     expect(rec.figures).toMatchObject({ available: 20, pendingReleases: 12, redisStock: 27, tranchesRedis: 12 });
     expect(await applyRelease(tranches(), row)).toBe(true);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
   });
 
   it('is exact on every read while releases stream in', async () => {
@@ -146,11 +147,11 @@ describe('reconciliation while tranches are released', () => {
       releasing = false;
     })();
     const runs: string[][] = [];
-    while (releasing) runs.push(failingChecks(await reconcile(t.origin.ctx, activityId)));
+    while (releasing) runs.push(failingChecks(await reconcile(reconcileDeps(t), activityId)));
     await releases;
     expect(runs.length).toBeGreaterThan(3);
     expect(runs.filter((r) => r.length > 0)).toEqual([]);
-    const quiet = await reconcile(t.origin.ctx, activityId);
+    const quiet = await reconcile(reconcileDeps(t), activityId);
     expect(failingChecks(quiet)).toEqual([]);
     expect(quiet.figures).toMatchObject({ available: 120, heldBack: 0, redisStock: 110, tranchesRedis: 100 });
   });
@@ -162,15 +163,15 @@ describe('reconciliation while tranches are released', () => {
     // Under-selling: MySQL marks the release applied (available += 10) though Redis never had it.
     await t.db.pool.query('UPDATE seckill_stock_release SET status = 1 WHERE id = ?', [row.id]);
     await t.db.pool.query('UPDATE seckill_stock SET available = available + 10 WHERE activity_id = ?', [activityId]);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${APPLIED} 10/0`]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([`${APPLIED} 10/0`]);
     await t.db.pool.query('UPDATE seckill_stock_release SET status = 0 WHERE id = ?', [row.id]);
     await t.db.pool.query('UPDATE seckill_stock SET available = available - 10 WHERE activity_id = ?', [activityId]);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
 
     // Over-selling risk: Redis records 3 units of a release MySQL has no row for, and sells them.
     await t.redis.hset(keys.tranches, 'release:0', 3);
     await t.redis.incrby(keys.stock, 3);
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([`${REDIS} 2/5`, `${CROSS} 20/23`]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([`${REDIS} 2/5`, `${CROSS} 20/23`]);
   });
 
   it('recover rebuilds `tranches` with the stock: applied releases in it, a pending one left for ReleaseJob', async () => {
@@ -182,21 +183,21 @@ describe('reconciliation while tranches are released', () => {
     expect(
       await t.origin.ctx.stock.sales.releaseTranche(sale, { releaseId: trancheId(pending.id), units: 4 }),
     ).toMatchObject({ kind: 'refilled' });
-    expect(failingChecks(await reconcile(t.origin.ctx, activityId))).toEqual([]);
+    expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
     await t.redis.del(keys.stock);
 
-    expect(await recover(t.origin.ctx, activityId)).toMatchObject({ stock: 21, unsettled: 5 });
+    expect(await recover(recoverDeps(t), activityId)).toMatchObject({ stock: 21, unsettled: 5 });
     const appliedId = await count(t, 'SELECT id FROM seckill_stock_release WHERE activity_id = ? AND status = 1', [
       activityId,
     ]);
     expect(await t.redis.hgetall(keys.tranches)).toEqual({ [trancheId(appliedId)]: '6' });
-    const recovered = await reconcile(t.origin.ctx, activityId);
+    const recovered = await reconcile(reconcileDeps(t), activityId);
     expect(failingChecks(recovered)).toEqual([]);
     expect(recovered.figures).toMatchObject({ redisStock: 21, tranchesRedis: 6, tranchesApplied: 6 });
     // ReleaseJob's retry puts the pending release's units on sale: the stock that held them is gone.
     expect(await applyRelease(tranches(), pending)).toBe(true);
     expect(await t.redis.get(keys.stock)).toBe('25');
-    const after = await reconcile(t.origin.ctx, activityId);
+    const after = await reconcile(reconcileDeps(t), activityId);
     expect(failingChecks(after)).toEqual([]);
     expect(after.figures).toMatchObject({ available: 30, redisStock: 25, tranchesRedis: 10, tranchesApplied: 10 });
   });

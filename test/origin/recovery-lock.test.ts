@@ -11,6 +11,7 @@ import type { Sale } from '../../origin/redis/stock-store.js';
 import { counterValue } from '../helpers/drill.js';
 import { count, failingChecks, reconciliation, reserveAll, users } from '../helpers/lifecycle.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
+import { failoverRecoveryDeps } from '../helpers/recovery.js';
 
 const PARKED = {
   ORIGIN_ROLE: 'http',
@@ -64,8 +65,8 @@ describe('recovery lock', () => {
     const before = await recoveries();
 
     const outcomes = await Promise.all([
-      recoverAfterFailover(a.origin.ctx, sale, primaries),
-      recoverAfterFailover(b.origin.ctx, sale, primaries),
+      recoverAfterFailover(failoverRecoveryDeps(a), sale, primaries),
+      recoverAfterFailover(failoverRecoveryDeps(b), sale, primaries),
     ]);
 
     expect(outcomes.map((o) => o.kind).sort()).toEqual(['proven_elsewhere', 'recovered']);

@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { scalar } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';
 import { reserveAll } from '../helpers/lifecycle.js';
+import { reconcileDeps } from '../helpers/reconcile.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
 
 const lines: any[] = [];
@@ -114,8 +115,7 @@ describe('tranches', () => {
     const rec = await json(await t.admin('GET', `/admin/activities/${activityId}/reconciliation`));
     expect(rec.body.checks.filter((c: any) => !c.ok)).toEqual([]);
     expect(rec.body.figures).toMatchObject({ initial: 50, heldBack: 0, pendingReleases: 0, available: 0 });
-    const { db, stock, config } = t.origin.ctx;
-    const report = await saleReport({ db, stock, config }, activityId);
+    const report = await saleReport(reconcileDeps(t), activityId);
     expect(report.tranches).toEqual({ heldBack: 0, pending: 0, applied: 20 });
   });
 

@@ -1,0 +1,26 @@
+/**
+ * The sales this origin process keeps closed after a Redis failover (failover-watch.ts closes and
+ * reopens them; the snapshot publisher shows them paused, the request path answers 503 `not_ready`).
+ */
+/** The sales this process keeps closed after a failover, and since when (ms). */
+export class FailoverGate {
+  private readonly closed = new Map<string, number>();
+
+  isClosed(activityId: string): boolean {
+    return this.closed.has(activityId);
+  }
+
+  closedSince(activityId: string): number | undefined {
+    return this.closed.get(activityId);
+  }
+
+  close(activityId: string): boolean {
+    if (this.closed.has(activityId)) return false;
+    this.closed.set(activityId, Date.now());
+    return true;
+  }
+
+  open(activityId: string): void {
+    this.closed.delete(activityId);
+  }
+}
