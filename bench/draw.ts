@@ -21,7 +21,7 @@ import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
-import { createOriginContext } from '../origin/context.js';
+import { buildOriginParts } from '../origin/parts.js';
 import { createLogger } from '../origin/platform/logger.js';
 import { runDraw } from '../origin/lottery/draw.js';
 import { DrawHmac } from '../origin/lottery/draw-hmac.js';
@@ -99,7 +99,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     REDIS_COMMAND_TIMEOUT_MS: '5000',
     LOG_LEVEL: 'warn',
   });
-  const ctx = await createOriginContext(config, log);
+  const ctx = await buildOriginParts(config, log);
   const operations: ActivityOperationsDeps = {
     db: ctx.db,
     log: ctx.log,

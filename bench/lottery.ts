@@ -11,7 +11,7 @@
 import { Redis } from 'ioredis';
 import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
-import { createOriginContext } from '../origin/context.js';
+import { buildOriginParts } from '../origin/parts.js';
 import { createLogger } from '../origin/platform/logger.js';
 import { runDraw } from '../origin/lottery/draw.js';
 import { findDraw } from '../origin/lottery/draw-store.js';
@@ -32,7 +32,7 @@ const usedMemory = async (r: Redis) => Number(/used_memory:(\d+)/.exec(await r.i
 
 const db = await benchDatabase();
 const log = createLogger('warn');
-const ctx = await createOriginContext(
+const ctx = await buildOriginParts(
   loadConfig({ ...BENCH_SECRETS, MYSQL_URL: db.url, REDIS_URL, REDIS_COMMAND_TIMEOUT_MS: '2000', LOG_LEVEL: 'warn' }),
   log,
 );

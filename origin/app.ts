@@ -1,7 +1,7 @@
 /** The origin's HTTP surface: internal (edge-signed), admin and its console, payment webhook, health and metrics. */
 import { Hono } from 'hono';
 import { errorBody } from '../contract/errors.js';
-import type { OriginContext } from './context.js';
+import type { OriginParts } from './parts.js';
 import { adminRoutes } from './sale/admin-routes.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { onError } from './platform/http/errors.js';
@@ -15,130 +15,130 @@ import { orderEventRoutes } from './orders/order-event-routes.js';
 import { paymentRoutes } from './orders/payment-routes.js';
 import type { OriginEnv } from './platform/http/types.js';
 
-function baseApp(ctx: OriginContext) {
+function baseApp(parts: OriginParts) {
   const app = new Hono<OriginEnv>();
-  app.use('*', traceContext({ log: ctx.log }));
+  app.use('*', traceContext({ log: parts.log }));
   app.onError(onError);
   app.notFound((c) => c.json(errorBody('not_found', 'no such route', c.get('traceId') ?? ''), 404));
   return app;
 }
 
 /** What the internal routes and the reserve fast path (server.ts) use, from the context. */
-export function reservationDeps(ctx: OriginContext): InternalRouteDeps & ReserveFastPathDeps {
+export function reservationDeps(parts: OriginParts): InternalRouteDeps & ReserveFastPathDeps {
   return {
-    reserveGate: ctx.reserveGate,
-    failover: ctx.failover,
-    catalog: ctx.catalog,
-    soldOut: ctx.soldOut,
-    requests: ctx.stock.requests,
-    publisher: ctx.publisher,
-    stockWatch: ctx.stockWatch,
-    admission: ctx.lottery,
-    entries: ctx.stock.lottery,
-    db: ctx.db,
-    log: ctx.log,
-    metrics: ctx.metrics,
-    config: ctx.config,
+    reserveGate: parts.reserveGate,
+    failover: parts.failover,
+    catalog: parts.catalog,
+    soldOut: parts.soldOut,
+    requests: parts.stock.requests,
+    publisher: parts.publisher,
+    stockWatch: parts.stockWatch,
+    admission: parts.lottery,
+    entries: parts.stock.lottery,
+    db: parts.db,
+    log: parts.log,
+    metrics: parts.metrics,
+    config: parts.config,
   };
 }
 
 /** The main listener; `/healthz` and `/metrics` are on it unless METRICS_PORT gives them their own. */
-export function createApp(ctx: OriginContext) {
-  const app = baseApp(ctx);
-  app.use('*', bodySizeLimit({ maxBytes: ctx.config.MAX_BODY_BYTES, timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
-  app.use('*', rawBody({ timeoutMs: ctx.config.BODY_TIMEOUT_MS }));
+export function createApp(parts: OriginParts) {
+  const app = baseApp(parts);
+  app.use('*', bodySizeLimit({ maxBytes: parts.config.MAX_BODY_BYTES, timeoutMs: parts.config.BODY_TIMEOUT_MS }));
+  app.use('*', rawBody({ timeoutMs: parts.config.BODY_TIMEOUT_MS }));
 
-  app.route('/internal', internalRoutes(reservationDeps(ctx)));
+  app.route('/internal', internalRoutes(reservationDeps(parts)));
   // Before the other /admin routes: the console's static shell answers before their token check.
   app.get('/admin/console', (c) => c.redirect('/admin/console/', 301));
   app.route(
     '/admin/console/',
     consoleRoutes({
       saleConsole: {
-        db: ctx.db,
-        publisher: ctx.publisher,
-        sales: ctx.stock.sales,
-        streams: ctx.stock.streams,
-        metrics: ctx.metrics,
-        failover: ctx.failover,
-        config: ctx.config,
+        db: parts.db,
+        publisher: parts.publisher,
+        sales: parts.stock.sales,
+        streams: parts.stock.streams,
+        metrics: parts.metrics,
+        failover: parts.failover,
+        config: parts.config,
       },
-      report: { db: ctx.db, ledger: ctx.stock.ledger, config: ctx.config },
+      report: { db: parts.db, ledger: parts.stock.ledger, config: parts.config },
       checklist: {
-        db: ctx.db,
-        ledger: ctx.stock.ledger,
-        streams: ctx.stock.streams,
-        registry: ctx.stock.registry,
-        soldOut: ctx.soldOut,
-        config: ctx.config,
+        db: parts.db,
+        ledger: parts.stock.ledger,
+        streams: parts.stock.streams,
+        registry: parts.stock.registry,
+        soldOut: parts.soldOut,
+        config: parts.config,
       },
-      config: ctx.config,
+      config: parts.config,
     }),
   );
   app.route(
     '/admin',
     adminRoutes({
-      db: ctx.db,
-      log: ctx.log,
-      metrics: ctx.metrics,
-      config: ctx.config,
-      catalog: ctx.catalog,
-      publisher: ctx.publisher,
-      stockWatch: ctx.stockWatch,
-      sales: ctx.stock.sales,
-      access: ctx.stock.access,
-      registry: ctx.stock.registry,
-      replication: ctx.stock.replication,
-      ledger: ctx.stock.ledger,
+      db: parts.db,
+      log: parts.log,
+      metrics: parts.metrics,
+      config: parts.config,
+      catalog: parts.catalog,
+      publisher: parts.publisher,
+      stockWatch: parts.stockWatch,
+      sales: parts.stock.sales,
+      access: parts.stock.access,
+      registry: parts.stock.registry,
+      replication: parts.stock.replication,
+      ledger: parts.stock.ledger,
     }),
   );
   app.route(
     '/admin',
     lifecycleAdminRoutes({
-      db: ctx.db,
-      log: ctx.log,
-      metrics: ctx.metrics,
-      config: ctx.config,
-      catalog: ctx.catalog,
-      publisher: ctx.publisher,
-      stockWatch: ctx.stockWatch,
-      sales: ctx.stock.sales,
-      access: ctx.stock.access,
-      registry: ctx.stock.registry,
-      streams: ctx.stock.streams,
-      replication: ctx.stock.replication,
-      ledger: ctx.stock.ledger,
-      recovery: ctx.stock.recovery,
-      saleRules: { db: ctx.db, access: ctx.stock.access },
+      db: parts.db,
+      log: parts.log,
+      metrics: parts.metrics,
+      config: parts.config,
+      catalog: parts.catalog,
+      publisher: parts.publisher,
+      stockWatch: parts.stockWatch,
+      sales: parts.stock.sales,
+      access: parts.stock.access,
+      registry: parts.stock.registry,
+      streams: parts.stock.streams,
+      replication: parts.stock.replication,
+      ledger: parts.stock.ledger,
+      recovery: parts.stock.recovery,
+      saleRules: { db: parts.db, access: parts.stock.access },
     }),
   );
-  app.route('/admin', orderEventRoutes({ db: ctx.db, log: ctx.log, config: ctx.config }));
-  app.route('/payments', paymentRoutes({ db: ctx.db, log: ctx.log, metrics: ctx.metrics, config: ctx.config }));
-  if (ctx.config.METRICS_PORT === undefined) app.route('/', healthAndMetrics(ctx));
+  app.route('/admin', orderEventRoutes({ db: parts.db, log: parts.log, config: parts.config }));
+  app.route('/payments', paymentRoutes({ db: parts.db, log: parts.log, metrics: parts.metrics, config: parts.config }));
+  if (parts.config.METRICS_PORT === undefined) app.route('/', healthAndMetrics(parts));
   return app;
 }
 
 /** `/healthz` and `/metrics`, with the reads a scrape makes, on whichever listener serves them. */
-function healthAndMetrics(ctx: OriginContext) {
+function healthAndMetrics(parts: OriginParts) {
   const scrapeReads = new ScrapeReads({
-    db: ctx.db,
-    log: ctx.log,
-    metrics: ctx.metrics,
-    registry: ctx.stock.registry,
-    sales: ctx.stock.sales,
-    replication: ctx.stock.replication,
-    publisher: ctx.publisher,
-    failover: ctx.failover,
-    streamGauges: { registry: ctx.stock.registry, streams: ctx.stock.streams, metrics: ctx.metrics },
-    orderEventGauges: { db: ctx.db, metrics: ctx.metrics, config: ctx.config },
-    config: ctx.config,
+    db: parts.db,
+    log: parts.log,
+    metrics: parts.metrics,
+    registry: parts.stock.registry,
+    sales: parts.stock.sales,
+    replication: parts.stock.replication,
+    publisher: parts.publisher,
+    failover: parts.failover,
+    streamGauges: { registry: parts.stock.registry, streams: parts.stock.streams, metrics: parts.metrics },
+    orderEventGauges: { db: parts.db, metrics: parts.metrics, config: parts.config },
+    config: parts.config,
   });
-  return opsRoutes({ db: ctx.db, requests: ctx.stock.requests, scrapeReads, metrics: ctx.metrics, config: ctx.config });
+  return opsRoutes({ db: parts.db, requests: parts.stock.requests, scrapeReads, metrics: parts.metrics, config: parts.config });
 }
 
 /** The METRICS_PORT listener: `/healthz` and `/metrics` only. */
-export function createOpsApp(ctx: OriginContext) {
-  const app = baseApp(ctx);
-  app.route('/', healthAndMetrics(ctx));
+export function createOpsApp(parts: OriginParts) {
+  const app = baseApp(parts);
+  app.route('/', healthAndMetrics(parts));
   return app;
 }

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { isId } from '../contract/ids.js';
 import { ConfigError, loadConfig } from './platform/config.js';
-import { createOriginContext } from './context.js';
+import { buildOriginParts } from './parts.js';
 import { saleReport } from './sale/report.js';
 import { createLogger } from './platform/logger.js';
 
@@ -28,13 +28,13 @@ async function main() {
   }
   const config = loadConfig({ LOG_LEVEL: 'silent', ...process.env });
   where = describeStores(config.MYSQL_URL, config.REDIS_URL, config.REDIS_KEY_PREFIX);
-  const ctx = await createOriginContext(config, createLogger(config.LOG_LEVEL));
+  const parts = await buildOriginParts(config, createLogger(config.LOG_LEVEL));
   try {
-    const report = await saleReport({ db: ctx.db, ledger: ctx.stock.ledger, config: ctx.config }, values.activity);
+    const report = await saleReport({ db: parts.db, ledger: parts.stock.ledger, config: parts.config }, values.activity);
     console.log(JSON.stringify(report, null, 2));
     process.exitCode = report.reconciliation.ok ? 0 : 1;
   } finally {
-    await ctx.close();
+    await parts.close();
   }
 }
 

@@ -3,7 +3,7 @@
  * `npm run origin` (main.ts) and by tests, which start real origins in-process.
  */
 import type { OriginConfig } from './platform/config.js';
-import { createOriginContext, type OriginContext } from './context.js';
+import { buildOriginParts, type OriginParts } from './parts.js';
 import { LiveListJob, createLiveListPush } from './platform/edge-push.js';
 import { createApp, createOpsApp, reservationDeps } from './app.js';
 import { reserveFastPath } from './reservation/reserve-fast-path.js';
@@ -21,7 +21,7 @@ import { DenyPushJob } from './access/deny-list.js';
 import { Settlement } from './settlement/settlement.js';
 
 export interface RunningOrigin {
-  ctx: OriginContext;
+  parts: OriginParts;
   /** http://host:port when the HTTP role runs. */
   url: string | null;
   /** Where `/healthz` and `/metrics` are served: `url`, or the METRICS_PORT listener. */
@@ -46,18 +46,18 @@ export interface RunningOrigin {
 type Server = import('node:http').Server;
 
 export async function startOrigin(config: OriginConfig, log?: Logger): Promise<RunningOrigin> {
-  const ctx = await createOriginContext(config, log);
+  const parts = await buildOriginParts(config, log);
   const servers: Server[] = [];
   let url: string | null = null;
   let metricsUrl: string | null = null;
   if (config.ORIGIN_ROLE !== 'consumers') {
-    const main = await listen(createApp(ctx).fetch, config.PORT, config.HOST, config, (next) =>
-      reserveFastPath(reservationDeps(ctx), next),
+    const main = await listen(createApp(parts).fetch, config.PORT, config.HOST, config, (next) =>
+      reserveFastPath(reservationDeps(parts), next),
     );
     servers.push(main.server);
     url = metricsUrl = main.url;
     if (config.METRICS_PORT !== undefined) {
-      const ops = await listen(createOpsApp(ctx).fetch, config.METRICS_PORT, config.METRICS_HOST, config);
+      const ops = await listen(createOpsApp(parts).fetch, config.METRICS_PORT, config.METRICS_HOST, config);
       servers.push(ops.server);
       metricsUrl = ops.url;
     }
@@ -65,12 +65,12 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   const settlement =
     config.ORIGIN_ROLE !== 'http'
       ? new Settlement({
-          db: ctx.db,
-          registry: ctx.stock.registry,
-          streams: ctx.stock.streams,
-          sales: ctx.stock.sales,
-          log: ctx.log,
-          metrics: ctx.metrics,
+          db: parts.db,
+          registry: parts.stock.registry,
+          streams: parts.stock.streams,
+          sales: parts.stock.sales,
+          log: parts.log,
+          metrics: parts.metrics,
           config,
         })
       : null;
@@ -78,56 +78,56 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   const lifecycle =
     config.ORIGIN_ROLE !== 'http'
       ? {
-          timeouts: new TimeoutJob({ db: ctx.db, log: ctx.log, metrics: ctx.metrics, config }),
+          timeouts: new TimeoutJob({ db: parts.db, log: parts.log, metrics: parts.metrics, config }),
           outbox: new OutboxWorker({
-            db: ctx.db,
-            catalog: ctx.catalog,
-            sales: ctx.stock.sales,
-            publisher: ctx.publisher,
-            log: ctx.log,
-            metrics: ctx.metrics,
+            db: parts.db,
+            catalog: parts.catalog,
+            sales: parts.stock.sales,
+            publisher: parts.publisher,
+            log: parts.log,
+            metrics: parts.metrics,
             config,
           }),
           reconciliation: new ReconcileJob({
-            db: ctx.db,
-            ledger: ctx.stock.ledger,
-            registry: ctx.stock.registry,
-            log: ctx.log,
-            metrics: ctx.metrics,
+            db: parts.db,
+            ledger: parts.stock.ledger,
+            registry: parts.stock.registry,
+            log: parts.log,
+            metrics: parts.metrics,
             config,
           }),
           orderEvents: orderEventWorkerFor(
-            { db: ctx.db, log: ctx.log, metrics: ctx.metrics, config },
+            { db: parts.db, log: parts.log, metrics: parts.metrics, config },
             () => settlement?.busyWithin(config.ORDER_EVENTS_POLL_MS) ?? false,
           ),
           draws: new DrawJob({
-            db: ctx.db,
-            log: ctx.log,
-            entries: ctx.stock.lottery,
-            sales: ctx.stock.sales,
-            publisher: ctx.publisher,
+            db: parts.db,
+            log: parts.log,
+            entries: parts.stock.lottery,
+            sales: parts.stock.sales,
+            publisher: parts.publisher,
             config,
           }),
           warmups: new WarmupJob({
-            db: ctx.db,
-            log: ctx.log,
-            metrics: ctx.metrics,
-            config: ctx.config,
-            catalog: ctx.catalog,
-            publisher: ctx.publisher,
-            stockWatch: ctx.stockWatch,
-            sales: ctx.stock.sales,
-            access: ctx.stock.access,
-            replication: ctx.stock.replication,
-            ledger: ctx.stock.ledger,
+            db: parts.db,
+            log: parts.log,
+            metrics: parts.metrics,
+            config: parts.config,
+            catalog: parts.catalog,
+            publisher: parts.publisher,
+            stockWatch: parts.stockWatch,
+            sales: parts.stock.sales,
+            access: parts.stock.access,
+            replication: parts.stock.replication,
+            ledger: parts.stock.ledger,
           }),
           releases: new ReleaseJob({
-            db: ctx.db,
-            log: ctx.log,
-            config: ctx.config,
-            catalog: ctx.catalog,
-            sales: ctx.stock.sales,
-            publisher: ctx.publisher,
+            db: parts.db,
+            log: parts.log,
+            config: parts.config,
+            catalog: parts.catalog,
+            sales: parts.stock.sales,
+            publisher: parts.publisher,
           }),
         }
       : null;
@@ -145,51 +145,51 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   const liveList =
     config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL
       ? new LiveListJob(
-          ctx.db,
+          parts.db,
           createLiveListPush({
             edgeUrl: config.EDGE_URL,
             secret: config.EDGE_ORIGIN_SECRET,
             timeoutMs: config.EDGE_PUSH_TIMEOUT_MS,
-            log: ctx.log,
+            log: parts.log,
           }),
           config.EDGE_LIVE_AFTER_END_SECONDS,
           config.EDGE_LIVE_LIST_PUSH_MS,
-          ctx.log,
+          parts.log,
         )
       : null;
   liveList?.start();
   // Deny-list changes the edge did not confirm are pushed again (docs/design.md §10: in force within 1 s).
   const denyPush =
     config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL
-      ? new DenyPushJob({ db: ctx.db, log: ctx.log, config: ctx.config })
+      ? new DenyPushJob({ db: parts.db, log: parts.log, config: parts.config })
       : null;
   denyPush?.start();
   const failoverWatch = new FailoverWatch(
     {
-      db: ctx.db,
-      log: ctx.log,
-      metrics: ctx.metrics,
-      publisher: ctx.publisher,
-      pushEdge: ctx.pushEdge,
-      registry: ctx.stock.registry,
-      sales: ctx.stock.sales,
-      recovery: ctx.stock.recovery,
-      ledger: ctx.stock.ledger,
-      replication: ctx.stock.replication,
-      saleRules: { db: ctx.db, access: ctx.stock.access },
-      replicaLayout: { sales: ctx.stock.sales, replication: ctx.stock.replication, config },
-      failover: ctx.failover,
-      shortBuckets: ctx.shortBuckets,
+      db: parts.db,
+      log: parts.log,
+      metrics: parts.metrics,
+      publisher: parts.publisher,
+      pushEdge: parts.pushEdge,
+      registry: parts.stock.registry,
+      sales: parts.stock.sales,
+      recovery: parts.stock.recovery,
+      ledger: parts.stock.ledger,
+      replication: parts.stock.replication,
+      saleRules: { db: parts.db, access: parts.stock.access },
+      replicaLayout: { sales: parts.stock.sales, replication: parts.stock.replication, config },
+      failover: parts.failover,
+      shortBuckets: parts.shortBuckets,
       config,
     },
     config.ORIGIN_ROLE !== 'http',
   );
   failoverWatch.start();
-  ctx.log.info({ url, metricsUrl, role: config.ORIGIN_ROLE }, 'origin started');
+  parts.log.info({ url, metricsUrl, role: config.ORIGIN_ROLE }, 'origin started');
 
   let stopped: Promise<void> | null = null;
   return {
-    ctx,
+    parts,
     url,
     metricsUrl,
     settlement,
@@ -220,7 +220,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             lifecycle.warmups.stop(),
             lifecycle.releases.stop(),
           ]);
-        await ctx.close();
+        await parts.close();
       })();
       return stopped;
     },

@@ -88,7 +88,7 @@ const patch = async (s: TestStack, activityId: string, body: unknown) => {
 
 /** Reserve calls the origin has answered so far: a refusal "without an origin call" leaves it unchanged. */
 async function originReserveCalls(s: TestStack): Promise<number> {
-  const metric = await s.origin.origin.ctx.metrics.reserveOutcomes.get();
+  const metric = await s.origin.origin.parts.metrics.reserveOutcomes.get();
   return metric.values.reduce((sum, v) => sum + v.value, 0);
 }
 
@@ -229,7 +229,7 @@ describe('deny list', () => {
       [userId],
     );
     const { DenyPushJob } = await import('../../origin/access/deny-list.js');
-    const { db, log, config } = stack.origin.origin.ctx;
+    const { db, log, config } = stack.origin.origin.parts;
     await new DenyPushJob({ db, log, config }).round();
     const [[row]] = (await stack.origin.db.pool.query(
       'SELECT pushed_revision FROM seckill_deny_list WHERE user_id = ?',

@@ -223,7 +223,7 @@ it('consumers stopped: BacklogGrowing goes pending, fires after 30 s, resolves o
     'BacklogGrowing',
     () => running.settlement!.stop(),
     async () => {
-      const { db, stock, log, metrics, config } = running.ctx;
+      const { db, stock, log, metrics, config } = running.parts;
       settlement = new Settlement({
         db,
         registry: stock.registry,

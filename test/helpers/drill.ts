@@ -128,7 +128,7 @@ export async function expectGuarantees(
 
 /** A counter's value for one label set in an origin's registry. */
 export async function counterValue(t: TestOrigin, name: string, labels: Record<string, string>): Promise<number> {
-  const metric = t.origin.ctx.metrics.registry.getSingleMetric(name);
+  const metric = t.origin.parts.metrics.registry.getSingleMetric(name);
   const values = ((await metric?.get()) as any)?.values ?? [];
   const hit = values.find((v: any) => Object.entries(labels).every(([k, want]) => v.labels[k] === want));
   return hit ? Number(hit.value) : 0;

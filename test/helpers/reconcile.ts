@@ -10,30 +10,30 @@ export const failingChecks = (rec: Reconciliation) =>
 
 /** What reconciliation reads, from the test origin's own pieces (as origin/server.ts hands them). */
 export function reconcileDeps(t: TestOrigin): ReconcileDeps {
-  return { db: t.origin.ctx.db, ledger: t.origin.ctx.stock.ledger, config: t.origin.ctx.config };
+  return { db: t.origin.parts.db, ledger: t.origin.parts.stock.ledger, config: t.origin.parts.config };
 }
 
 /** What the periodic reconciliation uses, from the test origin's own pieces. */
 export function reconcileJobDeps(t: TestOrigin): ReconcileJobDeps {
-  const { ctx } = t.origin;
+  const { parts } = t.origin;
   return {
-    db: ctx.db,
-    ledger: ctx.stock.ledger,
-    registry: ctx.stock.registry,
-    log: ctx.log,
-    metrics: ctx.metrics,
-    config: ctx.config,
+    db: parts.db,
+    ledger: parts.stock.ledger,
+    registry: parts.stock.registry,
+    log: parts.log,
+    metrics: parts.metrics,
+    config: parts.config,
   };
 }
 
 /** The origin's own ledger reads, with `between` run right after each Redis snapshot (before MySQL is read). */
 export function readingRedisThen(t: TestOrigin, between: () => Promise<void>): ReconcileDeps {
-  const real = t.origin.ctx.stock.ledger;
+  const real = t.origin.parts.stock.ledger;
   const ledger = Object.create(real) as typeof real;
   ledger.ledgerSnapshot = async (sale): Promise<LedgerSnapshot | null> => {
     const snapshot = await real.ledgerSnapshot(sale);
     await between();
     return snapshot;
   };
-  return { db: t.origin.ctx.db, ledger };
+  return { db: t.origin.parts.db, ledger };
 }

@@ -5,22 +5,22 @@ import type { TestOrigin } from './origin.js';
 
 /** What recover (origin/recovery/recover.ts) uses. */
 export function recoverDeps(t: TestOrigin): RecoverDeps {
-  const { ctx } = t.origin;
+  const { parts } = t.origin;
   return {
-    db: ctx.db,
-    log: ctx.log,
-    metrics: ctx.metrics,
-    publisher: ctx.publisher,
-    sales: ctx.stock.sales,
-    recovery: ctx.stock.recovery,
-    ledger: ctx.stock.ledger,
-    saleRules: { db: ctx.db, access: ctx.stock.access },
-    config: ctx.config,
+    db: parts.db,
+    log: parts.log,
+    metrics: parts.metrics,
+    publisher: parts.publisher,
+    sales: parts.stock.sales,
+    recovery: parts.stock.recovery,
+    ledger: parts.stock.ledger,
+    saleRules: { db: parts.db, access: parts.stock.access },
+    config: parts.config,
   };
 }
 
 /** What the failover watch's recovering step (recoverAfterFailover) uses. */
 export function failoverRecoveryDeps(t: TestOrigin): FailoverRecoveryDeps {
-  const { stock } = t.origin.ctx;
+  const { stock } = t.origin.parts;
   return { ...recoverDeps(t), recovery: stock.recovery, replication: stock.replication };
 }

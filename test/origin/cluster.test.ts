@@ -329,20 +329,20 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
       () => orders(activityId),
       (n) => n >= 8,
     );
-    expect(t.origin.ctx.soldOut.has(activityId)).toBe(true);
+    expect(t.origin.parts.soldOut.has(activityId)).toBe(true);
 
     await t.db.pool.query(
       `UPDATE seckill_order SET expire_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ? AND user_id IN (?, ?, ?)`,
       [activityId, first[0], first[1], first[2]],
     );
-    const sale = await t.origin.ctx.catalog.resolve(activityId);
+    const sale = await t.origin.parts.catalog.resolve(activityId);
     await waitFor(
-      () => t.origin.ctx.stock.sales.stock(sale),
+      () => t.origin.parts.stock.sales.stock(sale),
       (n) => n === 3,
       30_000,
     );
     await waitFor(
-      async () => t.origin.ctx.soldOut.has(activityId),
+      async () => t.origin.parts.soldOut.has(activityId),
       (on) => on === false,
     );
 

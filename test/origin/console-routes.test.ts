@@ -212,7 +212,7 @@ describe('what the console reads', () => {
     expect(before.signals.stream).toEqual({ pending: 0, lag: 0 });
     expect(before.waitingLine).toBe(0); // overflow: reject — nobody waits
     // Present metrics are numbers, absent ones null ("n/a" on screen): whichever this build exports.
-    const registered = (name: string) => t.origin.ctx.metrics.registry.getSingleMetric(name) !== undefined;
+    const registered = (name: string) => t.origin.parts.metrics.registry.getSingleMetric(name) !== undefined;
     expect(before.funnel.clicks === null).toBe(!registered('seckill_edge_clicks_total'));
     expect(before.signals.redis.slowlogEntries === null).toBe(!registered('seckill_redis_slowlog_entries_total'));
     expect(typeof before.signals.runtime.gcCount).toBe('number'); // prom-client's default GC histogram
@@ -238,14 +238,14 @@ describe('what the console reads', () => {
     expect(created.status).toBe(201);
     const live = async () => (await json(await t.admin('GET', `/admin/console/api/sales/${activityId}/live`))).body;
     expect((await live()).failover).toEqual({ closed: false, since: null });
-    t.origin.ctx.failover.close(activityId);
+    t.origin.parts.failover.close(activityId);
     try {
       const closed = await live();
       expect(closed.failover.closed).toBe(true);
       expect(Math.abs(Date.parse(closed.failover.since) - Date.now())).toBeLessThan(5_000);
       expect(closed.buckets).toEqual([{ bucket: 0, key: expect.stringContaining(`{${activityId}:`), units: null }]);
     } finally {
-      t.origin.ctx.failover.open(activityId);
+      t.origin.parts.failover.open(activityId);
     }
   });
 

@@ -58,7 +58,7 @@ describe('drill: a single Redis with AOF appendfsync always, SIGKILLed and resta
     await waitFor(
       async () =>
         Number(
-          (await t.origin.ctx.metrics.reserveOutcomes.get()).values.find((v) => v.labels.code === 'ok')?.value ?? 0,
+          (await t.origin.parts.metrics.reserveOutcomes.get()).values.find((v) => v.labels.code === 'ok')?.value ?? 0,
         ),
       (n) => n >= 100,
       60_000,
@@ -76,7 +76,7 @@ describe('drill: a single Redis with AOF appendfsync always, SIGKILLed and resta
     expect(await counterValue(t, 'seckill_failover_steps_total', { step: 'reopened' })).toBeGreaterThanOrEqual(1);
     expect(await counterValue(t, 'seckill_failover_steps_total', { step: 'refused' })).toBe(0);
     expect(reopenedAt).not.toBeNull();
-    expect(t.origin.ctx.failover.isClosed(activityId)).toBe(false);
+    expect(t.origin.parts.failover.isClosed(activityId)).toBe(false);
     expect(result.firstAckAfter).not.toBeNull();
     // Every unit sold in the end (appendfsync always lost nothing): the buyers kept trying.
     expect(result.acknowledged.size).toBe(stock);

@@ -27,7 +27,7 @@ it('stock 3, maxPerUser 5: 5 units → 409 insufficient_stock and the sale stays
 
   const tooMany = await reserve(activityId, '501', 5);
   expect({ status: tooMany.status, error: tooMany.body.error }).toEqual({ status: 409, error: 'insufficient_stock' });
-  expect(t.origin.ctx.soldOut.has(activityId)).toBe(false);
+  expect(t.origin.parts.soldOut.has(activityId)).toBe(false);
   expect(await publicSnapshot(activityId)).toMatchObject({ state: 'open', soldOut: false });
 
   const fits = await reserve(activityId, '502', 3);
@@ -37,5 +37,5 @@ it('stock 3, maxPerUser 5: 5 units → 409 insufficient_stock and the sale stays
   // Now nothing is left: sold_out, and the flag goes up.
   const after = await reserve(activityId, '503', 1);
   expect({ status: after.status, error: after.body.error }).toEqual({ status: 409, error: 'sold_out' });
-  expect(t.origin.ctx.soldOut.has(activityId)).toBe(true);
+  expect(t.origin.parts.soldOut.has(activityId)).toBe(true);
 });

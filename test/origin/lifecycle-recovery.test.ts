@@ -4,7 +4,7 @@
  * run by hand on the origin's context (so a crash can be placed between their steps).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OriginContext } from '../../origin/context.js';
+import type { OriginParts } from '../../origin/parts.js';
 import { OutboxWorker } from '../../origin/orders/outbox-worker.js';
 import { TimeoutJob } from '../../origin/orders/timeout-job.js';
 import { activityKeys } from '../../origin/redis/keys.js';
@@ -26,9 +26,9 @@ afterAll(async () => {
 });
 
 /** The timeout job and outbox worker as the server builds them, from the running origin's pieces. */
-const timeoutJob = ({ db, log, metrics, config }: OriginContext = t.origin.ctx) =>
+const timeoutJob = ({ db, log, metrics, config }: OriginParts = t.origin.parts) =>
   new TimeoutJob({ db, log, metrics, config });
-const outboxWorker = ({ db, catalog, stock, publisher, log, metrics, config }: OriginContext = t.origin.ctx) =>
+const outboxWorker = ({ db, catalog, stock, publisher, log, metrics, config }: OriginParts = t.origin.parts) =>
   new OutboxWorker({ db, catalog, sales: stock.sales, publisher, log, metrics, config });
 
 const consumers = (env: Record<string, string> = {}) =>

@@ -29,7 +29,7 @@ const FAST = {
 
 /** What a worker built by hand uses, from the running origin's pieces (as server.ts builds it). */
 function workerDeps(o: TestOrigin): OrderEventWorkerDeps {
-  return { db: o.origin.ctx.db, log: o.origin.ctx.log, metrics: o.origin.ctx.metrics };
+  return { db: o.origin.parts.db, log: o.origin.parts.log, metrics: o.origin.parts.metrics };
 }
 
 /** Every order's first arrival of a later event comes after its `order.created` was delivered. */
@@ -341,7 +341,7 @@ describe("a settlement batch's order.created events", () => {
         traceId: '',
         ts: Date.now(),
       }));
-      const outcomes = await settleBatch(t.origin.ctx.db, target, events);
+      const outcomes = await settleBatch(t.origin.parts.db, target, events);
       expect([...outcomes.values()]).toEqual(['settled', 'settled', 'settled']);
       const rows = async () => {
         const [r] = (await t.db.pool.query(
@@ -369,7 +369,7 @@ describe("a settlement batch's order.created events", () => {
       });
       // seckill_order_events_delivered_total counts delivered events (counted once per round and type).
       const delivered = async () =>
-        (await t.origin.ctx.metrics.orderEventsDelivered.get()).values.find((v) => v.labels.type === 'order.created')
+        (await t.origin.parts.metrics.orderEventsDelivered.get()).values.find((v) => v.labels.type === 'order.created')
           ?.value ?? 0;
       const deliveredBefore = await delivered();
       await worker.round();
@@ -409,7 +409,7 @@ describe('settlement first', () => {
       const { activityId, skuId } = await t.sale({ stock: 3 });
       const target = { activityId, skuId, paymentTimeoutSeconds: 900, orderEvents: true };
       const settle = (i: number) =>
-        settleBatch(t.origin.ctx.db, target, [
+        settleBatch(t.origin.parts.db, target, [
           {
             streamId: `1-${i}`,
             reservationId: `${activityId}-${String(i).padStart(32, '0')}`,
@@ -472,7 +472,7 @@ describe('one delivery try', () => {
         traceId: '',
         ts: 0,
       };
-      expect([...(await settleBatch(t.origin.ctx.db, target, [reservation])).values()]).toEqual(['settled']);
+      expect([...(await settleBatch(t.origin.parts.db, target, [reservation])).values()]).toEqual(['settled']);
       const worker = new OrderEventWorker(workerDeps(t), {
         ...testConfig(t.db.url, {
           ORDER_EVENTS_URL: url,

@@ -51,10 +51,10 @@ async function settledSale(opts: { stock: number; sold: number; stockBuckets?: n
 }
 
 /** The timeout job and outbox worker as the server builds them, from the origin's pieces (settings overridable). */
-const timeoutJob = (config: OriginConfig = t.origin.ctx.config) =>
-  new TimeoutJob({ db: t.origin.ctx.db, log: t.origin.ctx.log, metrics: t.origin.ctx.metrics, config });
-const outboxWorker = (config: OriginConfig = t.origin.ctx.config) => {
-  const { db, catalog, stock, publisher, log, metrics } = t.origin.ctx;
+const timeoutJob = (config: OriginConfig = t.origin.parts.config) =>
+  new TimeoutJob({ db: t.origin.parts.db, log: t.origin.parts.log, metrics: t.origin.parts.metrics, config });
+const outboxWorker = (config: OriginConfig = t.origin.parts.config) => {
+  const { db, catalog, stock, publisher, log, metrics } = t.origin.parts;
   return new OutboxWorker({ db, catalog, sales: stock.sales, publisher, log, metrics, config });
 };
 
@@ -116,7 +116,7 @@ describe('reconciliation while refills are applied', () => {
     const { activityId, buyers } = await settledSale({ stock: 1000, sold: 300 });
     await expire(activityId, buyers);
     // Small batches, so refills arrive a few at a time for as long as the reads run.
-    const config = { ...t.origin.ctx.config, TIMEOUT_BATCH_SIZE: 20, OUTBOX_BATCH_SIZE: 10 };
+    const config = { ...t.origin.parts.config, TIMEOUT_BATCH_SIZE: 20, OUTBOX_BATCH_SIZE: 10 };
     let timing = true;
     let refilling = true;
     const timeouts = (async () => {
@@ -149,8 +149,8 @@ describe('reconciliation while refills are applied', () => {
     expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
 
     // Over-selling risk: 2 units appear in Redis as the refill of an order that never timed out.
-    const sale = await t.origin.ctx.catalog.resolve(activityId);
-    expect((await t.origin.ctx.stock.sales.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind).toBe(
+    const sale = await t.origin.parts.catalog.resolve(activityId);
+    expect((await t.origin.parts.stock.sales.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind).toBe(
       'refilled',
     );
     expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([`${CROSS} 23/25`]);

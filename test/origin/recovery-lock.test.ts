@@ -60,7 +60,7 @@ describe('recovery lock', () => {
     // The failover lost the holders and the released hash (the Stream survived).
     await a.redis.del(keys.holders, keys.released);
     const sale: Sale = { activityId, skuId, buckets: 1 };
-    const primaries = (await a.origin.ctx.stock.replication.primaries([sale])).get(activityId) as string[];
+    const primaries = (await a.origin.parts.stock.replication.primaries([sale])).get(activityId) as string[];
     expect(primaries.every((p) => typeof p === 'string')).toBe(true);
     const before = await recoveries();
 
@@ -76,7 +76,7 @@ describe('recovery lock', () => {
     // The state is the one rebuild's: stock, every holder back, proven on these primaries, reconciled.
     expect(await a.redis.get(keys.stock)).toBe(String(20 - 12));
     expect(await a.redis.hlen(keys.holders)).toBe(12);
-    expect(await a.origin.ctx.stock.replication.provenPrimaries(sale)).toEqual(primaries);
+    expect(await a.origin.parts.stock.replication.provenPrimaries(sale)).toEqual(primaries);
     expect(failingChecks(await reconciliation(a, activityId))).toEqual([]);
   });
 

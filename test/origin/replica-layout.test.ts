@@ -150,7 +150,7 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
     );
     // The watch has read this sale's primaries (the per-sale gauge is set in the same round, after them).
     await waitFor(
-      async () => (await t.origin.ctx.metrics.bucketShortOfReplicasUnits.get()).values,
+      async () => (await t.origin.parts.metrics.bucketShortOfReplicasUnits.get()).values,
       (values) => values.some((v) => v.labels.activity === activityId),
       30_000,
       50,
@@ -204,12 +204,12 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
     // What the stalled buckets hold now (nothing can take units from them: no WAIT confirms there).
     // The gauge follows what each stalled bucket holds (read again until they agree: recovery and
     // settlement may still move units).
-    const sale = await t.origin.ctx.catalog.resolve(activityId);
+    const sale = await t.origin.parts.catalog.resolve(activityId);
     for (const b of onMaster)
       await waitFor(
         async () => [
           await gauge('seckill_bucket_short_of_replicas_units', { activity: activityId, bucket: String(b) }),
-          (await t.origin.ctx.stock.sales.bucketStocks(sale))[b],
+          (await t.origin.parts.stock.sales.bucketStocks(sale))[b],
         ],
         ([g, held]) => g === held,
         30_000,
@@ -229,8 +229,8 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
     const snapshot: any = await waitFor(
       async () => {
         const snap = (await (await t.admin('GET', `/admin/activities/${activityId}`)).json()) as any;
-        const total = Number(await t.origin.ctx.stock.sales.stock(sale));
-        const stocks = await t.origin.ctx.stock.sales.bucketStocks(sale);
+        const total = Number(await t.origin.parts.stock.sales.stock(sale));
+        const stocks = await t.origin.parts.stock.sales.bucketStocks(sale);
         const stranded = onMaster.reduce((sum, b) => sum + (stocks[b] ?? 0), 0);
         return { ...snap, expectedLeft: total - stranded, stranded };
       },

@@ -142,7 +142,7 @@ describe('tranches', () => {
     await t.admin('POST', `/admin/activities/${activityId}/warmup`);
     expect(await t.redis.get(`${keys}:stock`)).toBe('10'); // available only: the pending release is not in it
     // ReleaseJob applies it after its lease (OUTBOX_CLAIM_LEASE_MS): units go to Redis and MySQL once.
-    await t.origin.ctx.db.query('UPDATE seckill_stock_release SET updated_at = NOW(3) - INTERVAL 1 HOUR');
+    await t.origin.parts.db.query('UPDATE seckill_stock_release SET updated_at = NOW(3) - INTERVAL 1 HOUR');
     await t.origin.lifecycle!.releases.round();
     await t.origin.lifecycle!.releases.round();
     expect(await t.redis.get(`${keys}:stock`)).toBe('25');
@@ -174,7 +174,7 @@ describe('scheduled warm-up', () => {
     await new Promise((r) => setTimeout(r, Math.max(0, startsAt - Date.now())));
     const status = await waitFor(
       async () =>
-        (await t.origin.ctx.db.query('SELECT warmup_status FROM seckill_activity WHERE id = ?', [activityId]))[0],
+        (await t.origin.parts.db.query('SELECT warmup_status FROM seckill_activity WHERE id = ?', [activityId]))[0],
       (rows: any) => rows[0].warmup_status === 'verified',
     );
     expect((status as any)[0].warmup_status).toBe('verified');
@@ -201,7 +201,7 @@ describe('scheduled warm-up', () => {
     );
     await t.redis.set(`${keys}:stock`, '49'); // a unit lost behind the system's back
     await waitFor(
-      async () => (await t.origin.ctx.db.query('SELECT state FROM seckill_activity WHERE id = ?', [activityId]))[0],
+      async () => (await t.origin.parts.db.query('SELECT state FROM seckill_activity WHERE id = ?', [activityId]))[0],
       (rows: any) => rows[0].state === 'paused',
     );
     const alert = lines.find((l) => l.alert === 'warmup_mismatch' && l.activityId === activityId);

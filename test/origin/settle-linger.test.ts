@@ -52,7 +52,7 @@ async function trickle(env: Record<string, string>): Promise<{ batches: number; 
 
 /** Settlement transactions run so far (one observation of the settle histogram per batch). */
 async function batches(origin: TestOrigin): Promise<number> {
-  const { values } = await origin.origin.ctx.metrics.settleLatency.get();
+  const { values } = await origin.origin.parts.metrics.settleLatency.get();
   return values.find((v) => v.metricName === 'seckill_settle_tx_duration_seconds_count')?.value ?? 0;
 }
 

@@ -61,7 +61,7 @@ describe('duplicate delivery', () => {
       )[0]!;
       const event = parseEvent(id, fields)!;
       const target = { activityId, skuId, paymentTimeoutSeconds: 900 };
-      const db = http.origin.ctx.db;
+      const db = http.origin.parts.db;
       const outcomes = await Promise.all([settleReservation(db, target, event), settleReservation(db, target, event)]);
       expect(outcomes.sort()).toEqual(['duplicate', 'settled']);
       expect(await settleReservation(db, target, event)).toBe('duplicate');
@@ -82,7 +82,7 @@ describe('duplicate delivery', () => {
     try {
       const { activityId, skuId } = await http.sale({ stock: 10 });
       const target = { activityId, skuId, paymentTimeoutSeconds: 900 };
-      const db = http.origin.ctx.db;
+      const db = http.origin.parts.db;
       const event = (n: number, userId: string) => ({
         streamId: `${n}-0`,
         reservationId: `${activityId}-${n.toString(16).padStart(32, '0')}`,
@@ -139,7 +139,7 @@ describe('duplicate delivery', () => {
     // Rewind the group: every entry is delivered again.
     await t.redis.xgroup('SETID', keys.events, CONSUMER_GROUP, '0');
     await waitFor(
-      async () => (await t.origin.ctx.stock.streams.groupInfo({ activityId, skuId, buckets: 1 }))?.lag,
+      async () => (await t.origin.parts.stock.streams.groupInfo({ activityId, skuId, buckets: 1 }))?.lag,
       (lag) => lag === 0,
     );
     await waitFor(

@@ -1,8 +1,10 @@
 /**
- * Everything one origin process holds: config, logger, metrics, MySQL pool, the stock store (all of
- * Redis), catalog, sold-out flags, edge push. Built once at start and passed down; closed on stop.
+ * The shared parts one origin process holds: config, logger, metrics, MySQL pool, the stock store
+ * (all of Redis, one object per job), catalog, sold-out flags, edge push, publisher, failover gate.
+ * Built once at start and closed on stop. Only the composition root sees this object (server.ts,
+ * app.ts, report-cli.ts): it hands each service exactly the parts that service names in its own deps
+ * type; no feature module imports it (test/unit/code-shape.test.ts).
  */
-import type { ActivitySnapshot } from '../contract/activity.js';
 import { ActivityCatalog } from './sale/catalog.js';
 import { SnapshotPublisher } from './sale/snapshot-publisher.js';
 import { findActivity } from './sale/sale-store.js';
@@ -24,7 +26,7 @@ import type { InFlightGate } from './platform/http/middleware.js';
 /** At most one 'slow MySQL transactions' log line this often (the metric counts every one). */
 const SLOW_TX_LOG_EVERY_MS = 5_000;
 
-export interface OriginContext {
+export interface OriginParts {
   config: OriginConfig;
   log: Logger;
   metrics: Metrics;
@@ -47,18 +49,13 @@ export interface OriginContext {
   stockWatch: StockWatch;
   /** RESERVE_MAX_IN_FLIGHT: one count per origin for the reserve route and its fast path together. */
   reserveGate: InFlightGate;
-  /**
-   * The activity as the edge should see it: MySQL config and switch, units left, and sold out when
-   * the flag is set or Redis has `soldOutThreshold` units or fewer left.
-   */
-  snapshot(activityId: string): Promise<ActivitySnapshot | null>;
   close(): Promise<void>;
 }
 
-export async function createOriginContext(
+export async function buildOriginParts(
   config: OriginConfig,
   log = createLogger(config.LOG_LEVEL),
-): Promise<OriginContext> {
+): Promise<OriginParts> {
   const metrics = createMetrics();
   const db = createPool(config.MYSQL_URL, config.MYSQL_POOL_SIZE, config.MYSQL_PREPARED_STATEMENTS);
   const stock = await StockStore.connect({
@@ -133,7 +130,7 @@ export async function createOriginContext(
     (sale) => stock.sales.stock(sale),
   );
 
-  const ctx: OriginContext = {
+  const parts: OriginParts = {
     config,
     log,
     metrics,
@@ -146,7 +143,6 @@ export async function createOriginContext(
     lottery: new LotteryAdmission(db, stock.lottery),
     stockWatch,
     reserveGate: createReserveGate({ config, metrics }),
-    snapshot: (activityId) => publisher.snapshot(activityId),
     failover,
     shortBuckets,
     async close() {
@@ -154,5 +150,5 @@ export async function createOriginContext(
     },
   };
   await flags.start();
-  return ctx;
+  return parts;
 }

@@ -1,0 +1,128 @@
+/**
+ * The shape rules of docs/architecture.md, checked on the source itself (SQL in stores:
+ * sql-in-stores.test.ts):
+ * - no import circles anywhere in the repo (type-only imports included: a circle of types is still
+ *   a circle a reader has to untangle);
+ * - no origin module takes a `ctx` (a service locator): each is handed what it uses, and only the
+ *   composition root (origin/server.ts, origin/app.ts, origin/report-cli.ts) sees the parts one
+ *   process holds (origin/parts.ts).
+ */
+import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SOURCE_DIRS = ['origin', 'edge', 'contract', 'lua', 'bench', 'scripts', 'test', 'support'];
+
+function sourceFiles(dir: string): string[] {
+  const abs = join(ROOT, dir);
+  if (!existsSync(abs)) return [];
+  return readdirSync(abs).flatMap((name) => {
+    const path = join(abs, name);
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) return [];
+    if (statSync(path).isDirectory()) return sourceFiles(relative(ROOT, path));
+    return /\.(ts|mts)$/.test(name) && !name.endsWith('.d.ts') ? [relative(ROOT, path)] : [];
+  });
+}
+
+const files = SOURCE_DIRS.flatMap(sourceFiles);
+const parsed = new Map(
+  files.map((f) => [f, ts.createSourceFile(f, readFileSync(join(ROOT, f), 'utf8'), ts.ScriptTarget.Latest, true)]),
+);
+
+/** The repo files a file imports (relative specifiers only; `.js` in a specifier names the `.ts` source). */
+function importsOf(file: string): string[] {
+  const source = parsed.get(file)!;
+  const specifiers: string[] = [];
+  const visit = (node: ts.Node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier)
+      specifiers.push((node.moduleSpecifier as ts.StringLiteral).text);
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    )
+      specifiers.push(node.arguments[0].text);
+    if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal))
+      specifiers.push(node.argument.literal.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return specifiers
+    .filter((s) => s.startsWith('.'))
+    .map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, '.ts'))
+    .map((target) => (parsed.has(target) ? target : parsed.has(`${target}/index.ts`) ? `${target}/index.ts` : target))
+    .filter((target) => parsed.has(target));
+}
+
+/** Strongly connected components of more than one file, or a file importing itself (Tarjan). */
+function importCircles(): string[][] {
+  const graph = new Map(files.map((f) => [f, importsOf(f)]));
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const connect = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v)!) {
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || graph.get(v)!.includes(v)) circles.push(component.sort());
+    }
+  };
+  for (const f of files) if (!index.has(f)) connect(f);
+  return circles;
+}
+
+/** The composition root: the only modules that may import origin/parts.ts. */
+const COMPOSITION_ROOT = new Set(['origin/server.ts', 'origin/app.ts', 'origin/report-cli.ts']);
+
+/** Parameters and constructor parameter properties named `ctx`, and imports of the parts outside the root. */
+function contextUses(file: string): string[] {
+  const source = parsed.get(file)!;
+  const found: string[] = [];
+  const at = (node: ts.Node) => `${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
+  const visit = (node: ts.Node) => {
+    if (ts.isParameter(node) && ts.isIdentifier(node.name) && node.name.text === 'ctx')
+      found.push(`${at(node)}: ctx parameter`);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  if (!COMPOSITION_ROOT.has(file))
+    for (const target of importsOf(file))
+      if (target === 'origin/parts.ts' || /(^|\/)context\.ts$/.test(target)) found.push(`${file}: imports ${target}`);
+  return found;
+}
+
+describe('code shape', () => {
+  it('finds the imports it checks (a parser that saw nothing would pass everything)', () => {
+    expect(files.length).toBeGreaterThan(200);
+    expect(importsOf('origin/main.ts').length).toBeGreaterThan(0);
+  });
+
+  it('has no import circles anywhere in the repo', () => {
+    expect(importCircles()).toEqual([]);
+  });
+
+  it('hands each origin module what it uses: no ctx parameter, the parts only in the composition root', () => {
+    expect(files.filter((f) => f.startsWith('origin/')).flatMap(contextUses)).toEqual([]);
+  });
+});
