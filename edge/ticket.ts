@@ -62,9 +62,22 @@ export async function verifyTicket(
   ticket: string | undefined,
   expect: { activityId: string; userId: string; now: number },
 ): Promise<void> {
+  await checkTicket(keys, ticket, expect);
+}
+
+/**
+ * `verifyTicket` for the purchase route: a ticket it can refuse without the HMAC (malformed, or a
+ * forged one this isolate already refused) is refused synchronously — a replayed forged ticket
+ * costs a lookup and a throw, no async call and no rejected-promise chain (issue 30) — and only a
+ * ticket whose signature must be computed returns the promise of that check.
+ */
+export function checkTicket(
+  keys: TicketKey[],
+  ticket: string | undefined,
+  expect: { activityId: string; userId: string; now: number },
+): Promise<void> {
   if (!ticket || ticket.length > MAX_TICKET_LENGTH) throw badTicket('missing or malformed ticket');
-  let refused = refusedTickets.get(keys);
-  if (refused?.get(ticket, expect.now)) throw badTicket(BAD_SIGNATURE); // a replay: no HMAC
+  if (refusedTickets.get(keys)?.get(ticket, expect.now)) throw badTicket(BAD_SIGNATURE); // a replay: no HMAC
   const parts = ticket.split('.');
   const [version, activityId, userId, expiresAt, kid, nonce, signature] = parts;
   if (
@@ -77,17 +90,48 @@ export async function verifyTicket(
   ) {
     throw badTicket('missing or malformed ticket');
   }
-  const key = keys.find((k) => k.kid === kid);
   const payload = ticket.slice(0, ticket.length - signature!.length - 1);
-  if (!key || !(await verifyHmacHex(key.secret, payload, signature!))) {
-    refused = refusedTickets.get(keys); // again: another request may have made it meanwhile
+  return verifySigned(
+    keys,
+    {
+      ticket,
+      payload,
+      signature: signature!,
+      kid: kid!,
+      expiresAt: expiresAt!,
+      activityId: activityId!,
+      userId: userId!,
+    },
+    expect,
+  );
+}
+
+/** A well-formed ticket's fields, before its signature is checked. */
+interface ParsedTicket {
+  ticket: string;
+  payload: string;
+  signature: string;
+  kid: string;
+  expiresAt: string;
+  activityId: string;
+  userId: string;
+}
+
+async function verifySigned(
+  keys: TicketKey[],
+  t: ParsedTicket,
+  expect: { activityId: string; userId: string; now: number },
+): Promise<void> {
+  const key = keys.find((k) => k.kid === t.kid);
+  if (!key || !(await verifyHmacHex(key.secret, t.payload, t.signature))) {
+    let refused = refusedTickets.get(keys); // another request may have made it meanwhile
     if (!refused) refusedTickets.set(keys, (refused = new TtlCache<true>(MAX_REFUSED_TICKETS)));
-    refused.set(ticket, true, expect.now + REFUSED_TICKET_TTL_MS, expect.now);
+    refused.set(t.ticket, true, expect.now + REFUSED_TICKET_TTL_MS, expect.now);
     throw badTicket(BAD_SIGNATURE);
   }
-  if (Number(expiresAt) <= expect.now) throw badTicket('ticket has expired');
-  if (activityId !== expect.activityId) throw badTicket('ticket is for another activity');
-  if (userId !== expect.userId) throw badTicket('ticket belongs to another user');
+  if (Number(t.expiresAt) <= expect.now) throw badTicket('ticket has expired');
+  if (t.activityId !== expect.activityId) throw badTicket('ticket is for another activity');
+  if (t.userId !== expect.userId) throw badTicket('ticket belongs to another user');
 }
 
 function badTicket(message: string): ContractError {

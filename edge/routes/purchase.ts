@@ -22,7 +22,7 @@ import { forwardPurchase, queued } from '../forward-purchase.js';
 import { settingsOf } from '../settings.js';
 import { hasReceipt, readReceipt } from '../receipt.js';
 import { answerPlace, waitingLimits } from '../waiting-room.js';
-import { verifyTicket } from '../ticket.js';
+import { checkTicket } from '../ticket.js';
 import { TtlCache } from '../ttl-cache.js';
 import { activityIdParam } from './activities.js';
 
@@ -78,10 +78,12 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   const scope = `purchase:${activityId}`;
   let userId: string;
   try {
-    userId = await requireUser(c);
+    // A token or ticket this isolate already knows is answered without a promise (issue 30).
+    const user = requireUser(c);
+    userId = typeof user === 'string' ? user : await user;
     // The user's gate already refused them (remembered here): before the ticket crypto (§10).
     if (cached) assertNotRefusedEarly(scope, userId, cached.config.userRatePerSec, now);
-    await verifyTicket(settings.ticketKeys, c.req.query('t'), { activityId, userId, now });
+    await checkTicket(settings.ticketKeys, c.req.query('t'), { activityId, userId, now });
   } catch (err) {
     if (!cached) refreshActivityLater(c.env, c.executionCtx, activityId, traceId);
     throw err;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ContractError } from '../../contract/index.js';
-import { issueTicket, parseTicketKeys, verifyTicket } from '../../edge/ticket.js';
+import { checkTicket, issueTicket, parseTicketKeys, verifyTicket } from '../../edge/ticket.js';
 import { TEST_TICKET_KEY_NEW, TEST_TICKET_KEY_OLD } from '../helpers/edge-test-secrets.js';
 
 const keys = [TEST_TICKET_KEY_NEW, TEST_TICKET_KEY_OLD];
@@ -80,6 +80,31 @@ describe('purchase tickets', () => {
     const byK9 = await issueTicket([k9], { activityId: '10', userId: '42', expiresAt: now + 60_000 });
     await expect403(verifyTicket(keys, byK9, { activityId: '10', userId: '42', now }), /signature/);
     await expect(verifyTicket([k9], byK9, { activityId: '10', userId: '42', now })).resolves.toBeUndefined();
+  });
+
+  it('checkTicket refuses a malformed or replayed forged ticket synchronously, and checks a new one by its promise', async () => {
+    const t = await issueTicket(keys, { activityId: '10', userId: '42', expiresAt: now + 60_000 });
+    const forged = t.slice(0, -64) + 'd'.repeat(64);
+    const want = { activityId: '10', userId: '42', now };
+    const refusedAtOnce = (check: () => unknown, message: RegExp) => {
+      let err: unknown = null;
+      try {
+        check();
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ContractError);
+      expect((err as ContractError).code).toBe('bad_ticket');
+      expect((err as ContractError).message).toMatch(message);
+    };
+    refusedAtOnce(() => checkTicket(keys, 'v1.10.42', want), /^missing or malformed ticket$/);
+    // First sight: the HMAC decides, through the promise, with verifyTicket's answer.
+    await expect403(checkTicket(keys, forged, want), /^ticket signature is not valid$/);
+    // A replay: refused before any promise, with the same code and message.
+    refusedAtOnce(() => checkTicket(keys, forged, want), /^ticket signature is not valid$/);
+    await expect403(verifyTicket(keys, forged, want), /^ticket signature is not valid$/);
+    // A genuine ticket is never answered from memory: its promise resolves after the HMAC.
+    await expect(checkTicket(keys, t, want)).resolves.toBeUndefined();
   });
 
   it('an expired ticket is refused', async () => {
