@@ -21,7 +21,7 @@ import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
-import { buildOriginParts } from '../origin/parts.js';
+import { buildOriginParts, saleOperationParts } from '../origin/parts.js';
 import { createLogger } from '../origin/platform/logger.js';
 import { runDraw } from '../origin/lottery/draw.js';
 import { DrawHmac } from '../origin/lottery/draw-hmac.js';
@@ -100,18 +100,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     LOG_LEVEL: 'warn',
   });
   const ctx = await buildOriginParts(config, log);
-  const operations: ActivityOperationsDeps = {
-    db: ctx.db,
-    log: ctx.log,
-    metrics: ctx.metrics,
-    config: ctx.config,
-    catalog: ctx.catalog,
-    publisher: ctx.publisher,
-    stockWatch: ctx.stockWatch,
-    sales: ctx.stock.sales,
-    access: ctx.stock.access,
-    replication: ctx.stock.replication,
-  };
+  const operations: ActivityOperationsDeps = saleOperationParts(ctx);
   const redis = new Redis(REDIS_URL);
   const activityId = String(Date.now());
   const skuId = '1';

@@ -11,7 +11,7 @@
 import { Redis } from 'ioredis';
 import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
-import { buildOriginParts } from '../origin/parts.js';
+import { buildOriginParts, saleOperationParts } from '../origin/parts.js';
 import { createLogger } from '../origin/platform/logger.js';
 import { runDraw } from '../origin/lottery/draw.js';
 import { findDraw } from '../origin/lottery/draw-store.js';
@@ -36,18 +36,7 @@ const ctx = await buildOriginParts(
   loadConfig({ ...BENCH_SECRETS, MYSQL_URL: db.url, REDIS_URL, REDIS_COMMAND_TIMEOUT_MS: '2000', LOG_LEVEL: 'warn' }),
   log,
 );
-const operations: ActivityOperationsDeps = {
-  db: ctx.db,
-  log: ctx.log,
-  metrics: ctx.metrics,
-  config: ctx.config,
-  catalog: ctx.catalog,
-  publisher: ctx.publisher,
-  stockWatch: ctx.stockWatch,
-  sales: ctx.stock.sales,
-  access: ctx.stock.access,
-  replication: ctx.stock.replication,
-};
+const operations: ActivityOperationsDeps = saleOperationParts(ctx);
 const redis = new Redis(REDIS_URL);
 const activityId = String(Date.now());
 const skuId = '1';

@@ -1,7 +1,7 @@
 /** The origin's HTTP surface: internal (edge-signed), admin and its console, payment webhook, health and metrics. */
 import { Hono } from 'hono';
 import { errorBody } from '../contract/errors.js';
-import type { OriginParts } from './parts.js';
+import { saleOperationParts, type OriginParts } from './parts.js';
 import { adminRoutes } from './sale/admin-routes.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { onError } from './platform/http/errors.js';
@@ -75,39 +75,12 @@ export function createApp(parts: OriginParts) {
       config: parts.config,
     }),
   );
-  app.route(
-    '/admin',
-    adminRoutes({
-      db: parts.db,
-      log: parts.log,
-      metrics: parts.metrics,
-      config: parts.config,
-      catalog: parts.catalog,
-      publisher: parts.publisher,
-      stockWatch: parts.stockWatch,
-      sales: parts.stock.sales,
-      access: parts.stock.access,
-      registry: parts.stock.registry,
-      replication: parts.stock.replication,
-      ledger: parts.stock.ledger,
-    }),
-  );
+  app.route('/admin', adminRoutes(saleOperationParts(parts)));
   app.route(
     '/admin',
     lifecycleAdminRoutes({
-      db: parts.db,
-      log: parts.log,
-      metrics: parts.metrics,
-      config: parts.config,
-      catalog: parts.catalog,
-      publisher: parts.publisher,
-      stockWatch: parts.stockWatch,
-      sales: parts.stock.sales,
-      access: parts.stock.access,
-      registry: parts.stock.registry,
+      ...saleOperationParts(parts),
       streams: parts.stock.streams,
-      replication: parts.stock.replication,
-      ledger: parts.stock.ledger,
       recovery: parts.stock.recovery,
       saleRules: { db: parts.db, access: parts.stock.access },
     }),
@@ -133,7 +106,13 @@ function healthAndMetrics(parts: OriginParts) {
     orderEventGauges: { db: parts.db, metrics: parts.metrics, config: parts.config },
     config: parts.config,
   });
-  return opsRoutes({ db: parts.db, requests: parts.stock.requests, scrapeReads, metrics: parts.metrics, config: parts.config });
+  return opsRoutes({
+    db: parts.db,
+    requests: parts.stock.requests,
+    scrapeReads,
+    metrics: parts.metrics,
+    config: parts.config,
+  });
 }
 
 /** The METRICS_PORT listener: `/healthz` and `/metrics` only. */

@@ -152,3 +152,24 @@ export async function buildOriginParts(
   await flags.start();
   return parts;
 }
+
+/**
+ * What the operator's sale work uses (create, change, switch, warm up, tranches, reconcile): the
+ * admin routes, the lifecycle routes and the warm-up job are each handed this, plus their own.
+ */
+export function saleOperationParts(parts: OriginParts) {
+  return {
+    db: parts.db,
+    log: parts.log,
+    metrics: parts.metrics,
+    config: parts.config,
+    catalog: parts.catalog,
+    publisher: parts.publisher,
+    stockWatch: parts.stockWatch,
+    sales: parts.stock.sales,
+    access: parts.stock.access,
+    registry: parts.stock.registry,
+    replication: parts.stock.replication,
+    ledger: parts.stock.ledger,
+  };
+}

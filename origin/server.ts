@@ -3,7 +3,7 @@
  * `npm run origin` (main.ts) and by tests, which start real origins in-process.
  */
 import type { OriginConfig } from './platform/config.js';
-import { buildOriginParts, type OriginParts } from './parts.js';
+import { buildOriginParts, saleOperationParts, type OriginParts } from './parts.js';
 import { LiveListJob, createLiveListPush } from './platform/edge-push.js';
 import { createApp, createOpsApp, reservationDeps } from './app.js';
 import { reserveFastPath } from './reservation/reserve-fast-path.js';
@@ -108,19 +108,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             publisher: parts.publisher,
             config,
           }),
-          warmups: new WarmupJob({
-            db: parts.db,
-            log: parts.log,
-            metrics: parts.metrics,
-            config: parts.config,
-            catalog: parts.catalog,
-            publisher: parts.publisher,
-            stockWatch: parts.stockWatch,
-            sales: parts.stock.sales,
-            access: parts.stock.access,
-            replication: parts.stock.replication,
-            ledger: parts.stock.ledger,
-          }),
+          warmups: new WarmupJob(saleOperationParts(parts)),
           releases: new ReleaseJob({
             db: parts.db,
             log: parts.log,

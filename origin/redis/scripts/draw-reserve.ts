@@ -6,7 +6,7 @@
  */
 import { newReservationId } from '../../../contract/ids.js';
 import type { ActivityKeys } from '../keys.js';
-import { ReserveCode } from './reserve.js';
+import { decodeReserve } from './reserve.js';
 import { num, unknownCode, type Reply, type Script } from './script.js';
 
 /** One winner to reserve for, in draw order. */
@@ -38,25 +38,13 @@ export type DrawReserveResult =
 /** Slots per winner in the script's reply: code, reservationId or '', remaining or 0. */
 const STRIDE = 3;
 
-const KIND_OF_CODE: Record<number, Exclude<DrawReserveResult['kind'], 'reserved' | 'repeat'>> = {
-  [ReserveCode.SOLD_OUT]: 'sold_out',
-  [ReserveCode.INSUFFICIENT_STOCK]: 'insufficient_stock',
-  [ReserveCode.LIMIT_EXCEEDED]: 'limit_exceeded',
-  [ReserveCode.PAUSED]: 'paused',
-  [ReserveCode.ENDED]: 'ended',
-  [ReserveCode.NOT_WARMED]: 'not_warmed',
-  [ReserveCode.DENIED]: 'denied',
-};
-
-/** One winner's three slots of the reply. */
+/** One winner's three slots of the reply, by the reserve rule's one decoder. */
 function decodeOne(reply: Reply, at: number): DrawReserveResult {
-  const code = num(reply[at]);
-  if (code === ReserveCode.OK)
-    return { kind: 'reserved', reservationId: String(reply[at + 1]), remaining: num(reply[at + 2]) };
-  if (code === ReserveCode.EXISTS) return { kind: 'repeat', reservationId: String(reply[at + 1]) };
-  const kind = KIND_OF_CODE[code];
-  if (!kind) throw unknownCode('draw-reserve', code);
-  return { kind };
+  const decoded = decodeReserve(reply, at, 'draw-reserve');
+  // One bucket never borrows, and eligibility is not checked here.
+  if (decoded.kind === 'borrow' || decoded.kind === 'pending' || decoded.kind === 'not_eligible')
+    throw unknownCode('draw-reserve', num(reply[at]));
+  return decoded;
 }
 
 export const drawReserveScript: Script<DrawReserveInput, DrawReserveResult[]> = {
@@ -64,8 +52,7 @@ export const drawReserveScript: Script<DrawReserveInput, DrawReserveResult[]> = 
   keys: (k: ActivityKeys) => [k.stock, k.holders, k.events, k.config, k.borrowing, k.denied],
   args: ({ activityId, winners, now }) => {
     const args: (string | number)[] = [now];
-    for (const w of winners)
-      args.push(w.userId, w.quantity, newReservationId(activityId, now), w.requestId, w.traceId);
+    for (const w of winners) args.push(w.userId, w.quantity, newReservationId(activityId, now), w.requestId, w.traceId);
     return args;
   },
   decode: (reply) => {

@@ -96,19 +96,22 @@ const KIND_OF_CODE: Record<number, ReserveReply['kind']> = {
   [ReserveCode.NOT_ELIGIBLE]: 'not_eligible',
 };
 
-/** The one decoding of the reply (`{code, reservationId?, remaining?}`). */
-export function decodeReserve(reply: Reply): ReserveReply {
-  const code = num(reply[0]);
+/**
+ * The one decoding of the reserve rule's answer (`{code, reservationId?, remaining?}`), from slot
+ * `at` of the reply: reserve-6 answers one, draw-reserve-6 three slots a winner.
+ */
+export function decodeReserve(reply: Reply, at = 0, script = 'reserve'): ReserveReply {
+  const code = num(reply[at]);
   switch (code) {
     case ReserveCode.OK:
-      return { kind: 'reserved', reservationId: String(reply[1]), remaining: num(reply[2]) };
+      return { kind: 'reserved', reservationId: String(reply[at + 1]), remaining: num(reply[at + 2]) };
     case ReserveCode.EXISTS:
-      return { kind: 'repeat', reservationId: String(reply[1]) };
+      return { kind: 'repeat', reservationId: String(reply[at + 1]) };
     case ReserveCode.BORROW:
-      return { kind: 'borrow', reservationId: String(reply[1]), homeStock: num(reply[2]) };
+      return { kind: 'borrow', reservationId: String(reply[at + 1]), homeStock: num(reply[at + 2]) };
   }
   const kind = KIND_OF_CODE[code];
-  if (!kind) throw unknownCode('reserve', code);
+  if (!kind) throw unknownCode(script, code);
   return { kind } as ReserveReply;
 }
 
@@ -126,5 +129,5 @@ export const reserveScript: Script<ReserveArgs, ReserveReply> = {
     claimsArg(a.claims),
     a.checkEligibility ? 1 : 0,
   ],
-  decode: decodeReserve,
+  decode: (reply) => decodeReserve(reply),
 };
