@@ -84,8 +84,8 @@ export class ReservationRequests {
       case 'reserved': {
         if (replicas < (wait?.replicas ?? 0)) return { kind: 'unconfirmed', reservationId: decoded.reservationId };
         // With buckets, this bucket being empty says nothing of the others.
-        const left = decoded.remaining === 0 && input.buckets > 1 ? await this.requestStock(input) : decoded.remaining;
-        return { ...decoded, remaining: left };
+        if (decoded.remaining !== 0 || input.buckets <= 1) return decoded;
+        return { kind: 'reserved', reservationId: decoded.reservationId, remaining: await this.requestStock(input) };
       }
       case 'repeat':
         return this.confirmed(input, home, decoded);
