@@ -75,11 +75,12 @@ export class ReservationRequests {
       checkEligibility: !input.eligibilityDecided,
     };
     const wait = this.opts.wait;
-    const { decoded, replicas } = await this.redis.breaker.run(() =>
-      wait?.replicas
-        ? this.reserveAndWait(k, args, wait)
-        : this.redis.request.run(reserveScript, k, args).then((r) => ({ decoded: r, replicas: 0 })),
-    );
+    let decoded: ReserveReply;
+    let replicas = 0;
+    if (wait?.replicas)
+      ({ decoded, replicas } = await this.redis.breaker.run(() => this.reserveAndWait(k, args, wait)));
+    // Without WAIT, the script's reply alone: no promise and object around it per reserve.
+    else decoded = await this.redis.breaker.run(() => this.redis.request.run(reserveScript, k, args));
     switch (decoded.kind) {
       case 'reserved': {
         if (replicas < (wait?.replicas ?? 0)) return { kind: 'unconfirmed', reservationId: decoded.reservationId };
