@@ -19,6 +19,9 @@ import type { Sale } from './sale.js';
 import { readScripts, type LuaScript } from './scripts/load.js';
 import { ScriptRunner } from './scripts/runner.js';
 
+/** Sales whose keys `keys()` keeps built; past this many the cache starts over (a sale's keys are cheap to rebuild). */
+const MAX_CACHED_SALES = 10_000;
+
 export interface RedisConnectionOptions {
   redis: RedisTarget;
   /** Request path command timeout (REDIS_COMMAND_TIMEOUT_MS). */
@@ -40,6 +43,8 @@ export class RedisConnection {
   readonly breaker: CircuitBreaker;
   readonly space: Keyspace;
   private readonly closables = new Set<Closable>();
+  /** Each sale's keys by bucket, for `keys()`. */
+  private readonly keyCache = new Map<string, { skuId: string; buckets: number; byBucket: ActivityKeys[] }>();
 
   private constructor(
     readonly opts: RedisConnectionOptions,
@@ -84,9 +89,20 @@ export class RedisConnection {
     return this.opts.log;
   }
 
-  /** The keys of one bucket of the sale. */
+  /**
+   * The keys of one bucket of the sale, built once and shared (frozen): the reserve path asks for
+   * them on every request, and sixteen new key strings per call showed in its profile (issue 30.2).
+   */
   keys(sale: Sale, bucket = 0): ActivityKeys {
-    return this.space.activity(sale.activityId, sale.skuId, bucket, sale.buckets);
+    let known = this.keyCache.get(sale.activityId);
+    if (!known || known.skuId !== sale.skuId || known.buckets !== sale.buckets) {
+      if (this.keyCache.size >= MAX_CACHED_SALES) this.keyCache.clear();
+      known = { skuId: sale.skuId, buckets: sale.buckets, byBucket: [] };
+      this.keyCache.set(sale.activityId, known);
+    }
+    return (known.byBucket[bucket] ??= Object.freeze(
+      this.space.activity(sale.activityId, sale.skuId, bucket, sale.buckets),
+    ));
   }
 
   /** The keys of every bucket, bucket 0 first. */

@@ -75,17 +75,18 @@ export class ReservationRequests {
       checkEligibility: !input.eligibilityDecided,
     };
     const wait = this.opts.wait;
-    const { decoded, replicas } = await this.redis.breaker.run(() =>
-      wait?.replicas
-        ? this.reserveAndWait(k, args, wait)
-        : this.redis.request.run(reserveScript, k, args).then((r) => ({ decoded: r, replicas: 0 })),
-    );
+    let decoded: ReserveReply;
+    let replicas = 0;
+    if (wait?.replicas)
+      ({ decoded, replicas } = await this.redis.breaker.run(() => this.reserveAndWait(k, args, wait)));
+    // Without WAIT, the script's reply alone: no promise and object around it per reserve.
+    else decoded = await this.redis.breaker.run(() => this.redis.request.run(reserveScript, k, args));
     switch (decoded.kind) {
       case 'reserved': {
         if (replicas < (wait?.replicas ?? 0)) return { kind: 'unconfirmed', reservationId: decoded.reservationId };
         // With buckets, this bucket being empty says nothing of the others.
-        const left = decoded.remaining === 0 && input.buckets > 1 ? await this.requestStock(input) : decoded.remaining;
-        return { ...decoded, remaining: left };
+        if (decoded.remaining !== 0 || input.buckets <= 1) return decoded;
+        return { kind: 'reserved', reservationId: decoded.reservationId, remaining: await this.requestStock(input) };
       }
       case 'repeat':
         return this.confirmed(input, home, decoded);

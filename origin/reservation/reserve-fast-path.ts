@@ -12,7 +12,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ContractError } from '../../contract/errors.js';
-import { reserveRequestSchema } from '../../contract/reservation.js';
 import { newTraceId, traceIdOf } from '../../contract/trace.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
@@ -21,6 +20,7 @@ import { errorAnswer } from '../platform/http/errors.js';
 import { EDGE_SIGNATURE_REFUSALS, MAX_TRACEPARENT_LOGGED, type InFlightGate } from '../platform/http/middleware.js';
 import { countOrderAnswer } from '../orders/order-answers.js';
 import { answerReserve, type ReserveAnswerDeps } from './reserve-answer.js';
+import { reserveRequestOf } from './reserve-body.js';
 import { parseJson } from '../platform/http/validate.js';
 import type { RequestListener } from '../platform/http/listen.js';
 
@@ -94,7 +94,7 @@ export function reserveFastPath(deps: ReserveFastPathDeps, next: RequestListener
       return refuse(err);
     }
     try {
-      const answer = await answerReserve(deps, reserveRequestSchema.parse(parseJson(body)), trace(), log);
+      const answer = await answerReserve(deps, reserveRequestOf(parseJson(body)), trace(), log);
       countOrderAnswer(counting, { status: answer.status, answer: answer.answer, startedMs });
       send(res, answer.status, answer.body);
     } catch (err) {
@@ -148,12 +148,10 @@ function readBody(req: IncomingMessage, timeoutMs: number): Promise<string> {
   });
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function send(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
+  const head = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+  // No spread of an empty object on every answer: only refusals carry headers of their own.
+  res.writeHead(status, headers === undefined ? head : { ...head, ...headers });
   res.end(text);
 }
