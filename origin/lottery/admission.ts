@@ -21,11 +21,21 @@ export class LotteryAdmission {
   /** One lookup per activity, shared by the burst of purchases at a sale's start. */
   private readonly windows = new Map<string, Promise<Window | null | undefined>>();
   private readonly drawn = new Set<string>();
+  /** Activities found to be FCFS (no lottery window): known without a promise on the reserve path. */
+  private readonly fcfs = new Set<string>();
 
   constructor(
     private readonly db: Db,
     private readonly stock: Pick<LotteryEntries, 'drawPhase'>,
   ) {}
+
+  /**
+   * True when this activity is known to meet no lottery: FCFS by config, or a lottery drawn. The
+   * reserve path asks this first and skips the lottery step (a lookup and promises per request).
+   */
+  isFcfs(activityId: string): boolean {
+    return this.fcfs.has(activityId) || this.drawn.has(activityId);
+  }
 
   async phase(sale: Sale, now = Date.now()): Promise<AdmissionPhase> {
     const window = await this.windowOf(sale.activityId);
@@ -41,12 +51,18 @@ export class LotteryAdmission {
   windowOf(activityId: string): Promise<Window | null> {
     let window = this.windows.get(activityId);
     if (!window) {
-      if (this.windows.size >= 10_000) this.windows.clear();
+      if (this.windows.size >= 10_000) {
+        this.windows.clear();
+        this.fcfs.clear();
+      }
       window = this.lookUp(activityId);
       this.windows.set(activityId, window);
       // A failed lookup, or an id MySQL does not know (yet), is asked again next time.
       window.then(
-        (w) => w === undefined && this.windows.delete(activityId),
+        (w) => {
+          if (w === undefined) this.windows.delete(activityId);
+          else if (w === null) this.fcfs.add(activityId);
+        },
         () => this.windows.delete(activityId),
       );
     }

@@ -15,7 +15,7 @@ import type { LotteryAdmission } from './admission.js';
 /** What a purchase meeting a lottery uses: the sale, its admission phase, the entry script, the outcome counter. */
 export interface LotteryEntryDeps {
   catalog: Pick<ActivityCatalog, 'resolve'>;
-  admission: Pick<LotteryAdmission, 'phase'>;
+  admission: Pick<LotteryAdmission, 'phase' | 'isFcfs'>;
   entries: Pick<LotteryEntries, 'enter'>;
   metrics: Metrics;
 }

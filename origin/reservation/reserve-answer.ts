@@ -39,7 +39,8 @@ export async function answerReserve(
   log: () => Logger,
 ): Promise<ReserveAnswer> {
   // Lottery activities (docs/design.md §10): an entry inside the window, `busy` while the draw runs.
-  const entry = await lotteryPurchase(deps, req);
+  // An activity already known to be FCFS skips the step without a promise (issue 30.2).
+  const entry = deps.admission.isFcfs(req.activityId) ? null : await lotteryPurchase(deps, req);
   if (entry) {
     log().info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');
     return { status: entry.status, body: entry.body, answer: entry.status === 202 ? 'entered' : 'entered_again' };
