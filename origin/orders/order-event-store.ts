@@ -10,10 +10,11 @@
  * transaction that starts after the previous one committed (created by settlement; then paid or
  * timed out, never both: those are conditional updates of the same row).
  *
- * A settlement batch writes its `order.created` events as ONE row (`batch:<hex>` id, the events in
- * `payload`), not a row per order: a row per order cost settlement about a third more MySQL work
- * (measured: docs/performance.md). The worker delivers a batch row's events one by one; the ones
- * that fail become rows of their own (`splitBatch`), retried and parked like any event.
+ * A settlement batch writes its `order.created` events as batch rows (`batch:<hex>` id, the events
+ * in `payload`) of at most ORDER_EVENTS_BATCH_SIZE events each, not a row per order: a row per
+ * order cost settlement about a third more MySQL work (measured: docs/performance.md). The worker
+ * delivers a batch row's events one by one; the ones that fail become rows of their own
+ * (`splitBatch`), retried and parked like any event.
  */
 import { randomBytes } from 'node:crypto';
 import { inTransaction, type Db, type Tx } from '../platform/db/pool.js';
