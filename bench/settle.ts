@@ -379,6 +379,14 @@ export async function benchSettle() {
       `ratio settle/per-message = ${(off.perSecond / perMessage.perSecond).toFixed(1)}×, settle/bare-update = ${(off.perSecond / bare.perSecond).toFixed(1)}×, ` +
         `events cost ${((1 - on.perSecond / off.perSecond) * 100).toFixed(0)} % `,
     );
+    // The same cost in CPU per order (consumer + MySQL, from the first order to the last, medians):
+    // on a shared machine it moves far less than orders/s do.
+    const cpuPerOrder = (runs: Run[]) => medianOf(runs.map((r) => r.fromFirst.consumer + r.fromFirst.mysql));
+    console.log(
+      `events cost in CPU per order (consumer + MySQL, from the first order, medians): ` +
+        `${cpuPerOrder(offRuns).toFixed(0)} → ${cpuPerOrder(onRuns).toFixed(0)} ms per 1,000 orders, ` +
+        `${((cpuPerOrder(onRuns) / cpuPerOrder(offRuns) - 1) * 100).toFixed(0)} % more`,
+    );
     await adminCall(originUrl, 'PATCH', `/admin/activities/${activities.at(-1)![0]}`, { state: 'stopped' });
     return {
       ordersPerSec: off.perSecond,
@@ -391,6 +399,7 @@ export async function benchSettle() {
       fromFirstOrder: {
         eventsOff: medianFigures(offRuns),
         eventsOn: medianFigures(onRuns),
+        eventsCpuCostPct: (cpuPerOrder(onRuns) / cpuPerOrder(offRuns) - 1) * 100,
       },
       perMessagePerSec: perMessage.perSecond,
       bareUpdatePerSec: bare.perSecond,
