@@ -26,7 +26,7 @@ import { createLogger } from '../origin/platform/logger.js';
 import { StockStore } from '../origin/redis/stock-store.js';
 import { freePort, stopChild, waitForHttp } from '../support/processes.js';
 import { benchOptions, runAsScript } from './lib/cli.js';
-import { cpuMsOf, mysqldPid } from './lib/proc.js';
+import { cpuMsOf, machineLoad, mysqldPid, redisServerPid } from './lib/proc.js';
 import { adminCall, BENCH_SECRETS, benchDatabase, createOpenSale, spawnOrigin } from './lib/stack.js';
 
 const options = benchOptions({
@@ -142,6 +142,7 @@ export async function benchSettle() {
   const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: workers + 2 });
   const redis = new Redis(redisUrl);
   const receiver = await eventReceiver();
+  const redisPid = redisServerPid();
   const port = await freePort();
   const originUrl = `http://127.0.0.1:${port}`;
   const env = { ...BENCH_SECRETS, MYSQL_URL: mysqlUrl, REDIS_URL: redisUrl, LOG_LEVEL: 'warn' };
@@ -224,16 +225,30 @@ export async function benchSettle() {
       // a COUNT(*) of the orders instead scanned up to N index entries each time, MySQL CPU that
       // the measured run then did not have (it is checked once, after the clock stops).
       let firstOrderAt = 0;
+      // CPU of the consumer, MySQL and Redis at the first order seen: the steady state's CPU per
+      // order, without the consumer's start-up (module loading, the first reconciliation).
+      let atFirst = { settled: 0, consumer: 0, mysql: 0, redis: 0 };
+      const cpuNow = () => ({
+        consumer: cpuMsOf(consumers.pid),
+        mysql: cpuMsOf(mysqldPid()),
+        redis: cpuMsOf(redisPid),
+      });
       for (;;) {
         const row = await one<{ available: number }>(
           pool.query('SELECT available FROM seckill_stock WHERE activity_id = ? AND sku_id = 1', [activityId]),
         );
         const settled = N - Number(row?.available ?? N);
-        if (!firstOrderAt && settled > 0) firstOrderAt = performance.now();
+        if (!firstOrderAt && settled > 0) {
+          firstOrderAt = performance.now();
+          atFirst = { settled, ...cpuNow() };
+        }
         if (settled >= N) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       const end = performance.now();
+      const atEnd = cpuNow();
+      const perKFromFirst = (figure: 'consumer' | 'mysql' | 'redis') =>
+        ((atEnd[figure] - atFirst[figure]) / (N - atFirst.settled)) * 1000;
       // The consumer process's CPU until the last order is in: settlement (and start-up), without
       // the delivery of the order events that follows (with events on, the total below has both).
       const settledCpuMs = cpuMsOf(consumers.pid);
@@ -250,6 +265,11 @@ export async function benchSettle() {
       return {
         cpuMsPerKOrders,
         cpuUntilSettledMsPerKOrders: (settledCpuMs / N) * 1000,
+        fromFirst: {
+          consumer: perKFromFirst('consumer'),
+          mysql: perKFromFirst('mysql'),
+          redis: perKFromFirst('redis'),
+        },
         serverCpuMsPerKOrders,
         drainedAfter: (performance.now() - started) / 1000,
         fromStart: (end - started) / 1000,
@@ -308,6 +328,14 @@ export async function benchSettle() {
           `events on: ${each(onRuns, (r) => r.cpuUntilSettledMsPerKOrders)} / ${each(onRuns, (r) => r.serverCpuMsPerKOrders)}`,
       );
     }
+    const fromFirst = (runs: Run[], figure: 'consumer' | 'mysql' | 'redis') =>
+      runs.map((r) => Math.round(r.fromFirst[figure])).join(', ');
+    console.log(
+      `CPU ms per 1,000 orders from the first order to the last (no start-up), consumer / MySQL / Redis per round — ` +
+        `events off: ${fromFirst(offRuns, 'consumer')} / ${fromFirst(offRuns, 'mysql')} / ${fromFirst(offRuns, 'redis')}; ` +
+        `events on: ${fromFirst(onRuns, 'consumer')} / ${fromFirst(onRuns, 'mysql')} / ${fromFirst(onRuns, 'redis')} ` +
+        `(load average ${machineLoad().loadAverage}; MySQL and Redis: NaN unless one server process each, BENCH_MYSQLD_PID / BENCH_REDIS_PID)`,
+    );
     if (receiver.received() < N * rounds)
       throw new Error(`expected ${N * rounds} order.created events, received ${receiver.received()}`);
 
@@ -336,6 +364,11 @@ export async function benchSettle() {
         `(start-up included); until the last order was in: ${cpuUntilSettled(offRuns).toFixed(0)} ms off, ${cpuUntilSettled(onRuns).toFixed(0)} ms on ` +
         `(the rest is the events' delivery); the bench's receiver answered the POSTs in this process`,
     );
+    const medianFigures = (runs: Run[]) => ({
+      consumerCpuMsPerKOrders: medianOf(runs.map((r) => r.fromFirst.consumer)),
+      mysqlCpuMsPerKOrders: medianOf(runs.map((r) => r.fromFirst.mysql)),
+      redisCpuMsPerKOrders: medianOf(runs.map((r) => r.fromFirst.redis)),
+    });
     const serverCpu = (runs: Run[]) =>
       runs.map((r) => r.serverCpuMsPerKOrders).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
     console.log(
@@ -346,6 +379,14 @@ export async function benchSettle() {
       `ratio settle/per-message = ${(off.perSecond / perMessage.perSecond).toFixed(1)}×, settle/bare-update = ${(off.perSecond / bare.perSecond).toFixed(1)}×, ` +
         `events cost ${((1 - on.perSecond / off.perSecond) * 100).toFixed(0)} % `,
     );
+    // The same cost in CPU per order (consumer + MySQL, from the first order to the last, medians):
+    // on a shared machine it moves far less than orders/s do.
+    const cpuPerOrder = (runs: Run[]) => medianOf(runs.map((r) => r.fromFirst.consumer + r.fromFirst.mysql));
+    console.log(
+      `events cost in CPU per order (consumer + MySQL, from the first order, medians): ` +
+        `${cpuPerOrder(offRuns).toFixed(0)} → ${cpuPerOrder(onRuns).toFixed(0)} ms per 1,000 orders, ` +
+        `${((cpuPerOrder(onRuns) / cpuPerOrder(offRuns) - 1) * 100).toFixed(0)} % more`,
+    );
     await adminCall(originUrl, 'PATCH', `/admin/activities/${activities.at(-1)![0]}`, { state: 'stopped' });
     return {
       ordersPerSec: off.perSecond,
@@ -355,6 +396,11 @@ export async function benchSettle() {
       consumerCpuMsPerKOrdersEventsOn: cpu(onRuns),
       serverCpuMsPerKOrders: serverCpu(offRuns),
       serverCpuMsPerKOrdersEventsOn: serverCpu(onRuns),
+      fromFirstOrder: {
+        eventsOff: medianFigures(offRuns),
+        eventsOn: medianFigures(onRuns),
+        eventsCpuCostPct: (cpuPerOrder(onRuns) / cpuPerOrder(offRuns) - 1) * 100,
+      },
       perMessagePerSec: perMessage.perSecond,
       bareUpdatePerSec: bare.perSecond,
     };

@@ -79,21 +79,33 @@ export function workerdRssMb(): number {
   return sumOver(workerdChildren(), rssMbOf);
 }
 
+/** The pids of processes named one of `names` (/proc/<pid>/comm). */
+function pidsNamed(names: string[]): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (names.includes(readFileSync(`/proc/${entry}/comm`, 'utf8').trim())) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
 /**
  * The MySQL/MariaDB server's pid, to read its CPU time per unit of work: BENCH_MYSQLD_PID, else the
  * one `mariadbd`/`mysqld` process on this machine (undefined when there is none or several).
  */
 export function mysqldPid(): number | undefined {
   if (process.env.BENCH_MYSQLD_PID) return Number(process.env.BENCH_MYSQLD_PID);
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
-      if (comm === 'mariadbd' || comm === 'mysqld') found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
+  const found = pidsNamed(['mariadbd', 'mysqld']);
+  return found.length === 1 ? found[0] : undefined;
+}
+
+/** The Redis server's pid: BENCH_REDIS_PID, else the one `redis-server` process here (undefined otherwise). */
+export function redisServerPid(): number | undefined {
+  if (process.env.BENCH_REDIS_PID) return Number(process.env.BENCH_REDIS_PID);
+  const found = pidsNamed(['redis-server']);
   return found.length === 1 ? found[0] : undefined;
 }

@@ -10,10 +10,11 @@
  * transaction that starts after the previous one committed (created by settlement; then paid or
  * timed out, never both: those are conditional updates of the same row).
  *
- * A settlement batch writes its `order.created` events as ONE row (`batch:<hex>` id, the events in
- * `payload`), not a row per order: a row per order cost settlement about a third more MySQL work
- * (measured: docs/performance.md). The worker delivers a batch row's events one by one; the ones
- * that fail become rows of their own (`splitBatch`), retried and parked like any event.
+ * A settlement batch writes its `order.created` events as batch rows (`batch:<hex>` id, the events
+ * in `payload`) of at most ORDER_EVENTS_BATCH_SIZE events each, not a row per order: a row per
+ * order cost settlement about a third more MySQL work (measured: docs/performance.md). The worker
+ * delivers a batch row's events one by one; the ones that fail become rows of their own
+ * (`splitBatch`), retried and parked like any event.
  */
 import { randomBytes } from 'node:crypto';
 import { inTransaction, type Db, type Tx } from '../platform/db/pool.js';
@@ -60,21 +61,36 @@ export async function recordOrderEvents(tx: Tx, type: OrderEventType, orders: Or
 }
 
 /**
- * Settlement's `order.created` events of one sale: one batch row (a single order: its own row).
- * Prepared (`execute`, one statement text for every batch): the payload, some 45 bytes per order,
+ * Settlement's `order.created` events of one sale: batch rows of at most `perRow` events each (all
+ * in one row when unset; a single order: its own row), in one multi-row INSERT. Prepared
+ * (`execute`, one statement text per number of rows): each row's payload, some 45 bytes per order,
  * goes as one binary parameter, neither escaped here nor parsed as a literal by the server.
+ * `perRow` bounds what one delivery round takes (a claim takes whole rows): a round that goes
+ * while settlement is still busy (ORDER_EVENTS_YIELD_MS) then delivers about ORDER_EVENTS_BATCH_SIZE
+ * events, not a whole settlement batch's.
  */
-export async function recordCreatedEvents(tx: Tx, activityId: string, orders: OrderEventFacts[]): Promise<void> {
+export async function recordCreatedEvents(
+  tx: Tx,
+  activityId: string,
+  orders: OrderEventFacts[],
+  perRow = orders.length,
+): Promise<void> {
   if (orders.length <= 1) return recordOrderEvents(tx, 'order.created', orders);
-  await tx.execute(
-    `INSERT INTO order_event_outbox (event_id, type, order_no, activity_id, user_id, quantity, events, payload)
-     VALUES (?, 'order.created', '', ?, 0, 0, ?, ?)`,
-    [
+  const size = Math.max(1, Math.floor(perRow));
+  const params: (string | number)[] = [];
+  for (let i = 0; i < orders.length; i += size) {
+    const chunk = orders.slice(i, i + size);
+    params.push(
       BATCH_PREFIX + randomBytes(12).toString('hex'),
       activityId,
-      orders.length,
-      JSON.stringify(orders.map((o) => [o.orderNo, o.userId, o.quantity])),
-    ],
+      chunk.length,
+      JSON.stringify(chunk.map((o) => [o.orderNo, o.userId, o.quantity])),
+    );
+  }
+  await tx.execute(
+    `INSERT INTO order_event_outbox (event_id, type, order_no, activity_id, user_id, quantity, events, payload)
+     VALUES ${Array.from({ length: params.length / 4 }, () => "(?, 'order.created', '', ?, 0, 0, ?, ?)").join(', ')}`,
+    params,
   );
 }
 

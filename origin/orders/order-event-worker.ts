@@ -128,8 +128,8 @@ export class OrderEventWorker extends PeriodicJob {
   /**
    * Settlement first (the orders are what the buyers wait for; events may follow a little later):
    * while this process's consumers are settling, skip rounds, for ORDER_EVENTS_YIELD_MS in a row at
-   * most; then one round delivers (up to ORDER_EVENTS_BATCH_SIZE events, or one settlement batch's
-   * row) and the next waits again. So in a long storm events still trickle out.
+   * most; then one round delivers (about ORDER_EVENTS_BATCH_SIZE events: settlement writes rows of at
+   * most that many) and the next waits again. So in a long storm events still trickle out.
    */
   private deferToSettlement(): boolean {
     const yieldMs = this.settings.ORDER_EVENTS_YIELD_MS;

@@ -69,15 +69,23 @@ export function saleLiterals(sale: SaleIds): { activity: string; sku: string } {
 
 /**
  * One multi-row INSERT of PENDING orders, prepared (`execute`): the sale's ids, the same in every
- * row, are written into the statement as literals (docs/performance.md). Throws on a unique key.
+ * row, are written into the statement as literals (docs/performance.md), and so is the payment
+ * window: `expire_at` is the server's `NOW(3)` plus it (every session is in UTC, pool.ts), not a
+ * DATETIME parameter per row for the client to encode and the server to bind. Throws on a unique key.
  */
-export async function insertPendingOrders(tx: Tx, sale: SaleIds, orders: NewOrder[], expireAt: Date): Promise<void> {
+export async function insertPendingOrders(
+  tx: Tx,
+  sale: SaleIds,
+  orders: readonly NewOrder[],
+  paymentTimeoutSeconds: number,
+): Promise<void> {
   const lit = saleLiterals(sale);
-  const row = `(?, ?, ?, ${lit.activity}, ${lit.sku}, ?, ?, ${OrderStatus.PENDING}, ?, ?)`;
-  await tx.execute(
-    `INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${orders.map(() => row).join(', ')}`,
-    orders.flatMap((o) => [o.orderNo, o.reservationId, o.requestId, o.userId, o.quantity, expireAt, o.traceId]),
-  );
+  if (!Number.isInteger(paymentTimeoutSeconds) || paymentTimeoutSeconds < 0)
+    throw new Error(`not a payment window: ${paymentTimeoutSeconds}`);
+  const row = `(?, ?, ?, ${lit.activity}, ${lit.sku}, ?, ?, ${OrderStatus.PENDING}, NOW(3) + INTERVAL ${paymentTimeoutSeconds} SECOND, ?)`;
+  const params: (string | number | null)[] = [];
+  for (const o of orders) params.push(o.orderNo, o.reservationId, o.requestId, o.userId, o.quantity, o.traceId);
+  await tx.execute(`INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${orders.map(() => row).join(', ')}`, params);
 }
 
 /** Ids of PENDING orders past expire_at, oldest first (idx_status_expire), at most `limit`. */

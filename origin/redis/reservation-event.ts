@@ -15,9 +15,26 @@ export interface ReservationEvent {
   ts: number;
 }
 
+/** The field names in the order lua/includes/reservation-event.lua writes them. */
+const FIELD_ORDER = ['reservationId', 'requestId', 'userId', 'quantity', 'traceId', 'ts'] as const;
+
+/** The fields by name: positionally when they are in the Lua order (every entry a script appends), else by lookup. */
+function namedFields(fields: string[]): Partial<Record<(typeof FIELD_ORDER)[number], string>> {
+  if (fields.length === 12 && FIELD_ORDER.every((name, i) => fields[2 * i] === name))
+    return {
+      reservationId: fields[1],
+      requestId: fields[3],
+      userId: fields[5],
+      quantity: fields[7],
+      traceId: fields[9],
+      ts: fields[11],
+    };
+  return fieldsOf(fields);
+}
+
 /** Parses `[id, [field, value, ...]]`; null when the entry is not a reservation event. */
 export function parseEvent(streamId: string, fields: string[]): ReservationEvent | null {
-  const f = fieldsOf(fields);
+  const f = namedFields(fields);
   const quantity = Number(f.quantity);
   if (!f.reservationId || !f.requestId || !isId(f.userId) || !Number.isInteger(quantity) || quantity < 1) return null;
   return {

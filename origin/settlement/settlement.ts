@@ -28,6 +28,7 @@ export interface SettlementDeps {
   config: Pick<
     OriginConfig,
     | 'ORDER_EVENTS_URL'
+    | 'ORDER_EVENTS_BATCH_SIZE'
     | 'SETTLE_DISCOVERY_MS'
     | 'SETTLE_WORKERS'
     | 'SETTLE_BATCH_SIZE'
@@ -82,6 +83,7 @@ export class Settlement {
         ...sale,
         paymentTimeoutSeconds: record.config.paymentTimeoutSeconds,
         orderEvents: c.ORDER_EVENTS_URL !== undefined,
+        orderEventsPerRow: c.ORDER_EVENTS_BATCH_SIZE,
       };
       const workers: StreamSettler[] = [];
       // SETTLE_WORKERS consumers on each bucket's Stream.

@@ -321,6 +321,60 @@ describe('order events configuration', () => {
 });
 
 describe("a settlement batch's order.created events", () => {
+  it('are rows of at most ORDER_EVENTS_BATCH_SIZE events: a round takes one row, the others wait for the next rounds', async () => {
+    const t = await startTestOrigin({ ORIGIN_ROLE: 'http', REDIS_COMMAND_TIMEOUT_MS: '2000' });
+    const receiver = await startEventReceiver(SECRET, () => ({ status: 204 }));
+    try {
+      const { activityId, skuId } = await t.sale({ stock: 5 });
+      const target = { activityId, skuId, paymentTimeoutSeconds: 900, orderEvents: true, orderEventsPerRow: 2 };
+      const events = ['6101', '6102', '6103', '6104', '6105'].map((userId, i) => ({
+        streamId: `1-${i}`,
+        reservationId: `${activityId}-${String(i).padStart(32, '0')}`,
+        requestId: `q${i}`,
+        userId,
+        quantity: 1,
+        traceId: '',
+        ts: Date.now(),
+      }));
+      expect([...(await settleBatch(t.origin.parts.db, target, events)).values()]).toEqual(Array(5).fill('settled'));
+      const rows = async () => {
+        const [r] = (await t.db.pool.query('SELECT event_id, events FROM order_event_outbox ORDER BY seq')) as any;
+        return r.map((x: any) => ({ batch: String(x.event_id).startsWith('batch:'), events: Number(x.events) }));
+      };
+      // One INSERT, three rows in the batch's order.
+      expect(await rows()).toEqual([
+        { batch: true, events: 2 },
+        { batch: true, events: 2 },
+        { batch: true, events: 1 },
+      ]);
+      const worker = new OrderEventWorker(workerDeps(t), {
+        ...testConfig(t.db.url, { ORDER_EVENTS_URL: receiver.url, ...FAST, ORDER_EVENTS_BATCH_SIZE: '2' }),
+        ORDER_EVENTS_URL: receiver.url,
+      });
+      // The POSTs of one round run concurrently: compared per round, in any order.
+      const delivered = (from: number) =>
+        receiver.arrivals
+          .slice(from)
+          .map((a) => a.event.userId)
+          .sort();
+      expect(await worker.round()).toBe(true); // a full round: more may wait
+      expect(delivered(0)).toEqual(['6101', '6102']);
+      expect(await rows()).toHaveLength(2);
+      await worker.round();
+      expect(delivered(2)).toEqual(['6103', '6104']);
+      expect(await worker.round()).toBe(false);
+      expect(delivered(4)).toEqual(['6105']);
+      expect(await rows()).toEqual([]);
+      expect(receiver.arrivals.map((a) => a.event.orderNo).sort()).toEqual(
+        events.map((e) => orderNoFor(e.reservationId)).sort(),
+      );
+      await worker.stop();
+    } finally {
+      await t.stop();
+      await receiver.close();
+    }
+  });
+
   it('are one outbox row; delivered ones go, a failed one becomes a row of its own and is retried alone', async () => {
     // HTTP role: no worker runs; the test drives settlement and worker rounds by hand.
     const t = await startTestOrigin({ ORIGIN_ROLE: 'http', REDIS_COMMAND_TIMEOUT_MS: '2000' });

@@ -36,6 +36,11 @@ describe('orderNoFor', () => {
     expect(orderNoFor(newReservationId('1'))).not.toBe(orderNoFor(id));
   });
 
+  it('is the same number for a reservation as before (time digits, then SHA-256 of the id): a replay after an upgrade mints none', () => {
+    // Computed with createHash('sha256').update(id).digest('hex'), as order numbers were first made.
+    expect(orderNoFor('42-0190f3a1b2c3d4e5f60718293a4b5c6d')).toBe('0190F3A1B2C3E1D441964786');
+  });
+
   it('sorts with its reservation time', () => {
     const t = Date.now();
     const a = orderNoFor(newReservationId('1', t));
