@@ -13,7 +13,7 @@
  * Ratio: winners final (wall) ÷ the bare HMAC pass (wall): what the whole draw costs in units of the
  * cheapest conceivable pass over the entrants, a figure that a loaded machine moves less than either.
  *
- *   npm run bench -- draw [-- --entrants 200000 --units 20000 --rounds 1]
+ *   npm run bench -- draw [-- --entrants 200000 --units 20000 --rounds 1 --hash-workers 0]
  *   npx tsx --expose-gc bench/draw.ts --entrants 200000 --units 20000
  */
 import { createHmac } from 'node:crypto';
@@ -34,6 +34,8 @@ import { BENCH_SECRETS, benchDatabase } from './lib/stack.js';
 export interface DrawBenchResult {
   entrants: number;
   units: number;
+  /** DRAW_HASH_WORKERS (`--hash-workers`, default the setting's): worker threads hashing beside the main thread. */
+  hashWorkers: number;
   /** From runDraw's call (the close, for the DrawJob) to the winners being final (state drawn, seed public). */
   winnersFinalMs: number;
   /** ... to the entrant list published in MySQL. */
@@ -83,6 +85,7 @@ function bestOf(rounds: number, fn: () => void): { ms: number; cpuMs: number } {
 export async function benchDraw(): Promise<DrawBenchResult> {
   const options = benchOptions({
     numbers: { entrants: 200_000, units: 20_000, rounds: 3, 'reserve-batch': 500, 'publish-batch': 1000 },
+    texts: ['hash-workers'],
     strict: false,
   });
   const N = options.entrants;
@@ -98,6 +101,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     REDIS_URL,
     REDIS_COMMAND_TIMEOUT_MS: '5000',
     LOG_LEVEL: 'warn',
+    ...(options['hash-workers'] !== undefined ? { DRAW_HASH_WORKERS: options['hash-workers'] } : {}),
   });
   const ctx = await buildOriginParts(config, log);
   const operations: ActivityOperationsDeps = saleOperationParts(ctx);
@@ -126,7 +130,11 @@ export async function benchDraw(): Promise<DrawBenchResult> {
         .exec();
     }
     const load = loadavg()[0]!;
-    console.log(`${N} entrants for ${UNITS} units (load average ${load.toFixed(1)} on this machine)`);
+    const hashWorkers = config.DRAW_HASH_WORKERS;
+    console.log(
+      `${N} entrants for ${UNITS} units, ${hashWorkers} hashing worker(s) beside the main thread ` +
+        `(load average ${load.toFixed(1)} on this machine)`,
+    );
 
     // 1. The real draw, at the close.
     gc();
@@ -163,6 +171,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
         publishBatch: options['publish-batch'],
         pageSize: config.DRAW_READ_PAGE,
         inFlight: config.DRAW_READ_IN_FLIGHT,
+        hashWorkers,
         drawSecret: config.DRAW_SECRET,
       },
     );
@@ -208,6 +217,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     return {
       entrants: N,
       units: UNITS,
+      hashWorkers,
       winnersFinalMs,
       publishedMs,
       drawCpuMs,
