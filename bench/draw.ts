@@ -17,6 +17,7 @@
  *   npx tsx --expose-gc bench/draw.ts --entrants 200000 --units 20000
  */
 import { createHmac } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
@@ -36,6 +37,8 @@ export interface DrawBenchResult {
   units: number;
   /** DRAW_HASH_WORKERS (`--hash-workers`, default the setting's): worker threads hashing beside the main thread. */
   hashWorkers: number;
+  /** The main thread's CPU from the call to the end of the last selection pass (Linux; NaN elsewhere). */
+  passMainCpuMs: number;
   /** From runDraw's call (the close, for the DrawJob) to the winners being final (state drawn, seed public). */
   winnersFinalMs: number;
   /** ... to the entrant list published in MySQL. */
@@ -68,6 +71,31 @@ const cpuMs = (since: NodeJS.CpuUsage) => {
   return (u.user + u.system) / 1000;
 };
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
+
+/**
+ * CPU ms of each thread of this process (Linux /proc; empty elsewhere), by thread id: the main thread's
+ * share of the hashing passes is what their wall time comes to on an idle machine, whatever the load.
+ */
+function threadCpuMs(): Map<number, number> {
+  const out = new Map<number, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime, in clock ticks (100 a second on Linux).
+      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
 
 /** Best (least wall) of `rounds` runs of `fn`, with its CPU. */
 function bestOf(rounds: number, fn: () => void): { ms: number; cpuMs: number } {
@@ -149,11 +177,15 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     const phases: DrawBenchResult['phases'] = {};
     let phaseT = t;
     let phaseCpu = process.cpuUsage();
+    const threadsBefore = threadCpuMs();
+    let passThreads = new Map<number, number>();
     await runDraw(
       { db: ctx.db, log: ctx.log, entries: ctx.stock.lottery, sales: ctx.stock.sales, publisher: ctx.publisher },
       activityId,
       {
         onPhase: (phase) => {
+          // The hashing workers are still there at the end of a selection pass (stopped after the walk).
+          if (phase === 'selection') passThreads = threadCpuMs();
           const p = (phases[phase] ??= { ms: 0, cpuMs: 0 });
           p.ms += performance.now() - phaseT;
           p.cpuMs += cpuMs(phaseCpu);
@@ -194,6 +226,17 @@ export async function benchDraw(): Promise<DrawBenchResult> {
           .map(([name, p]) => `${name} ${p.ms.toFixed(0)} / ${p.cpuMs.toFixed(0)} ms`)
           .join(', '),
     );
+    // Threads' CPU from the draw's start to the end of the last selection pass: the main thread (its id
+    // is the process id) and the others (hashing workers, and V8's and libuv's helpers), largest first.
+    const passCpu = [...passThreads]
+      .map(([tid, ms]) => ({ tid, ms: ms - (threadsBefore.get(tid) ?? 0) }))
+      .filter((t) => t.ms >= 50)
+      .sort((a, b) => Number(b.tid === process.pid) - Number(a.tid === process.pid) || b.ms - a.ms);
+    const passMainCpuMs = passCpu.find((t) => t.tid === process.pid)?.ms ?? NaN;
+    console.log(
+      'CPU per thread, from the start to the end of the last selection pass (Linux /proc, 10 ms ticks): ' +
+        passCpu.map((t) => `${t.tid === process.pid ? 'main' : `thread ${t.tid}`} ${t.ms} ms`).join(', '),
+    );
 
     // 2. The baseline on the same entrants.
     const userIds = (await redis.lrange(keys.entryList, 0, -1)).map((l) => l.slice(0, l.indexOf(':')));
@@ -218,6 +261,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
       entrants: N,
       units: UNITS,
       hashWorkers,
+      passMainCpuMs,
       winnersFinalMs,
       publishedMs,
       drawCpuMs,
