@@ -4,7 +4,8 @@
  * of them) or, when none is idle, hashes it itself. The outcome does not depend on who hashed what:
  *  - pass 1 puts the pages' digest lines into the digest in entry order, whoever spelled them;
  *  - pass 2 keeps a bounded selection per thread and merges them (draw-selection.ts offerKept: the
- *    smallest `capacity` of the union are the smallest of the parts' smallest).
+ *    smallest `capacity` of the union are the smallest of the parts' smallest); a thread does not
+ *    keep an entrant that another thread's full selection already rules out (SharedCut).
  * A worker that fails (an error, or it stopped) fails the pass: the draw throws and the DrawJob
  * retries it with fresh workers; nothing is recorded from a failed pass. `close()` stops them all.
  * Memory: each worker holds at most PAGES_PER_WORKER pages and one selection of `capacity`.
@@ -16,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Sale } from '../redis/stock-store.js';
 import { forEachEntryPage, type EntryReader, type ReadSettings } from './draw-entries.js';
-import { DigestLines, TicketPicker, type HashReply, type HashRequest } from './draw-page-hash.js';
+import { DigestLines, SharedCut, TicketPicker, type HashReply, type HashRequest } from './draw-page-hash.js';
 import type { Candidate } from './draw-selection.js';
 
 /** Pages a worker is given ahead: one to hash, one waiting, so it never idles while the main thread hashes. */
@@ -88,8 +89,11 @@ export class DrawHashThreads {
     capacity: number,
     after: Int32Array | null,
   ): Promise<{ candidates: Candidate[]; entrants: number }> {
-    const local = new TicketPicker(seed, digest, capacity, after);
-    this.tell({ kind: 'select', seed, digest, capacity, after });
+    // Slot 0 is the main thread's, slot i + 1 worker i's; the main thread alone needs no cut.
+    const cutSlots = SharedCut.slotsFor(this.workers.length + 1);
+    const cut = this.workers.length > 0 ? new SharedCut(cutSlots, 0) : null;
+    const local = new TicketPicker(seed, digest, capacity, after, cut);
+    this.workers.forEach((w, i) => w.tell({ kind: 'select', seed, digest, capacity, after, cutSlots, cutSlot: i + 1 }));
     const used = new Set<HashWorker>();
     const picked: Promise<HashReply>[] = [];
     const entrants = await forEachEntryPage(entries, sale, read, (page, first) => {

@@ -4,7 +4,7 @@
  * (draw-page-hash.ts). A message it does not understand ends it with an error, which fails the draw.
  */
 import { parentPort } from 'node:worker_threads';
-import { DigestLines, TicketPicker, type HashReply, type HashRequest } from './draw-page-hash.js';
+import { DigestLines, SharedCut, TicketPicker, type HashReply, type HashRequest } from './draw-page-hash.js';
 
 const port = parentPort;
 if (!port) throw new Error('draw-hash-worker runs as a worker thread');
@@ -21,7 +21,7 @@ port.on('message', (m: HashRequest) => {
       picker = null;
       return;
     case 'select':
-      picker = new TicketPicker(m.seed, m.digest, m.capacity, m.after);
+      picker = new TicketPicker(m.seed, m.digest, m.capacity, m.after, new SharedCut(m.cutSlots, m.cutSlot));
       lines = null;
       return;
     case 'page':

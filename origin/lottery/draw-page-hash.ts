@@ -42,6 +42,37 @@ export class DigestLines {
   }
 }
 
+/**
+ * Pass 2 on several threads: each thread's largest first ticket word once its selection is full, in
+ * shared memory (a SharedArrayBuffer, one slot per thread). A full selection holds `capacity` entrants
+ * whose tickets are at most its largest, so an entrant whose ticket's first word is above that is not
+ * among the `capacity` smallest of the whole list and need not be kept anywhere: each thread offers
+ * about what one thread alone would, instead of filling its own selection from its share of the list.
+ * A slot only ever falls (a selection's largest does), so a value read late is only a looser cut.
+ */
+export class SharedCut {
+  constructor(
+    readonly slots: Int32Array,
+    private readonly own: number,
+  ) {}
+
+  /** Slots for `threads` threads, none full yet (0xffffffff: no entrant is above it). */
+  static slotsFor(threads: number): Int32Array {
+    return new Int32Array(new SharedArrayBuffer(4 * threads)).fill(-1);
+  }
+
+  publish(firstWord: number): void {
+    Atomics.store(this.slots, this.own, firstWord | 0);
+  }
+
+  /** The lowest cut any thread has published, unsigned. */
+  lowest(): number {
+    let low = 0xffffffff;
+    for (let i = 0; i < this.slots.length; i++) low = Math.min(low, Atomics.load(this.slots, i) >>> 0);
+    return low;
+  }
+}
+
 /** Pass 2: the `capacity` smallest tickets strictly after `after`, over the pages it is given. */
 export class TicketPicker {
   readonly selection: DrawSelection;
@@ -55,6 +86,7 @@ export class TicketPicker {
     digest: string,
     capacity: number,
     private readonly after: Int32Array | null,
+    private readonly cut: SharedCut | null = null,
   ) {
     this.hmac = new DrawHmac(seed);
     this.ticketHmac = new DrawHmac(seed, digest);
@@ -63,22 +95,24 @@ export class TicketPicker {
 
   /** Offers every entrant of a page whose first entry is the list's `first` (0-based). */
   add(page: string, first: number): void {
-    const { hmac, ticketHmac, selection, entrant, ticket, after } = this;
+    const { hmac, ticketHmac, selection, entrant, ticket, after, cut } = this;
     forEachLine(page, (start, colon, end, i) => {
       hmac.ofAscii(page, start, colon, entrant);
       ticketHmac.ofHex(entrant, 0, ticket);
       if (after && compareWords(ticket, 0, after, 0) <= 0) return;
+      if (!selection.wouldKeep(ticket, 0, entrant, 0)) return;
+      if (cut && ticket[0]! >>> 0 > cut.lowest()) return;
       // Only an entrant that makes the cut costs a string (most do not).
-      if (selection.wouldKeep(ticket, 0, entrant, 0))
-        selection.offer(
-          ticket,
-          0,
-          entrant,
-          0,
-          page.slice(start, colon),
-          Number(page.slice(colon + 1, end)),
-          first + i + 1,
-        );
+      selection.offer(
+        ticket,
+        0,
+        entrant,
+        0,
+        page.slice(start, colon),
+        Number(page.slice(colon + 1, end)),
+        first + i + 1,
+      );
+      if (cut && selection.isFull) cut.publish(selection.largestFirstWord());
     });
   }
 }
@@ -89,7 +123,16 @@ export class TicketPicker {
  */
 export type HashRequest =
   | { kind: 'digest'; seed: string }
-  | { kind: 'select'; seed: string; digest: string; capacity: number; after: Int32Array | null }
+  | {
+      kind: 'select';
+      seed: string;
+      digest: string;
+      capacity: number;
+      after: Int32Array | null;
+      /** SharedCut's slots (shared, not copied) and this worker's slot. */
+      cutSlots: Int32Array;
+      cutSlot: number;
+    }
   | { kind: 'page'; page: string; first: number }
   | { kind: 'kept' };
 

@@ -66,6 +66,15 @@ export class DrawSelection {
     return this.size;
   }
 
+  get isFull(): boolean {
+    return this.size === this.capacity;
+  }
+
+  /** The first word (unsigned) of the largest ticket kept; meaningful once full. */
+  largestFirstWord(): number {
+    return this.size === 0 ? 0xffffffff : this.tickets[this.heap[0]! * 8]! >>> 0;
+  }
+
   /** Whether `offer` would keep this entrant now (a cheap test before building its record). */
   wouldKeep(ticket: Int32Array, ti: number, entrant: Int32Array, ei: number): boolean {
     if (this.size < this.capacity) return true;
