@@ -25,6 +25,7 @@ import { loadConfig } from '../origin/platform/config.js';
 import { buildOriginParts, saleOperationParts } from '../origin/parts.js';
 import { createLogger } from '../origin/platform/logger.js';
 import { runDraw } from '../origin/lottery/draw.js';
+import { DrawHashThreads } from '../origin/lottery/draw-hash-threads.js';
 import { DrawHmac } from '../origin/lottery/draw-hmac.js';
 import { findDraw } from '../origin/lottery/draw-store.js';
 import { activityKeys } from '../origin/redis/keys.js';
@@ -163,6 +164,11 @@ export async function benchDraw(): Promise<DrawBenchResult> {
       `${N} entrants for ${UNITS} units, ${hashWorkers} hashing worker(s) beside the main thread ` +
         `(load average ${load.toFixed(1)} on this machine)`,
     );
+
+    // The compiled origin loads its hashing worker from dist/; run from TypeScript (as here) the
+    // worker's source is bundled once per process: done before the timed draw, which then starts and
+    // stops its workers as production does.
+    if (hashWorkers > 0) await DrawHashThreads.start(1).close();
 
     // 1. The real draw, at the close.
     gc();
