@@ -13,10 +13,11 @@
  * Ratio: winners final (wall) ÷ the bare HMAC pass (wall): what the whole draw costs in units of the
  * cheapest conceivable pass over the entrants, a figure that a loaded machine moves less than either.
  *
- *   npm run bench -- draw [-- --entrants 200000 --units 20000 --rounds 1]
+ *   npm run bench -- draw [-- --entrants 200000 --units 20000 --rounds 1 --hash-workers 0]
  *   npx tsx --expose-gc bench/draw.ts --entrants 200000 --units 20000
  */
 import { createHmac } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
@@ -24,6 +25,7 @@ import { loadConfig } from '../origin/platform/config.js';
 import { buildOriginParts, saleOperationParts } from '../origin/parts.js';
 import { createLogger } from '../origin/platform/logger.js';
 import { runDraw } from '../origin/lottery/draw.js';
+import { DrawHashThreads } from '../origin/lottery/draw-hash-threads.js';
 import { DrawHmac } from '../origin/lottery/draw-hmac.js';
 import { findDraw } from '../origin/lottery/draw-store.js';
 import { activityKeys } from '../origin/redis/keys.js';
@@ -34,6 +36,10 @@ import { BENCH_SECRETS, benchDatabase } from './lib/stack.js';
 export interface DrawBenchResult {
   entrants: number;
   units: number;
+  /** DRAW_HASH_WORKERS (`--hash-workers`, default the setting's): worker threads hashing beside the main thread. */
+  hashWorkers: number;
+  /** The main thread's CPU from the call to the end of the last selection pass (Linux; NaN elsewhere). */
+  passMainCpuMs: number;
   /** From runDraw's call (the close, for the DrawJob) to the winners being final (state drawn, seed public). */
   winnersFinalMs: number;
   /** ... to the entrant list published in MySQL. */
@@ -67,6 +73,31 @@ const cpuMs = (since: NodeJS.CpuUsage) => {
 };
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
 
+/**
+ * CPU ms of each thread of this process (Linux /proc; empty elsewhere), by thread id: the main thread's
+ * share of the hashing passes is what their wall time comes to on an idle machine, whatever the load.
+ */
+function threadCpuMs(): Map<number, number> {
+  const out = new Map<number, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime, in clock ticks (100 a second on Linux).
+      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
 /** Best (least wall) of `rounds` runs of `fn`, with its CPU. */
 function bestOf(rounds: number, fn: () => void): { ms: number; cpuMs: number } {
   let best = { ms: Infinity, cpuMs: Infinity };
@@ -83,6 +114,7 @@ function bestOf(rounds: number, fn: () => void): { ms: number; cpuMs: number } {
 export async function benchDraw(): Promise<DrawBenchResult> {
   const options = benchOptions({
     numbers: { entrants: 200_000, units: 20_000, rounds: 3, 'reserve-batch': 500, 'publish-batch': 1000 },
+    texts: ['hash-workers'],
     strict: false,
   });
   const N = options.entrants;
@@ -98,6 +130,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     REDIS_URL,
     REDIS_COMMAND_TIMEOUT_MS: '5000',
     LOG_LEVEL: 'warn',
+    ...(options['hash-workers'] !== undefined ? { DRAW_HASH_WORKERS: options['hash-workers'] } : {}),
   });
   const ctx = await buildOriginParts(config, log);
   const operations: ActivityOperationsDeps = saleOperationParts(ctx);
@@ -126,7 +159,16 @@ export async function benchDraw(): Promise<DrawBenchResult> {
         .exec();
     }
     const load = loadavg()[0]!;
-    console.log(`${N} entrants for ${UNITS} units (load average ${load.toFixed(1)} on this machine)`);
+    const hashWorkers = config.DRAW_HASH_WORKERS;
+    console.log(
+      `${N} entrants for ${UNITS} units, ${hashWorkers} hashing worker(s) beside the main thread ` +
+        `(load average ${load.toFixed(1)} on this machine)`,
+    );
+
+    // The compiled origin loads its hashing worker from dist/; run from TypeScript (as here) the
+    // worker's source is bundled once per process: done before the timed draw, which then starts and
+    // stops its workers as production does.
+    if (hashWorkers > 0) await DrawHashThreads.start(1).close();
 
     // 1. The real draw, at the close.
     gc();
@@ -141,11 +183,15 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     const phases: DrawBenchResult['phases'] = {};
     let phaseT = t;
     let phaseCpu = process.cpuUsage();
+    const threadsBefore = threadCpuMs();
+    let passThreads = new Map<number, number>();
     await runDraw(
       { db: ctx.db, log: ctx.log, entries: ctx.stock.lottery, sales: ctx.stock.sales, publisher: ctx.publisher },
       activityId,
       {
         onPhase: (phase) => {
+          // The hashing workers are still there at the end of a selection pass (stopped after the walk).
+          if (phase === 'selection') passThreads = threadCpuMs();
           const p = (phases[phase] ??= { ms: 0, cpuMs: 0 });
           p.ms += performance.now() - phaseT;
           p.cpuMs += cpuMs(phaseCpu);
@@ -163,6 +209,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
         publishBatch: options['publish-batch'],
         pageSize: config.DRAW_READ_PAGE,
         inFlight: config.DRAW_READ_IN_FLIGHT,
+        hashWorkers,
         drawSecret: config.DRAW_SECRET,
       },
     );
@@ -184,6 +231,17 @@ export async function benchDraw(): Promise<DrawBenchResult> {
         Object.entries(phases)
           .map(([name, p]) => `${name} ${p.ms.toFixed(0)} / ${p.cpuMs.toFixed(0)} ms`)
           .join(', '),
+    );
+    // Threads' CPU from the draw's start to the end of the last selection pass: the main thread (its id
+    // is the process id) and the others (hashing workers, and V8's and libuv's helpers), largest first.
+    const passCpu = [...passThreads]
+      .map(([tid, ms]) => ({ tid, ms: ms - (threadsBefore.get(tid) ?? 0) }))
+      .filter((t) => t.ms >= 50)
+      .sort((a, b) => Number(b.tid === process.pid) - Number(a.tid === process.pid) || b.ms - a.ms);
+    const passMainCpuMs = passCpu.find((t) => t.tid === process.pid)?.ms ?? NaN;
+    console.log(
+      'CPU per thread, from the start to the end of the last selection pass (Linux /proc, 10 ms ticks): ' +
+        passCpu.map((t) => `${t.tid === process.pid ? 'main' : `thread ${t.tid}`} ${t.ms} ms`).join(', '),
     );
 
     // 2. The baseline on the same entrants.
@@ -208,6 +266,8 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     return {
       entrants: N,
       units: UNITS,
+      hashWorkers,
+      passMainCpuMs,
       winnersFinalMs,
       publishedMs,
       drawCpuMs,

@@ -14,7 +14,8 @@ export interface ReadSettings {
   inFlight: number;
 }
 
-type EntryReader = Pick<LotteryEntries, 'entryCounts' | 'entryPage'>;
+/** What the passes read the list with. */
+export type EntryReader = Pick<LotteryEntries, 'entryCounts' | 'entryPage'>;
 
 /**
  * Calls `onPage` for every page in entry order — its "userId:quantity" lines joined by "\n" in one

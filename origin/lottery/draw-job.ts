@@ -21,6 +21,7 @@ export interface DrawJobDeps extends DrawDeps {
     | 'DRAW_PUBLISH_BATCH'
     | 'DRAW_READ_PAGE'
     | 'DRAW_READ_IN_FLIGHT'
+    | 'DRAW_HASH_WORKERS'
     | 'DRAW_SECRET'
   >;
 }
@@ -42,6 +43,7 @@ export class DrawJob extends PeriodicJob {
       publishBatch: deps.config.DRAW_PUBLISH_BATCH,
       pageSize: deps.config.DRAW_READ_PAGE,
       inFlight: deps.config.DRAW_READ_IN_FLIGHT,
+      hashWorkers: deps.config.DRAW_HASH_WORKERS,
       drawSecret: deps.config.DRAW_SECRET,
     };
   }

@@ -21,6 +21,18 @@ export interface Candidate {
   ticket: string;
 }
 
+/**
+ * The entrants a selection kept, in no particular order, as plain arrays (what a hashing worker sends
+ * back: draw-hash-threads.ts); `users.length` of them.
+ */
+export interface KeptCandidates {
+  tickets: Int32Array;
+  entrants: Int32Array;
+  users: string[];
+  quantities: Int32Array;
+  entries: Int32Array;
+}
+
 /** Unsigned comparison of two 8-word hashes: <0, 0, >0. */
 export function compareWords(a: Int32Array, ai: number, b: Int32Array, bi: number): number {
   for (let i = 0; i < 8; i++) {
@@ -52,6 +64,15 @@ export class DrawSelection {
 
   get length(): number {
     return this.size;
+  }
+
+  get isFull(): boolean {
+    return this.size === this.capacity;
+  }
+
+  /** The first word (unsigned) of the largest ticket kept; meaningful once full. */
+  largestFirstWord(): number {
+    return this.size === 0 ? 0xffffffff : this.tickets[this.heap[0]! * 8]! >>> 0;
   }
 
   /** Whether `offer` would keep this entrant now (a cheap test before building its record). */
@@ -88,6 +109,29 @@ export class DrawSelection {
     if (c > 0 || (c === 0 && compareWords(entrant, ei, this.entrants, slot * 8) >= 0)) return;
     this.write(slot, ticket, ti, entrant, ei, userId, quantity, entry);
     this.siftDown(0);
+  }
+
+  /** The kept entrants as plain arrays (slots [0, size) are the ones in use). */
+  kept(): KeptCandidates {
+    const n = this.size;
+    return {
+      tickets: this.tickets.slice(0, n * 8),
+      entrants: this.entrants.slice(0, n * 8),
+      users: this.users.slice(0, n),
+      quantities: this.quantities.slice(0, n),
+      entries: this.entries.slice(0, n),
+    };
+  }
+
+  /**
+   * Offers every entrant another selection kept. The smallest `capacity` of a union are among the
+   * smallest `capacity` of each part, and the order is total (ticket, then entrant id): selections over
+   * parts of the list, merged, keep exactly what one selection over the whole list keeps.
+   */
+  offerKept(k: KeptCandidates): void {
+    for (let i = 0; i < k.users.length; i++)
+      if (this.wouldKeep(k.tickets, i * 8, k.entrants, i * 8))
+        this.offer(k.tickets, i * 8, k.entrants, i * 8, k.users[i]!, k.quantities[i]!, k.entries[i]!);
   }
 
   private write(

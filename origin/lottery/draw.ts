@@ -26,11 +26,11 @@ import type { LotteryEntries } from '../redis/lottery-entries.js';
 import type { SaleStock } from '../redis/sale-stock.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
 import { parseEntry, type Sale } from '../redis/stock-store.js';
-import { forEachEntryPage, forEachLine, type ReadSettings } from './draw-entries.js';
-import { DrawHmac, hexInto, hexOf } from './draw-hmac.js';
+import type { Worker } from 'node:worker_threads';
+import { forEachEntryPage, type ReadSettings } from './draw-entries.js';
+import { DrawHashThreads } from './draw-hash-threads.js';
+import { DrawHmac, hexOf } from './draw-hmac.js';
 import { commitmentOf, seedOf } from './draw-rule.js';
-import { compareWords, DrawSelection, type Candidate } from './draw-selection.js';
-import { createHash } from 'node:crypto';
 import {
   beginDraw,
   claimDraw,
@@ -67,6 +67,13 @@ export interface DrawSettings extends ReadSettings {
   publishBatch: number;
   /** DRAW_SECRET: the key every scheme-2 seed is derived from. */
   drawSecret: string;
+  /**
+   * DRAW_HASH_WORKERS: worker threads hashing pages of the list beside the main thread
+   * (draw-hash-threads.ts); 0 or absent: the main thread alone. The outcome is the same either way.
+   */
+  hashWorkers?: number;
+  /** Called with each hashing worker as it is started (tests make one fail). */
+  onHashWorker?: (worker: Worker) => void;
   /** Called once the winners are final (state drawn), before the list is published (bench/draw.ts times it). */
   onWinnersFinal?: () => void;
   /**
@@ -111,26 +118,33 @@ export async function runDraw(deps: DrawDeps, activityId: string, s: DrawSetting
 
   let outcome: DrawnOutcome | null = null;
   if (record.state === 'pending' || record.state === 'drawing') {
-    // From here no entry gets in (lua/enter-6.lua answers CLOSED): the list read below is final.
-    await deps.entries.closeEntries(sale);
-    if (record.state === 'pending') {
-      const units = await deps.sales.stock(sale);
-      if (units === null) throw new ContractError('not_ready', `lottery ${activityId} is not warmed; the draw waits`);
-      s.onPhase?.('other');
-      const digest = await digestClosedList(deps, sale, seed, s);
-      s.onPhase?.('digest');
-      // The digest is public (pushed with the activity) before any ticket is computed or the seed shown.
-      if (await beginDraw(deps.db, activityId, units, digest)) {
-        deps.log.info({ activityId, units, entrantsDigest: digest }, 'lottery entries closed');
-        await pushSnapshot(deps, activityId);
+    // Hashing workers load while the entries close, and take pages once loaded; stopped on every way out.
+    const threads = DrawHashThreads.start(s.hashWorkers ?? 0, s.onHashWorker);
+    let started = 0;
+    try {
+      // From here no entry gets in (lua/enter-6.lua answers CLOSED): the list read below is final.
+      await deps.entries.closeEntries(sale);
+      if (record.state === 'pending') {
+        const units = await deps.sales.stock(sale);
+        if (units === null) throw new ContractError('not_ready', `lottery ${activityId} is not warmed; the draw waits`);
+        s.onPhase?.('other');
+        const digest = await threads.digest(deps.entries, sale, s, seed);
+        s.onPhase?.('digest');
+        // The digest is public (pushed with the activity) before any ticket is computed or the seed shown.
+        if (await beginDraw(deps.db, activityId, units, digest)) {
+          deps.log.info({ activityId, units, entrantsDigest: digest }, 'lottery entries closed');
+          await pushSnapshot(deps, activityId);
+        }
+      } else if (!record.entrantsDigest) {
+        // A draw begun by a version before the digest: digest its closed list now, then go on by this rule.
+        await recordDigest(deps.db, activityId, await threads.digest(deps.entries, sale, s, seed));
       }
-    } else if (!record.entrantsDigest) {
-      // A draw begun by a version before the digest: digest its closed list now, then go on by this rule.
-      await recordDigest(deps.db, activityId, await digestClosedList(deps, sale, seed, s));
+      record = (await findDraw(deps.db, activityId))!;
+      started = Date.now();
+      outcome = await drawWinners(deps, sale, record, seed, s, renew, threads, activity.config.eligibility ?? null);
+    } finally {
+      await threads.close();
     }
-    record = (await findDraw(deps.db, activityId))!;
-    const started = Date.now();
-    outcome = await drawWinners(deps, sale, record, seed, s, renew, activity.config.eligibility ?? null);
     const drawnAt = new Date();
     const summary = {
       seed,
@@ -180,74 +194,6 @@ function seedFor(record: DrawRecord, drawSecret: string): string {
 }
 
 /**
- * Pass 1: SHA-256 of "<entrant>:<quantity>\n" over the closed list in entry order. The lines are
- * written into one reused buffer per page (no string per entrant: at a million entrants the garbage
- * collector, not the hashing, was the cost).
- */
-async function digestClosedList(deps: DrawDeps, sale: Sale, seed: string, read: ReadSettings): Promise<string> {
-  const hmac = new DrawHmac(seed);
-  const words = new Int32Array(8);
-  const digest = createHash('sha256');
-  let text = Buffer.alloc(0);
-  await forEachEntryPage(deps.entries, sale, read, (page) => {
-    // Each line becomes 64 hex + ":<quantity>" + "\n"; the buffer grows if short user ids need more.
-    if (text.length < 4 * page.length) text = Buffer.alloc(8 * page.length + 1024);
-    let at = 0;
-    forEachLine(page, (start, colon, end) => {
-      if (at + 64 + (end - colon) + 1 > text.length) {
-        const larger = Buffer.alloc(2 * text.length);
-        text.copy(larger, 0, 0, at);
-        text = larger;
-      }
-      hmac.ofAscii(page, start, colon, words);
-      hexInto(words, 0, text, at);
-      at += 64;
-      // ":<quantity>" as entered (ASCII), then the newline.
-      for (let k = colon; k < end; k++) text[at++] = page.charCodeAt(k);
-      text[at++] = 10;
-    });
-    digest.update(text.subarray(0, at));
-  });
-  return digest.digest('hex');
-}
-
-/** Pass 2 (and more if needed): the next `capacity` entrants in draw order strictly after `after`. */
-async function selectCandidates(
-  deps: DrawDeps,
-  sale: Sale,
-  seed: string,
-  digest: string,
-  capacity: number,
-  after: Int32Array | null,
-  read: ReadSettings,
-): Promise<{ candidates: Candidate[]; entrants: number }> {
-  const hmac = new DrawHmac(seed);
-  const ticketHmac = new DrawHmac(seed, digest);
-  const selection = new DrawSelection(capacity);
-  const entrant = new Int32Array(8);
-  const ticket = new Int32Array(8);
-  const entrants = await forEachEntryPage(deps.entries, sale, read, (page, first) => {
-    forEachLine(page, (start, colon, end, i) => {
-      hmac.ofAscii(page, start, colon, entrant);
-      ticketHmac.ofHex(entrant, 0, ticket);
-      if (after && compareWords(ticket, 0, after, 0) <= 0) return;
-      // Only an entrant that makes the cut costs a string (most do not).
-      if (selection.wouldKeep(ticket, 0, entrant, 0))
-        selection.offer(
-          ticket,
-          0,
-          entrant,
-          0,
-          page.slice(start, colon),
-          Number(page.slice(colon + 1, end)),
-          first + i + 1,
-        );
-    });
-  });
-  return { candidates: selection.sorted(), entrants };
-}
-
-/**
  * Walks the draw order from the top until no unit is left: an excluded entrant is passed over; the
  * rest go through the reserve rule in batches, one script call per batch (lua/draw-reserve-6.lua runs
  * them in order, so the outcome is that of one reserve call after another). A batch's winners and exclusions are
@@ -262,6 +208,7 @@ async function drawWinners(
   seed: string,
   s: DrawSettings,
   renew: () => Promise<void>,
+  threads: DrawHashThreads,
   rule: Parameters<typeof isEligible>[0],
 ): Promise<DrawnOutcome> {
   const digest = record.entrantsDigest!;
@@ -284,7 +231,7 @@ async function drawWinners(
   let gone = units <= 0;
   while (!gone) {
     s.onPhase?.('other');
-    const pass = await selectCandidates(deps, sale, seed, digest, capacity, after, s);
+    const pass = await threads.select(deps.entries, sale, s, seed, digest, capacity, after);
     s.onPhase?.('selection');
     entrants = pass.entrants;
     const { candidates } = pass;

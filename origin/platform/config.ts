@@ -2,6 +2,7 @@
  * Origin configuration: parsed and validated once at start from the environment (docs/design.md §9), then
  * passed down. Every timeout and retry limit lives here with its default.
  */
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { KEY_PREFIX_PATTERN } from '../redis/keys.js';
 
@@ -252,6 +253,12 @@ const envSchema = z.object({
   DRAW_READ_PAGE: int(10_000, 100),
   /** Pages of the entrant list the draw asks Redis for ahead of the one it is hashing. */
   DRAW_READ_IN_FLIGHT: int(4, 1),
+  /**
+   * Worker threads hashing pages of the entrant list beside the main thread while the draw passes over
+   * it (origin/lottery/draw-hash-threads.ts); default the cores less one, at least 1; 0: the main
+   * thread alone. The outcome is the same whatever the number.
+   */
+  DRAW_HASH_WORKERS: int(Math.max(1, availableParallelism() - 1), 0),
   /** Rows per INSERT when the entrant list is published to MySQL. */
   DRAW_PUBLISH_BATCH: int(1_000, 1),
   /** Most entrants one page of the public entrant list may hold (the edge bounds it too). */

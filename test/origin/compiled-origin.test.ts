@@ -5,8 +5,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomHex } from '../../contract/ids.js';
@@ -50,6 +52,34 @@ describe('the compiled origin (dist/)', () => {
     expect(existsSync(join(PROJECT_ROOT, 'dist/origin/main.js'))).toBe(true);
     expect(existsSync(join(PROJECT_ROOT, 'dist/origin/migrate-cli.js'))).toBe(true);
     expect(existsSync(join(PROJECT_ROOT, 'dist/lua'))).toBe(false);
+  });
+
+  it('the draw hashing worker loads from dist/ and hashes pages as the main thread alone does', () => {
+    // Three pages of an entrant list, passed over with 0 and then 1 worker by the compiled code.
+    const script = `
+      import { DrawHashThreads } from '${pathToFileURL(join(PROJECT_ROOT, 'dist/origin/lottery/draw-hash-threads.js'))}';
+      const pages = [0, 1, 2].map((p) => Array.from({ length: 500 }, (_, i) => (7000 + p * 500 + i) + ':1').join('\\n'));
+      const reader = { entryCounts: async () => [1500], entryPage: async (_s, _b, start) => pages[start / 500] };
+      const read = { pageSize: 500, inFlight: 2 };
+      const out = [];
+      for (const workers of [0, 1]) {
+        let pagesHashed = 0;
+        const threads = DrawHashThreads.start(workers, (w) => w.on('message', () => pagesHashed++));
+        const digest = await threads.digest(reader, {}, read, 'seed');
+        const { candidates } = await threads.select(reader, {}, read, 'seed', digest, 10, null);
+        await threads.close();
+        out.push({ digest, winners: candidates.map((c) => c.userId), pagesHashed });
+      }
+      console.log(JSON.stringify(out));`;
+    const dir = mkdtempSync(join(tmpdir(), 'draw-worker-'));
+    writeFileSync(join(dir, 'check.mjs'), script);
+    const run = spawnSync(process.execPath, [join(dir, 'check.mjs')], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+    rmSync(dir, { recursive: true, force: true });
+    expect(run.status, run.stderr).toBe(0);
+    const [alone, withWorker] = JSON.parse(run.stdout);
+    expect(withWorker.pagesHashed).toBeGreaterThan(0);
+    expect({ ...withWorker, pagesHashed: 0 }).toEqual(alone);
+    expect(alone.winners).toHaveLength(10);
   });
 
   it('node dist/origin/migrate-cli.js applies every schema/ migration to a new database', async () => {
