@@ -168,7 +168,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     // The compiled origin loads its hashing worker from dist/; run from TypeScript (as here) the
     // worker's source is bundled once per process: done before the timed draw, which then starts and
     // stops its workers as production does.
-    if (hashWorkers > 0) await DrawHashThreads.start(1).close();
+    if (hashWorkers > 0) await DrawHashThreads.start(1, config.DRAW_HASH_ANSWER_MS).close();
 
     // 1. The real draw, at the close.
     gc();
@@ -211,6 +211,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
         inFlight: config.DRAW_READ_IN_FLIGHT,
         hashWorkers,
         drawSecret: config.DRAW_SECRET,
+        hashAnswerMs: config.DRAW_HASH_ANSWER_MS,
       },
     );
     const publishedMs = performance.now() - t;

@@ -92,6 +92,7 @@ try {
       pageSize: ctx.config.DRAW_READ_PAGE,
       inFlight: ctx.config.DRAW_READ_IN_FLIGHT,
       drawSecret: ctx.config.DRAW_SECRET,
+      hashAnswerMs: ctx.config.DRAW_HASH_ANSWER_MS,
     },
   );
   const totalMs = performance.now() - t;

@@ -32,12 +32,12 @@ export class DrawHashThreads {
    * Starts `count` workers (0: the main thread hashes alone). Pages sent before a worker has loaded
    * wait in its queue (at most PAGES_PER_WORKER), so every worker hashes from the first pass on.
    */
-  static start(count: number, onWorker?: (worker: Worker) => void): DrawHashThreads {
+  static start(count: number, answerMs: number, onWorker?: (worker: Worker) => void): DrawHashThreads {
     const workers: HashWorker[] = [];
     for (let i = 0; i < count; i++) {
       const thread = spawnWorker();
       onWorker?.(thread);
-      workers.push(new HashWorker(thread));
+      workers.push(new HashWorker(thread, answerMs));
     }
     return new DrawHashThreads(workers);
   }
@@ -149,10 +149,23 @@ export class DrawHashThreads {
 class HashWorker {
   private failure: Error | null = null;
   private stopping = false;
-  private readonly answers: { resolve: (r: HashReply) => void; reject: (e: Error) => void }[] = [];
+  private readonly answers: {
+    resolve: (r: HashReply) => void;
+    reject: (e: Error) => void;
+    timer: NodeJS.Timeout;
+  }[] = [];
 
-  constructor(private readonly thread: Worker) {
-    thread.on('message', (r: HashReply) => this.answers.shift()?.resolve(r));
+  /** @param answerMs DRAW_HASH_ANSWER_MS: a request not answered within it fails the pass (a hung worker). */
+  constructor(
+    private readonly thread: Worker,
+    private readonly answerMs: number,
+  ) {
+    thread.on('message', (r: HashReply) => {
+      const waiting = this.answers.shift();
+      if (!waiting) return;
+      clearTimeout(waiting.timer);
+      waiting.resolve(r);
+    });
     thread.on('error', (err) => this.fail(err));
     thread.on('messageerror', (err) => this.fail(err));
     thread.on('exit', (code) => this.fail(new Error(`draw hashing worker stopped (exit code ${code})`)));
@@ -174,7 +187,11 @@ class HashWorker {
   ask(m: HashRequest): Promise<HashReply> {
     this.check();
     return new Promise((resolve, reject) => {
-      this.answers.push({ resolve, reject });
+      const timer = setTimeout(() => {
+        this.fail(new Error(`draw hashing worker did not answer within ${this.answerMs} ms (DRAW_HASH_ANSWER_MS)`));
+        void this.thread.terminate();
+      }, this.answerMs);
+      this.answers.push({ resolve, reject, timer });
       this.thread.postMessage(m);
     });
   }
@@ -186,7 +203,10 @@ class HashWorker {
 
   private fail(err: Error): void {
     this.failure ??= this.stopping ? new Error('draw hashing worker stopped by the draw') : err;
-    for (const a of this.answers.splice(0)) a.reject(this.failure);
+    for (const a of this.answers.splice(0)) {
+      clearTimeout(a.timer);
+      a.reject(this.failure);
+    }
   }
 }
 

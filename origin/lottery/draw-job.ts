@@ -22,6 +22,7 @@ export interface DrawJobDeps extends DrawDeps {
     | 'DRAW_READ_PAGE'
     | 'DRAW_READ_IN_FLIGHT'
     | 'DRAW_HASH_WORKERS'
+    | 'DRAW_HASH_ANSWER_MS'
     | 'DRAW_SECRET'
   >;
 }
@@ -44,6 +45,7 @@ export class DrawJob extends PeriodicJob {
       pageSize: deps.config.DRAW_READ_PAGE,
       inFlight: deps.config.DRAW_READ_IN_FLIGHT,
       hashWorkers: deps.config.DRAW_HASH_WORKERS,
+      hashAnswerMs: deps.config.DRAW_HASH_ANSWER_MS,
       drawSecret: deps.config.DRAW_SECRET,
     };
   }

@@ -72,6 +72,8 @@ export interface DrawSettings extends ReadSettings {
    * (draw-hash-threads.ts); 0 or absent: the main thread alone. The outcome is the same either way.
    */
   hashWorkers?: number;
+  /** DRAW_HASH_ANSWER_MS: how long a hashing worker may take to answer one request before the pass fails. */
+  hashAnswerMs: number;
   /** Called with each hashing worker as it is started (tests make one fail). */
   onHashWorker?: (worker: Worker) => void;
   /** Called once the winners are final (state drawn), before the list is published (bench/draw.ts times it). */
@@ -119,7 +121,7 @@ export async function runDraw(deps: DrawDeps, activityId: string, s: DrawSetting
   let outcome: DrawnOutcome | null = null;
   if (record.state === 'pending' || record.state === 'drawing') {
     // Hashing workers load while the entries close, and take pages once loaded; stopped on every way out.
-    const threads = DrawHashThreads.start(s.hashWorkers ?? 0, s.onHashWorker);
+    const threads = DrawHashThreads.start(s.hashWorkers ?? 0, s.hashAnswerMs, s.onHashWorker);
     let started = 0;
     try {
       // From here no entry gets in (lua/enter-6.lua answers CLOSED): the list read below is final.

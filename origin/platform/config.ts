@@ -259,6 +259,12 @@ const envSchema = z.object({
    * thread alone. The outcome is the same whatever the number.
    */
   DRAW_HASH_WORKERS: int(Math.max(1, availableParallelism() - 1), 0),
+  /**
+   * How long a hashing worker may take to answer one request (a page of DRAW_READ_PAGE entrants, or
+   * its kept candidates) before the pass fails and the draw is retried: a hung worker never holds a
+   * draw. A page takes tens of milliseconds.
+   */
+  DRAW_HASH_ANSWER_MS: int(30_000, 100),
   /** Rows per INSERT when the entrant list is published to MySQL. */
   DRAW_PUBLISH_BATCH: int(1_000, 1),
   /** Most entrants one page of the public entrant list may hold (the edge bounds it too). */

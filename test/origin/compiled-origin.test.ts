@@ -64,7 +64,7 @@ describe('the compiled origin (dist/)', () => {
       const out = [];
       for (const workers of [0, 1]) {
         let pagesHashed = 0;
-        const threads = DrawHashThreads.start(workers, (w) => w.on('message', () => pagesHashed++));
+        const threads = DrawHashThreads.start(workers, 30_000, (w) => w.on('message', () => pagesHashed++));
         const digest = await threads.digest(reader, {}, read, 'seed');
         const { candidates } = await threads.select(reader, {}, read, 'seed', digest, 10, null);
         await threads.close();

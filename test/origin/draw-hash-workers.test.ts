@@ -50,6 +50,7 @@ const settings = (more: Partial<DrawSettings>): DrawSettings => ({
   pageSize: 100,
   inFlight: 2,
   drawSecret: t.config.DRAW_SECRET,
+  hashAnswerMs: t.config.DRAW_HASH_ANSWER_MS,
   ...more,
 });
 
@@ -187,6 +188,28 @@ describe('the draw with hashing workers', () => {
     expect(watch.seen.running).toBe(0);
     const failed = await outcomeOf(sale);
     expect(failed.record).toMatchObject({ state: 'pending', digest: null, entrants: null, winners: null });
+    expect(failed).toMatchObject({ list: [], winners: [], excluded: [], stock: String(UNITS) });
+
+    expect(await runDraw(drawDeps(), sale.activityId, settings({ hashWorkers: 1 }))).toBe('published');
+    expect(await outcomeOf(sale)).toEqual(expected);
+  });
+
+  it('a worker whose answers never come fails the draw after DRAW_HASH_ANSWER_MS, not never; the retry draws the same', async () => {
+    const sale = await lotteryWithTheList();
+    const watch = watchWorkers();
+    // The worker thread runs, but its answers are lost on the way back (as from a hung worker).
+    const silent = (w: Worker) => {
+      watch.onHashWorker(w);
+      setImmediate(() => w.removeAllListeners('message'));
+    };
+    const started = Date.now();
+    await expect(
+      runDraw(drawDeps(), sale.activityId, settings({ hashWorkers: 1, hashAnswerMs: 300, onHashWorker: silent })),
+    ).rejects.toThrow(/did not answer within 300 ms/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(watch.seen.running).toBe(0);
+    const failed = await outcomeOf(sale);
+    expect(failed.record).toMatchObject({ state: 'pending', digest: null, winners: null });
     expect(failed).toMatchObject({ list: [], winners: [], excluded: [], stock: String(UNITS) });
 
     expect(await runDraw(drawDeps(), sale.activityId, settings({ hashWorkers: 1 }))).toBe('published');

@@ -346,6 +346,7 @@ describe('DRAW_SECRET', () => {
         pageSize: 100,
         inFlight: 2,
         drawSecret: other.config.DRAW_SECRET,
+        hashAnswerMs: other.config.DRAW_HASH_ANSWER_MS,
       };
       await expect(runDraw(drawDeps(t), sale.activityId, settings)).rejects.toThrow(/DRAW_SECRET changed/);
       // Nothing moved: still pending, no digest, no seed, entries still open.
