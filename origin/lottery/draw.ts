@@ -29,6 +29,7 @@ import { parseEntry, type Sale } from '../redis/stock-store.js';
 import type { Worker } from 'node:worker_threads';
 import { forEachEntryPage, type ReadSettings } from './draw-entries.js';
 import { DrawHashThreads } from './draw-hash-threads.js';
+import type { Candidate } from './draw-selection.js';
 import { DrawHmac, hexOf } from './draw-hmac.js';
 import { commitmentOf, seedOf } from './draw-rule.js';
 import {
@@ -198,7 +199,8 @@ function seedFor(record: DrawRecord, drawSecret: string): string {
 /**
  * Walks the draw order from the top until no unit is left: an excluded entrant is passed over; the
  * rest go through the reserve rule in batches, one script call per batch (lua/draw-reserve-6.lua runs
- * them in order, so the outcome is that of one reserve call after another). A batch's winners and exclusions are
+ * them in order, so the outcome is that of one reserve call after another); the next batch's call goes
+ * out before the last is answered while the units left cover both. A batch's winners and exclusions are
  * recorded while the next batch runs; a crash in between is healed on resume (reserve answers
  * `repeat`, and the checks give the same answers unless the deny list or the rule changed since, in
  * which case a recorded winner or exclusion still stands).
@@ -228,6 +230,9 @@ async function drawWinners(
   const batchSize = sale.buckets > 1 ? 1 : s.reserveBatch;
   const capacity = units + SPARE_CANDIDATES(units);
   let after: Int32Array | null = null;
+  /** Units left as the latest granted reservation reported them (none yet: null). */
+  let knownLeft: number | null = null;
+  const checks: BatchChecks = { rule, known, excludedBefore, denied };
   let walked = 0;
   let entrants = 0;
   let gone = units <= 0;
@@ -237,39 +242,26 @@ async function drawWinners(
     s.onPhase?.('selection');
     entrants = pass.entrants;
     const { candidates } = pass;
-    for (let i = 0; i < candidates.length && !gone; i += batchSize) {
-      const batch = candidates.slice(i, i + batchSize);
-      const claims = rule
-        ? await deps.entries.entrantClaims(
-            sale,
-            batch.map((c) => c.userId),
-          )
-        : null;
-      const isExcluded = batch.map(
-        (c) =>
-          !known.has(c.userId) &&
-          (excludedBefore.has(c.userId) ||
-            denied.has(c.userId) ||
-            (rule !== null && !isEligible(rule, claims?.get(c.userId)))),
-      );
-      const toReserve = batch.filter((_, j) => !isExcluded[j]);
-      const [, results] = await Promise.all([
-        recorded,
-        deps.entries.reserveForDraw(
-          sale,
-          toReserve.map((c) => ({
-            userId: c.userId,
-            quantity: c.quantity,
-            requestId: `draw-${c.userId}`,
-            traceId: c.ticket.slice(0, 32),
-          })),
-        ),
-      ]);
+    // Each batch's reserve call goes out while the one before it is still being answered, but only
+    // while the units left are known to cover both batches' asks: then no winner of either can be
+    // refused for stock, so the outcome does not depend on the order the two calls were decided in,
+    // nor on the earlier call failing and being retried on resume (see sendBatch).
+    let next: SentBatch | null = candidates.length > 0 ? sendBatch(deps, sale, candidates, 0, batchSize, checks) : null;
+    for (let i = 0; next && !gone; i += batchSize) {
+      const current: SentBatch = next;
+      const following = i + batchSize;
+      next = null;
+      if (sale.buckets === 1 && following < candidates.length && knownLeft !== null) {
+        const ahead = asksOf(candidates, following, batchSize);
+        if (knownLeft >= current.asks + ahead) next = sendBatch(deps, sale, candidates, following, batchSize, checks);
+      }
+      const batch = current.batch;
+      const [, { isExcluded, results }] = await Promise.all([recorded, current.reply]);
       // In draw order: an exclusion counts only while units are left (after that everyone loses anyway,
       // so the list's `excluded` flags do not depend on the batch size).
       const won = new Map<string, string>();
       const newlyExcluded: string[] = [];
-      let next = 0;
+      let at = 0;
       batch.forEach((c, j) => {
         if (isExcluded[j]) {
           if (gone) return;
@@ -277,7 +269,7 @@ async function drawWinners(
           if (!excludedBefore.has(c.userId)) newlyExcluded.push(c.userId);
           return;
         }
-        const r = results[next++]!;
+        const r = results[at++]!;
         // Denied after the list above was read: the bucket's deny hash (lua/reserve-6.lua) refused the
         // reservation. Passed over like the rest, so the published `excluded` flags account for it.
         if (r.kind === 'denied' || r.kind === 'not_eligible') {
@@ -290,6 +282,7 @@ async function drawWinners(
           won.set(c.userId, r.reservationId);
           unitsWon += c.quantity;
         }
+        if (r.kind === 'reserved') knownLeft = r.remaining;
         if ((r.kind === 'reserved' && r.remaining <= 0) || r.kind === 'sold_out') gone = true;
         // Stopped, paused or lost Redis state: the draw cannot decide now; it resumes where it was.
         if (r.kind === 'paused' || r.kind === 'ended' || r.kind === 'not_warmed' || r.kind === 'busy')
@@ -306,6 +299,8 @@ async function drawWinners(
       recorded.catch(() => {});
       for (const [u, r] of won) winners.set(u, r);
       await renew();
+      if (!next && !gone && following < candidates.length)
+        next = sendBatch(deps, sale, candidates, following, batchSize, checks);
     }
     s.onPhase?.('reservations');
     walked += candidates.length;
@@ -316,6 +311,76 @@ async function drawWinners(
   await recorded;
   if (entrants === 0) entrants = (await deps.entries.entryCounts(sale)).reduce((a, b) => a + b, 0);
   return { winners, excluded, unitsWon, entrants };
+}
+
+/** What decides, before any reserve call, that a candidate is passed over. */
+interface BatchChecks {
+  rule: Parameters<typeof isEligible>[0];
+  /** Winners recorded by an earlier run of this draw: they stand. */
+  known: Map<string, string>;
+  excludedBefore: Set<string>;
+  denied: Set<string>;
+}
+
+/** A batch of candidates whose reserve call has gone out. */
+interface SentBatch {
+  batch: Candidate[];
+  /** Units the batch asks for at most (its excluded candidates counted too). */
+  asks: number;
+  reply: Promise<{ isExcluded: boolean[]; results: Awaited<ReturnType<DrawDeps['entries']['reserveForDraw']>> }>;
+}
+
+function asksOf(candidates: Candidate[], from: number, size: number): number {
+  let asks = 0;
+  for (let i = from; i < Math.min(from + size, candidates.length); i++) asks += candidates[i]!.quantity;
+  return asks;
+}
+
+/**
+ * Sends the reserve call of `candidates[from, from + size)` (lua/draw-reserve-6.lua, one call): the
+ * candidates passed over are told apart first (deny list, eligibility under the rule in force at the
+ * close, earlier exclusions), the rest are reserved in draw order. Calls go out on one connection and
+ * Redis runs them in the order sent.
+ */
+function sendBatch(
+  deps: DrawDeps,
+  sale: Sale,
+  candidates: Candidate[],
+  from: number,
+  size: number,
+  checks: BatchChecks,
+): SentBatch {
+  const batch = candidates.slice(from, from + size);
+  const reply = (async () => {
+    const { rule, known, excludedBefore, denied } = checks;
+    const claims = rule
+      ? await deps.entries.entrantClaims(
+          sale,
+          batch.map((c) => c.userId),
+        )
+      : null;
+    const isExcluded = batch.map(
+      (c) =>
+        !known.has(c.userId) &&
+        (excludedBefore.has(c.userId) ||
+          denied.has(c.userId) ||
+          (rule !== null && !isEligible(rule, claims?.get(c.userId)))),
+    );
+    const toReserve = batch.filter((_, j) => !isExcluded[j]);
+    const results = await deps.entries.reserveForDraw(
+      sale,
+      toReserve.map((c) => ({
+        userId: c.userId,
+        quantity: c.quantity,
+        requestId: `draw-${c.userId}`,
+        traceId: c.ticket.slice(0, 32),
+      })),
+    );
+    return { isExcluded, results };
+  })();
+  // Awaited in turn; a call left unawaited when the draw stops early must not count as unhandled.
+  reply.catch(() => {});
+  return { batch, asks: asksOf(candidates, from, size), reply };
 }
 
 function wordsOf(hex: string): Int32Array {

@@ -13,6 +13,7 @@
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDraw, type DrawDeps, type DrawSettings } from '../../origin/lottery/draw.js';
+import { expectedOutcomes } from '../../origin/lottery/draw-rule.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { uniqueId } from '../helpers/ids.js';
 import { startTestOrigin, type TestOrigin } from '../helpers/origin.js';
@@ -240,5 +241,44 @@ describe('the draw with hashing workers', () => {
 
     expect(await runDraw(drawDeps(), sale.activityId, settings({ hashWorkers: 1 }))).toBe('published');
     expect(await outcomeOf(sale)).toEqual(expected);
+  });
+});
+
+describe('the draw reserving one batch ahead', () => {
+  it('sends the next batch before the last is answered while units cover both, and the outcome is the rule’s', async () => {
+    const sale = await lotteryWithTheList();
+    // The real reserve calls, counted as they go out and come back.
+    const deps = drawDeps();
+    const real = deps.entries;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    let calls = 0;
+    deps.entries = Object.create(real, {
+      reserveForDraw: {
+        value: async (...args: Parameters<typeof real.reserveForDraw>) => {
+          calls++;
+          mostInFlight = Math.max(mostInFlight, ++inFlight);
+          try {
+            return await real.reserveForDraw(...args);
+          } finally {
+            inFlight--;
+          }
+        },
+      },
+    });
+    // Batches of 7 on 200 units asking 1 or 2 each: dozens of calls, the last ones where units run out.
+    expect(await runDraw(deps, sale.activityId, settings({ hashWorkers: 0, reserveBatch: 7 }))).toBe('published');
+    expect(calls).toBeGreaterThan(20);
+    expect(mostInFlight).toBe(2);
+    const outcome = await outcomeOf(sale);
+    const inTicketOrder = outcome.list.map((r: { quantity: number; excluded: number }) => ({
+      quantity: r.quantity,
+      excluded: r.excluded === 1,
+    }));
+    expect(outcome.list.map((r: { won: number }) => r.won === 1)).toEqual(expectedOutcomes(inTicketOrder, UNITS));
+    expect(outcome.record).toMatchObject({ unitsWon: UNITS, winners: expected.record.winners });
+    expect(outcome.stock).toBe('0');
+    // The same list as the draw in batches of 50: batch size and calls ahead change nothing.
+    expect(outcome.list).toEqual(expected.list);
   });
 });
