@@ -30,7 +30,10 @@ async function main() {
   where = describeStores(config.MYSQL_URL, config.REDIS_URL, config.REDIS_KEY_PREFIX);
   const parts = await buildOriginParts(config, createLogger(config.LOG_LEVEL));
   try {
-    const report = await saleReport({ db: parts.db, ledger: parts.stock.ledger, config: parts.config }, values.activity);
+    const report = await saleReport(
+      { db: parts.db, ledger: parts.stock.ledger, config: parts.config },
+      values.activity,
+    );
     console.log(JSON.stringify(report, null, 2));
     process.exitCode = report.reconciliation.ok ? 0 : 1;
   } finally {

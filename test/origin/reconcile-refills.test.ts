@@ -150,9 +150,9 @@ describe('reconciliation while refills are applied', () => {
 
     // Over-selling risk: 2 units appear in Redis as the refill of an order that never timed out.
     const sale = await t.origin.parts.catalog.resolve(activityId);
-    expect((await t.origin.parts.stock.sales.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind).toBe(
-      'refilled',
-    );
+    expect(
+      (await t.origin.parts.stock.sales.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind,
+    ).toBe('refilled');
     expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([`${CROSS} 23/25`]);
     await t.redis.decrby(keys.stock, 2);
     await t.redis.hdel(keys.refilled, 'never-timed-out');
