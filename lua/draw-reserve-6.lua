@@ -27,8 +27,10 @@
 
 local now = ARGV[1]
 local out = {}
+-- The sale is read once for the batch (decideUnits keeps its units current), not once per winner.
+local sale = readSale(KEYS)
 for i = 2, #ARGV, 5 do
-  local reply = reserveUnits(KEYS, ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], now,
+  local reply = decideUnits(KEYS, sale, ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], now,
     false, '{}', false)
   out[#out + 1] = reply[1]
   out[#out + 1] = reply[2] or ''

@@ -12,26 +12,35 @@
 --- @include "includes/reservation-event"
 --- @include "includes/access-rules"
 
-local function reserveUnits(keys, userId, quantity, reservationId, requestId, traceId, now, canBorrow, claims,
-                            checkEligibility)
+-- The sale as the rule reads it: units left in this bucket and the config fields it uses; nil when
+-- the bucket is not warmed (Redis lost it). Read once per script call: nothing else runs inside it.
+local function readSale(keys)
+  local stock = redis.call('GET', keys[1])
+  local config = redis.call('HMGET', keys[4], 'state', 'maxPerUser', 'eligibility')
+  if not stock or not config[1] then
+    return nil
+  end
+  return { stock = tonumber(stock), state = config[1], maxPerUser = tonumber(config[2] or '1'), eligibility = config[3] }
+end
+
+-- One user's decision against `sale` (from readSale), which it keeps current: a grant lowers
+-- sale.stock as it lowers the stock key, so the next decision in the same call reads what is left.
+local function decideUnits(keys, sale, userId, quantity, reservationId, requestId, traceId, now, canBorrow, claims,
+                           checkEligibility)
   local rcall = redis.call
   local stockKey = keys[1]
   local holdersKey = keys[2]
   local eventsKey = keys[3]
-  local configKey = keys[4]
   local borrowingKey = keys[5]
   local deniedKey = keys[6]
 
-  local stock = rcall('GET', stockKey)
-  local config = rcall('HMGET', configKey, 'state', 'maxPerUser', 'eligibility')
-  if not stock or not config[1] then
+  if not sale then
     return { -1 }
   end
-
-  if config[1] == 'paused' then
+  if sale.state == 'paused' then
     return { -2 }
   end
-  if config[1] == 'stopped' then
+  if sale.state == 'stopped' then
     return { -3 }
   end
 
@@ -46,28 +55,37 @@ local function reserveUnits(keys, userId, quantity, reservationId, requestId, tr
   if isDenied(deniedKey, userId) then
     return { -8 }
   end
-  if checkEligibility and not isEligible(config[3], claims) then
+  if checkEligibility and not isEligible(sale.eligibility, claims) then
     return { -9 }
   end
 
-  if quantity > tonumber(config[2] or '1') then
+  if quantity > sale.maxPerUser then
     return { -5 }
   end
 
-  if tonumber(stock) < quantity and canBorrow then
+  local stock = sale.stock
+  if stock < quantity and canBorrow then
     rcall('HSET', holdersKey, userId, '~' .. reservationId)
     rcall('HSET', borrowingKey, reservationId, 'p|' .. now .. '|' .. userId .. '|' .. quantity)
-    return { 3, reservationId, tonumber(stock) }
+    return { 3, reservationId, stock }
   end
-  if tonumber(stock) <= 0 then
+  if stock <= 0 then
     return { -4 }
   end
-  if tonumber(stock) < quantity then
+  if stock < quantity then
     return { -6 }
   end
 
   local remaining = rcall('DECRBY', stockKey, quantity)
+  sale.stock = remaining
   rcall('HSET', holdersKey, userId, reservationId)
   addReservationEvent(eventsKey, reservationId, requestId, userId, quantity, traceId, now)
   return { 1, reservationId, remaining }
+end
+
+-- One purchase: the sale read, then the decision.
+local function reserveUnits(keys, userId, quantity, reservationId, requestId, traceId, now, canBorrow, claims,
+                            checkEligibility)
+  return decideUnits(keys, readSale(keys), userId, quantity, reservationId, requestId, traceId, now, canBorrow, claims,
+    checkEligibility)
 end

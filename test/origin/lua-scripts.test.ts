@@ -55,7 +55,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       abandon: '9fcc049bc033941dd7bd9b6678c26b5c808e99c7',
       confirm: '355114bb010867c19164ed4d4191b2abe2ca6794',
       deny: '43ae373dad66034f4992221f6bb64aabb60cf281',
-      'draw-reserve': 'ea6d20ffe67a5ce8f0edfbe37ef26701735da1ee',
+      'draw-reserve': 'a1952b25e3832feb43eab7f5c04005dba28e7bf7',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
       replication: 'f502fba7d5d8378dbff0b52a67821621f41d133f',
@@ -65,7 +65,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       refill: '6f8294d4811ea0f7b44c3c1f88f0016dff4e86e5',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
       requeue: 'c266f6f0accdcb6eb20b504362f3c8a9e53662be',
-      reserve: '90bbd7b788e3b05411704ad6504a4c4434a593d9',
+      reserve: '6b00d54fc98df5dc9683c44ac0d2288128a68592',
       take: '333b3449640be8dc008ab6329fd6b81c3e5f2ae8',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
