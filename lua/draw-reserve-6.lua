@@ -21,19 +21,88 @@
   with the codes of reserve-6.lua (1 OK, 2 EXISTS, -1 NOT_WARMED, -2 PAUSED, -3 ENDED, -4 SOLD_OUT,
   -5 LIMIT_EXCEEDED, -6 INSUFFICIENT_STOCK, -8 DENIED; never 3 BORROW or 4 PENDING here).
 
-  Side effects: those of reserve-6.lua for each winner granted (DECRBY stock, HSET holders, XADD events).
+  Side effects: those of reserve-6.lua for the winners granted, batched: the rule runs on what was
+  read for the whole batch (one HMGET of the holders and one of the deny list), then one DECRBY of
+  the units granted, one HSET of their holders and one XADD per grant in draw order — one command
+  per winner instead of five; stock and holders are written before the events, as reserve-6 does.
 ]]
 --- @include "includes/reserve-rule"
 
+-- HMGET of many fields, a slice at a time (Lua's unpack takes a few thousand values at most).
+local UNPACK_SLICE = 1000
+local function readEach(key, fields)
+  local values = {}
+  for from = 1, #fields, UNPACK_SLICE do
+    local slice = redis.call('HMGET', key, unpack(fields, from, math.min(from + UNPACK_SLICE - 1, #fields)))
+    for j = 1, #slice do
+      values[from + j - 1] = slice[j]
+    end
+  end
+  return values
+end
+
 local now = ARGV[1]
-local out = {}
--- The sale is read once for the batch (decideUnits keeps its units current), not once per winner.
+local count = (#ARGV - 1) / 5
+-- The sale, and every winner's holders entry and deny revision, read once for the batch.
 local sale = readSale(KEYS)
-for i = 2, #ARGV, 5 do
-  local reply = decideUnits(KEYS, sale, ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], now,
-    false, '{}', false)
-  out[#out + 1] = reply[1]
-  out[#out + 1] = reply[2] or ''
-  out[#out + 1] = reply[3] or 0
+local users = {}
+for w = 1, count do
+  users[w] = ARGV[5 * w - 3]
+end
+local held, revisions = {}, {}
+if sale and count > 0 then
+  held = readEach(KEYS[2], users)
+  revisions = readEach(KEYS[6], users)
+end
+
+-- The rule for each winner in draw order; a grant of this batch counts for the ones after it (the
+-- units left, and the holder a user listed twice would find).
+local out = {}
+local grants = {}
+local granted = {}
+local units = 0
+local reads = {
+  held = function(w)
+    return granted[users[w]] or held[w]
+  end,
+  denied = function(w)
+    return deniesRevision(revisions[w])
+  end,
+  eligible = function()
+    return true
+  end,
+}
+for w = 1, count do
+  local at = 5 * w - 3
+  local userId, quantity, reservationId = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2]
+  local code, id = decide(sale, quantity, false, reads, w)
+  if code == 1 then
+    sale.stock = sale.stock - quantity
+    units = units + quantity
+    granted[userId] = reservationId
+    grants[#grants + 1] = at
+    id = reservationId
+  end
+  out[#out + 1] = code
+  out[#out + 1] = id or ''
+  out[#out + 1] = code == 1 and sale.stock or 0
+end
+
+-- The writes of the grants, as reserve-6 makes them (stock and holders before the events): one
+-- DECRBY, the holders in slices, one XADD each in draw order.
+if #grants > 0 then
+  redis.call('DECRBY', KEYS[1], units)
+  for from = 1, #grants, UNPACK_SLICE do
+    local fields = {}
+    for g = from, math.min(from + UNPACK_SLICE - 1, #grants) do
+      local at = grants[g]
+      fields[#fields + 1] = ARGV[at]
+      fields[#fields + 1] = ARGV[at + 2]
+    end
+    redis.call('HSET', KEYS[2], unpack(fields))
+  end
+  for _, at in ipairs(grants) do
+    addReservationEvent(KEYS[3], ARGV[at + 2], ARGV[at + 3], ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 4], now)
+  end
 end
 return out

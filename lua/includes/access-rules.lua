@@ -11,9 +11,13 @@
   (a claim's string value, or any string of an array value, among the rule's values); a test runs
   both on the same cases.
 ]]
-local function isDenied(deniedKey, userId)
-  local revision = redis.call('HGET', deniedKey, userId)
+-- A revision read from the `denied` hash (false: none) denies when positive.
+local function deniesRevision(revision)
   return revision ~= false and tonumber(revision) > 0
+end
+
+local function isDenied(deniedKey, userId)
+  return deniesRevision(redis.call('HGET', deniedKey, userId))
 end
 
 local function isEligible(ruleJson, claimsJson)

@@ -4,10 +4,15 @@
   (lua/draw-reserve-6.lua). Expanded in place by the script loader (origin/redis/scripts.ts) at
   `--- @include`.
 
+  readSale reads the sale once per call; decide is the rule itself, on what the caller read, with
+  no command of its own; reserveUnits is one purchase (reads as the rule asks, then the writes of
+  its answer). The draw's batch reads every winner at once and writes its grants together.
+
   keys: the bucket's six keys in reserve-6's order (stock, holders, events, config, borrowing,
   denied). canBorrow: other buckets exist (mark the user pending when this one cannot serve).
   claims / checkEligibility: the JWT claims as JSON and whether to check the sale's rule against
-  them (the draw decides eligibility itself). Returns the reply of reserve-6.lua (see its header).
+  them (the draw decides eligibility itself). reserveUnits returns the reply of reserve-6.lua (see
+  its header).
 ]]
 --- @include "includes/reservation-event"
 --- @include "includes/access-rules"
@@ -23,69 +28,83 @@ local function readSale(keys)
   return { stock = tonumber(stock), state = config[1], maxPerUser = tonumber(config[2] or '1'), eligibility = config[3] }
 end
 
--- One user's decision against `sale` (from readSale), which it keeps current: a grant lowers
--- sale.stock as it lowers the stock key, so the next decision in the same call reads what is left.
-local function decideUnits(keys, sale, userId, quantity, reservationId, requestId, traceId, now, canBorrow, claims,
-                           checkEligibility)
-  local rcall = redis.call
-  local stockKey = keys[1]
-  local holdersKey = keys[2]
-  local eventsKey = keys[3]
-  local borrowingKey = keys[5]
-  local deniedKey = keys[6]
-
+-- The rule: one user's answer from the sale (readSale) and what was read of the user, with no
+-- Redis command of its own. `reads` tells, when asked and only then (a purchase reads lazily, a
+-- draw batch has read every winner at once), of the user at `at` (the batch's index; a purchase has
+-- one user): held(at) the user's holders entry or false, denied(at) and eligible(at) booleans.
+-- Returns the reply's code and, for a repeat or a pending borrow, the id held.
+--   1 grant, 3 borrow (the caller writes what each means); 2, -1 … -9 answers as they are.
+local function decide(sale, quantity, canBorrow, reads, at)
   if not sale then
-    return { -1 }
+    return -1
   end
   if sale.state == 'paused' then
-    return { -2 }
+    return -2
   end
   if sale.state == 'stopped' then
-    return { -3 }
+    return -3
   end
 
-  local held = rcall('HGET', holdersKey, userId)
+  local held = reads.held(at)
   if held then
     if string.sub(held, 1, 1) == '~' then
-      return { 4, string.sub(held, 2) }
+      return 4, string.sub(held, 2)
     end
-    return { 2, held }
+    return 2, held
   end
 
-  if isDenied(deniedKey, userId) then
-    return { -8 }
+  if reads.denied(at) then
+    return -8
   end
-  if checkEligibility and not isEligible(sale.eligibility, claims) then
-    return { -9 }
+  if not reads.eligible(at) then
+    return -9
   end
 
   if quantity > sale.maxPerUser then
-    return { -5 }
+    return -5
   end
 
   local stock = sale.stock
   if stock < quantity and canBorrow then
-    rcall('HSET', holdersKey, userId, '~' .. reservationId)
-    rcall('HSET', borrowingKey, reservationId, 'p|' .. now .. '|' .. userId .. '|' .. quantity)
-    return { 3, reservationId, stock }
+    return 3
   end
   if stock <= 0 then
-    return { -4 }
+    return -4
   end
   if stock < quantity then
-    return { -6 }
+    return -6
   end
-
-  local remaining = rcall('DECRBY', stockKey, quantity)
-  sale.stock = remaining
-  rcall('HSET', holdersKey, userId, reservationId)
-  addReservationEvent(eventsKey, reservationId, requestId, userId, quantity, traceId, now)
-  return { 1, reservationId, remaining }
+  return 1
 end
 
--- One purchase: the sale read, then the decision.
+-- One purchase: the sale read, the rule on the user's records read as it asks, then the writes of
+-- its answer (grant: DECRBY stock, HSET holders, XADD events; borrow: the pending marks).
 local function reserveUnits(keys, userId, quantity, reservationId, requestId, traceId, now, canBorrow, claims,
                             checkEligibility)
-  return decideUnits(keys, readSale(keys), userId, quantity, reservationId, requestId, traceId, now, canBorrow, claims,
-    checkEligibility)
+  local rcall = redis.call
+  local holdersKey = keys[2]
+  local sale = readSale(keys)
+  local code, id = decide(sale, quantity, canBorrow, {
+    held = function()
+      return rcall('HGET', holdersKey, userId)
+    end,
+    denied = function()
+      return isDenied(keys[6], userId)
+    end,
+    eligible = function()
+      return not checkEligibility or isEligible(sale.eligibility, claims)
+    end,
+  })
+  if code == 1 then
+    local remaining = rcall('DECRBY', keys[1], quantity)
+    rcall('HSET', holdersKey, userId, reservationId)
+    addReservationEvent(keys[3], reservationId, requestId, userId, quantity, traceId, now)
+    return { 1, reservationId, remaining }
+  end
+  if code == 3 then
+    rcall('HSET', holdersKey, userId, '~' .. reservationId)
+    rcall('HSET', keys[5], reservationId, 'p|' .. now .. '|' .. userId .. '|' .. quantity)
+    return { 3, reservationId, sale.stock }
+  end
+  return { code, id }
 end

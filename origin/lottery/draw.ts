@@ -226,6 +226,7 @@ async function drawWinners(
   const excluded = new Set<string>();
   let unitsWon = 0;
   let recorded: Promise<unknown> = Promise.resolve();
+  let recordFailed: { error: unknown } | undefined;
   // With several buckets a reservation may borrow across slots: one at a time keeps the draw order.
   const batchSize = sale.buckets > 1 ? 1 : s.reserveBatch;
   const capacity = units + SPARE_CANDIDATES(units);
@@ -253,10 +254,17 @@ async function drawWinners(
       next = null;
       if (sale.buckets === 1 && following < candidates.length && knownLeft !== null) {
         const ahead = asksOf(candidates, following, batchSize);
-        if (knownLeft >= current.asks + ahead) next = sendBatch(deps, sale, candidates, following, batchSize, checks);
+        if (knownLeft >= current.asks + ahead) {
+          next = sendBatch(deps, sale, candidates, following, batchSize, checks);
+          // The client writes a call at its next turn of the event loop, with whatever else was sent
+          // by then, and Redis answers the commands of one write together: let this call go out on its
+          // own, so the one before is answered as soon as it is decided, while Redis decides this one.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       }
       const batch = current.batch;
-      const [, { isExcluded, results }] = await Promise.all([recorded, current.reply]);
+      const { isExcluded, results } = await current.reply;
+      if (recordFailed) throw recordFailed.error;
       // In draw order: an exclusion counts only while units are left (after that everyone loses anyway,
       // so the list's `excluded` flags do not depend on the batch size).
       const won = new Map<string, string>();
@@ -291,12 +299,18 @@ async function drawWinners(
             `draw of ${sale.activityId} waits: ${r.kind}`,
           );
       });
-      recorded = Promise.all([
+      // Recorded at once and not waited for here: a recording written together with the next
+      // batch's call is answered only with that call (Redis answers the commands of one write
+      // together), so waiting for it would keep this loop from handling a batch while Redis decides
+      // the next. Batches record different users, so their order does not matter. A failed
+      // recording fails the walk at its next batch; all are awaited before the winners are announced.
+      const recording = Promise.all([
         won.size > 0 ? deps.entries.recordWinners(sale, won) : null,
         newlyExcluded.length > 0 ? deps.entries.recordExcluded(sale, newlyExcluded) : null,
       ]);
-      // Keep a failed write from counting as unhandled before it is awaited with the next batch.
-      recorded.catch(() => {});
+      recording.catch((error: unknown) => (recordFailed ??= { error }));
+      recorded = Promise.all([recorded, recording]);
+      recorded.catch(() => {}); // handled: recordFailed above, and the await below
       for (const [u, r] of won) winners.set(u, r);
       await renew();
       if (!next && !gone && following < candidates.length)

@@ -281,4 +281,31 @@ describe('the draw reserving one batch ahead', () => {
     // The same list as the draw in batches of 50: batch size and calls ahead change nothing.
     expect(outcome.list).toEqual(expected.list);
   });
+
+  it('a recording of winners that fails fails the walk before the winners are announced; the retry draws the same', async () => {
+    const sale = await lotteryWithTheList();
+    const deps = drawDeps();
+    const real = deps.entries;
+    let recordings = 0;
+    deps.entries = Object.create(real, {
+      recordWinners: {
+        value: async (...args: Parameters<typeof real.recordWinners>) => {
+          // The third batch's recording is refused, as by a Redis that went away for that one call.
+          if (++recordings === 3) throw new Error('recording refused');
+          return real.recordWinners(...args);
+        },
+      },
+    });
+    await expect(runDraw(deps, sale.activityId, settings({ hashWorkers: 0, reserveBatch: 7 }))).rejects.toThrow(
+      /recording refused/,
+    );
+    const failed = await outcomeOf(sale);
+    // Reservations were made and some winners recorded, but the draw is not announced.
+    expect(failed.record).toMatchObject({ state: 'drawing', winners: null });
+    expect(failed.list).toEqual([]);
+    expect(failed.winners.length).toBeGreaterThan(0);
+
+    expect(await runDraw(drawDeps(), sale.activityId, settings({ hashWorkers: 0, reserveBatch: 7 }))).toBe('published');
+    expect(await outcomeOf(sale)).toEqual(expected);
+  });
 });

@@ -55,17 +55,17 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       abandon: '9fcc049bc033941dd7bd9b6678c26b5c808e99c7',
       confirm: '355114bb010867c19164ed4d4191b2abe2ca6794',
       deny: '43ae373dad66034f4992221f6bb64aabb60cf281',
-      'draw-reserve': 'a1952b25e3832feb43eab7f5c04005dba28e7bf7',
+      'draw-reserve': 'd3c4360836053745ad98f0f3f7d7c91793f64b89',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
       replication: 'f502fba7d5d8378dbff0b52a67821621f41d133f',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
-      enter: '7fa80370eb022b5c087ad9f7f7fcfe877d9b5c4d',
+      enter: '239dd43b7aef267a6f6a01935e9c5ce131b837ee',
       'entry-page': 'ca869b81d3bb65f8e52b05490a5eaade3460902f',
       refill: '6f8294d4811ea0f7b44c3c1f88f0016dff4e86e5',
       release: '874d47d4c2ab94c047d092c17cba090876bc2e13',
-      requeue: 'c266f6f0accdcb6eb20b504362f3c8a9e53662be',
-      reserve: '6b00d54fc98df5dc9683c44ac0d2288128a68592',
+      requeue: '1e7035643e376a4060e6974c38c78d0c9c48e160',
+      reserve: 'e3c490c36f91f6c7227e7ed93602a53776386d69',
       take: '333b3449640be8dc008ab6329fd6b81c3e5f2ae8',
       warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
     });
@@ -98,8 +98,9 @@ describe('includes', () => {
     const scripts = readScripts();
     for (const name of ['reserve', 'draw-reserve']) {
       const source = scripts.get(name)!.source;
-      expect(source.match(/local function reserveUnits/g)).toHaveLength(1);
-      expect(source.match(/'DECRBY'/g)).toHaveLength(1);
+      expect(source.match(/local function decide\(/g)).toHaveLength(1);
+      // Each refusal code is returned by the rule alone (the draw's batch writes, it does not decide).
+      for (const code of [-1, -2, -3, -4, -5, -6, -8, -9]) expect(source.split(`return ${code}\n`)).toHaveLength(2);
     }
   });
 });
@@ -291,6 +292,37 @@ describe('lua/draw-reserve-6.lua', () => {
         '1700000000000',
       ],
     ]);
+  });
+
+  it('a user listed twice in one batch: the second finds the first grant (EXISTS), as a second reserve-6 call would', async () => {
+    await warm(5, 'open', 2);
+    expect(await drawReserve(['1', 1], ['2', 2], ['1', 1])).toEqual([
+      ...[ReserveCode.OK, 'res-1', 4],
+      ...[ReserveCode.OK, 'res-2', 2],
+      ...[ReserveCode.EXISTS, 'res-1', 0],
+    ]);
+    expect(await redis.get(keys.stock)).toBe('2');
+    expect(await redis.hgetall(keys.holders)).toEqual({ '1': 'res-1', '2': 'res-2' });
+    expect(await redis.xlen(keys.events)).toBe(2);
+  });
+
+  it('a batch larger than one unpack slice (2,500 winners): every grant written, in draw order', async () => {
+    await warm(2_400);
+    await deny('1000', 1);
+    const winners = Array.from({ length: 2_500 }, (_, i) => [String(i + 1), 1] as [string, number]);
+    const reply = await drawReserve(...winners);
+    const codes = Array.from({ length: 2_500 }, (_, i) => reply[3 * i]);
+    expect(codes.filter((c) => c === ReserveCode.OK)).toHaveLength(2_400);
+    expect(codes[999]).toBe(ReserveCode.DENIED);
+    expect(codes.slice(2_401)).toEqual(Array(99).fill(ReserveCode.SOLD_OUT));
+    expect(reply.slice(3 * 2_400, 3 * 2_401)).toEqual([ReserveCode.OK, 'res-2401', 0]);
+    expect(await redis.get(keys.stock)).toBe('0');
+    expect(await redis.hlen(keys.holders)).toBe(2_400);
+    expect(await redis.hexists(keys.holders, '1000')).toBe(0);
+    const events = await redis.xrange(keys.events, '-', '+');
+    expect(events.map((e) => e[1][5])).toEqual(
+      winners.map(([u]) => u).filter((u) => u !== '1000' && Number(u) <= 2_401),
+    );
   });
 
   it('NOT_WARMED, PAUSED, ENDED: every winner of the batch gets the code and nothing moves', async () => {
