@@ -2,11 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Suites whose figures are time-bound (a waiting line paced per second, a rehearsal racing a clock,
- * a storm of clicks within one window): they run after the rest, one file at a time, on a quiet
- * machine — on two cores, beside three other files, their polls came late enough to fail.
+ * a storm of clicks within one window, alerts that must fire after 30 s and a dashboard read at one
+ * instant): they run after the rest, one file at a time, on a quiet machine — on two cores, beside
+ * three other files, their polls came late enough to fail.
  */
 const ALONE = [
   'test/e2e/waiting-room.test.ts',
+  'test/e2e/watching-a-sale.test.ts',
   'test/e2e/waiting-line-restart.test.ts',
   'test/e2e/rehearsal.test.ts',
   'test/origin/storm.test.ts',

@@ -60,8 +60,16 @@ const PAGE = 1_000;
 export class SaleLedgerReader {
   constructor(private readonly redis: RedisClient) {}
 
+  /**
+   * The settlement group of a Stream; null when the Stream or the group does not exist. A read that
+   * fails (a timeout, a lost connection) throws: taken for "no group", it would tell the cleanup and
+   * its checklist that nothing is pending, and drop the sale's backlog series from /metrics.
+   */
   async groupInfo(events: string): Promise<GroupInfo | null> {
-    const groups = (await this.redis.xinfo('GROUPS', events).catch(() => [])) as unknown[][];
+    const groups = (await this.redis.xinfo('GROUPS', events).catch((err: Error) => {
+      if (/no such key/i.test(err.message)) return [];
+      throw err;
+    })) as unknown[][];
     for (const g of groups) {
       const f = fieldsOf(g);
       if (f.name === CONSUMER_GROUP) {

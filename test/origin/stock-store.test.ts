@@ -1,6 +1,7 @@
 /** The StockStore's typed methods against the real Redis: each script outcome decoded to its kind. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../origin/platform/logger.js';
+import { activityKeys } from '../../origin/redis/keys.js';
 import { StockStore, type Sale } from '../../origin/redis/stock-store.js';
 import { REDIS_URL } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';
@@ -77,6 +78,16 @@ it('release, refill and requeue decode their outcomes; the Stream reads see the 
   expect(await store.sales.refill(sale, { reservationId: 'r-t', quantity: 1 })).toEqual({ kind: 'refilled', stock: 2 });
   expect(await store.sales.refill(sale, { reservationId: 'r-t', quantity: 1 })).toEqual({ kind: 'already', stock: 2 });
   expect(await store.streams.groupInfo(sale)).toEqual({ pending: 0, lag: 2 });
+});
+
+it('group info: null for a sale without a Stream; a read that fails throws instead of reading as "no group"', async () => {
+  const sale = newSale();
+  expect(await store.streams.groupInfo(sale)).toBeNull();
+  // A key that cannot be read as a Stream: XINFO fails, as a read that timed out would.
+  const events = activityKeys(sale.activityId, sale.skuId).events;
+  await store.connection.ops.redis.set(events, 'not a stream');
+  await expect(store.streams.groupInfo(sale)).rejects.toThrow(/WRONGTYPE/);
+  await store.connection.ops.redis.del(events);
 });
 
 it('a store does not start without Redis: the origin refuses to come up rather than sell blind', async () => {
