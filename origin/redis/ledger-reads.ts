@@ -18,7 +18,7 @@ export class LedgerReads {
   private readonly ledger: SaleLedgerReader;
 
   constructor(private readonly redis: RedisConnection) {
-    this.ledger = new SaleLedgerReader(redis.ops.redis);
+    this.ledger = new SaleLedgerReader(redis.ops);
   }
 
   /** Reconciliation's Redis snapshot, every bucket summed, with the units in transit between buckets. */
@@ -71,7 +71,7 @@ export class LedgerReads {
   async streamReservations(sale: Sale): Promise<Map<string, StreamReservation> | null> {
     const merged = new Map<string, StreamReservation>();
     for (const k of this.redis.allKeys(sale)) {
-      const part = await this.ledger.reservations(k.events);
+      const part = await this.ledger.reservations(k);
       if (!part) return null;
       for (const [rid, r] of part) merged.set(rid, r);
     }

@@ -6,13 +6,11 @@
 import type { RedisClient } from './client.js';
 import { CONSUMER_GROUP, type ActivityKeys } from './keys.js';
 import { parseEvent, type ReservationEvent } from './reservation-event.js';
+import { groupScript, type GroupInfo } from './scripts/group.js';
+import type { ScriptRunner } from './scripts/runner.js';
 import { compareStreamIds, fieldsOf } from './stream.js';
 
-export interface GroupInfo {
-  pending: number;
-  lag: number;
-  lastDeliveredId: string;
-}
+export type { GroupInfo };
 
 export interface StreamReservation {
   event: ReservationEvent;
@@ -58,29 +56,20 @@ export interface InTransit {
 const PAGE = 1_000;
 
 export class SaleLedgerReader {
-  constructor(private readonly redis: RedisClient) {}
+  private readonly redis: RedisClient;
+
+  constructor(private readonly scripts: ScriptRunner) {
+    this.redis = scripts.redis;
+  }
 
   /**
-   * The settlement group of a Stream; null when the Stream or the group does not exist. A read that
-   * fails (a timeout, a lost connection) throws: taken for "no group", it would tell the cleanup and
-   * its checklist that nothing is pending, and drop the sale's backlog series from /metrics.
+   * The settlement group of a bucket's Stream; null when the Stream or the group does not exist
+   * (lua/group-1.lua, routed with the Stream's key: XINFO sent as a command reaches any node of a
+   * cluster). A read that fails throws: taken for "no group", it would tell the cleanup and its
+   * checklist that nothing is pending, and drop the sale's backlog series from /metrics.
    */
-  async groupInfo(events: string): Promise<GroupInfo | null> {
-    const groups = (await this.redis.xinfo('GROUPS', events).catch((err: Error) => {
-      if (/no such key/i.test(err.message)) return [];
-      throw err;
-    })) as unknown[][];
-    for (const g of groups) {
-      const f = fieldsOf(g);
-      if (f.name === CONSUMER_GROUP) {
-        return {
-          pending: Number(f.pending ?? 0),
-          lag: Number(f.lag ?? 0),
-          lastDeliveredId: String(f['last-delivered-id'] ?? '0-0'),
-        };
-      }
-    }
-    return null;
+  groupInfo(k: ActivityKeys): Promise<GroupInfo | null> {
+    return this.scripts.run(groupScript, k, undefined);
   }
 
   /** Entries from `start` to `end`, page by page. */
@@ -101,9 +90,9 @@ export class SaleLedgerReader {
     return ids;
   }
 
-  async reservations(events: string): Promise<Map<string, StreamReservation> | null> {
-    if (!(await this.redis.exists(events))) return null;
-    const info = await this.groupInfo(events);
+  async reservations(k: ActivityKeys): Promise<Map<string, StreamReservation> | null> {
+    const events = k.events;
+    const info = await this.groupInfo(k);
     if (!info) return null;
     const pending = await this.pendingIds(events, '+', info.pending);
     const reservations = new Map<string, StreamReservation>();

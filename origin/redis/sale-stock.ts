@@ -27,7 +27,7 @@ export class SaleStock {
     private readonly redis: RedisConnection,
     private readonly registry: Pick<SaleRegistry, 'register'>,
   ) {
-    this.ledger = new SaleLedgerReader(redis.ops.redis);
+    this.ledger = new SaleLedgerReader(redis.ops);
   }
 
   private get ops() {
@@ -151,7 +151,7 @@ export class SaleStock {
       Promise.all(all.map((k) => this.ops.get(k.stock))),
       this.ops.hgetall(this.redis.keys(sale).config),
       this.ops.hexists(this.redis.space.registry, sale.activityId),
-      Promise.all(all.map((k) => this.ledger.groupInfo(k.events))),
+      Promise.all(all.map((k) => this.ledger.groupInfo(k))),
     ]);
     return {
       stocks: all.map((k, b) => ({ key: k.stock, value: values[b] === null ? null : Number(values[b]) })),

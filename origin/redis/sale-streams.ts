@@ -15,12 +15,12 @@ export class SaleStreams {
   private readonly ledger: SaleLedgerReader;
 
   constructor(private readonly redis: RedisConnection) {
-    this.ledger = new SaleLedgerReader(redis.ops.redis);
+    this.ledger = new SaleLedgerReader(redis.ops);
   }
 
   /** The consumer groups of every bucket, summed. */
   async groupInfo(sale: Sale): Promise<{ pending: number; lag: number } | null> {
-    const infos = await Promise.all(this.redis.allKeys(sale).map((k) => this.ledger.groupInfo(k.events)));
+    const infos = await Promise.all(this.redis.allKeys(sale).map((k) => this.ledger.groupInfo(k)));
     if (infos.every((i) => i === null)) return null;
     return infos.reduce((s, i) => ({ pending: s.pending + (i?.pending ?? 0), lag: s.lag + (i?.lag ?? 0) }), {
       pending: 0,

@@ -158,6 +158,26 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
     );
   }, 300_000);
 
+  it('every bucket’s consumer group is read on its own node (XINFO routed with the Stream’s key), never taken for "no group"', async () => {
+    const { activityId } = await t.sale({ stock: 16, stockBuckets: 8 });
+    const sale = await t.origin.parts.catalog.resolve(activityId);
+    // The 8 Streams hash to slots on all 3 masters: a keyless XINFO reached one node and came back
+    // MOVED for the buckets it does not serve.
+    const owners = new Set<string>();
+    for (let b = 0; b < 8; b++) {
+      const slot = Number(await redis.cluster('KEYSLOT', activityKeys(activityId, sale.skuId, b, 8).events));
+      owners.add(redis.slots[slot]![0]!);
+    }
+    expect(owners.size).toBeGreaterThan(1);
+    const warm = await t.origin.parts.stock.sales.warmState(sale);
+    expect(warm.group).toBe(true);
+    expect(await t.origin.parts.stock.streams.groupInfo(sale)).toEqual({ pending: 0, lag: 0 });
+    const verification = (await (await t.admin('GET', `/admin/activities/${activityId}/warmup`)).json()) as {
+      ok: boolean;
+    };
+    expect(verification.ok).toBe(true);
+  });
+
   it('skewed users (all homed in one bucket) buy every bucket’s units by borrowing, and no more', async () => {
     const { activityId, skuId } = await t.sale({ stock: 80, stockBuckets: 8 });
     const users = usersHomedAt(0, 8, 81);

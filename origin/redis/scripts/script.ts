@@ -26,6 +26,7 @@ export const SCRIPT_NAMES = [
   'replication',
   'draw-reserve',
   'entry-page',
+  'group',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
