@@ -87,12 +87,25 @@ interface Buyer {
   done: boolean;
 }
 
-/** fetch, retried while the edge is down (connection refused / reset), as a browser retries a failed poll. */
-async function send(path: string, init: RequestInit): Promise<Response> {
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/**
+ * fetch and read the JSON body, retried while the edge is down (connection refused or reset, or an
+ * answer cut off when workerd exits between its headers and its body), as a browser retries a
+ * failed poll. Every call here is safe to repeat: a poll, or a click with its Idempotency-Key.
+ */
+async function send(path: string, init: RequestInit): Promise<Answer> {
+  const giveUpAt = Date.now() + 30_000; // far longer than the 4 s outage: a lasting failure fails the test
   for (;;) {
     try {
-      return await fetch(url() + path, init);
-    } catch {
+      const res = await fetch(url() + path, init);
+      return { status: res.status, headers: res.headers, body: await res.json() };
+    } catch (err) {
+      if (Date.now() > giveUpAt) throw err;
       await sleep(250);
     }
   }
@@ -102,7 +115,7 @@ async function buyer(activityId: string, userId: string): Promise<Buyer> {
   const auth = `Bearer ${await sign({ sub: userId, exp: Math.floor(Date.now() / 1000) + 600 }, TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
   const res = await send(`/api/activities/${activityId}/tickets`, { method: 'POST', headers: { authorization: auth } });
   expect(res.status).toBe(200);
-  const { purchaseUrl } = (await res.json()) as { purchaseUrl: string };
+  const { purchaseUrl } = res.body as { purchaseUrl: string };
   return { userId, auth, purchaseUrl, key: `restart-${userId}`, positions: [], ends: [], done: false };
 }
 
@@ -113,7 +126,7 @@ async function click(b: Buyer): Promise<void> {
     headers: { authorization: b.auth, 'idempotency-key': b.key, 'content-type': 'application/json' },
     body: '{"quantity":1}',
   });
-  record(b, res.status, (await res.json()) as any);
+  record(b, res.status, res.body);
 }
 
 function record(b: Buyer, status: number, body: any): void {
@@ -136,12 +149,11 @@ async function pollAsTold(b: Buyer, stopped: () => boolean): Promise<void> {
     while (Date.now() < due && !stopped()) await sleep(Math.min(200, due - Date.now()));
     if (stopped()) return;
     const res = await send(b.pollUrl!, { headers: { authorization: b.auth } });
-    const body = (await res.json()) as any;
     if (res.status === 429) {
       b.pollAfterMs = Number(res.headers.get('retry-after') ?? 1) * 1000;
       continue;
     }
-    record(b, res.status, body);
+    record(b, res.status, res.body);
   }
 }
 
