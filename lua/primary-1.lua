@@ -1,6 +1,6 @@
 --[[
   Primary: the identity of the Redis server that serves KEYS[1]'s slot as primary — its run id,
-  which a restart or a promoted replica changes (origin/lifecycle/failover-watch.ts). Run as a
+  which a restart or a promoted replica changes (origin/recovery/failover-watch.ts). Run as a
   script with the key so that the client routes it exactly as it routes the reserve script (on a
   cluster: to the slot's master, following MOVED), not to whichever node a keyless command reaches.
 

@@ -15,11 +15,18 @@
     ARGV[4] consumer group name
 
   Output:
-     1, stock, holders   LOADED: stock set, config written, consumer group created
+     1, stock, holders   LOADED: stock set, config written (with the primary that holds the load),
+                         consumer group created
      0, stock, holders   ALREADY: already warmed; config refreshed, stock untouched
     -1                   HAS_HISTORY: no stock key but the Stream has events — recover instead
 
   Side effects: SET stock (LOADED), HSET config, XGROUP CREATE ... MKSTREAM (LOADED).
+
+  A fresh load also records, in the config hash's `provenPrimary` field, the run id of the server
+  that took it (as lua/primary-1.lua reads it): the failover watch compares the primary serving the
+  bucket with it, so a failover or a restart after the load is seen even when no origin process
+  was watching at the time (origin/recovery/failover-watch.ts). Recovery after a failover records
+  the primary it proved the sale on in the same field.
 ]]
 local rcall = redis.call
 local stockKey = KEYS[1]
@@ -38,7 +45,8 @@ if rcall('EXISTS', eventsKey) == 1 and rcall('XLEN', eventsKey) > 0 then
 end
 
 rcall('SET', stockKey, ARGV[1])
-rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3])
+local primary = string.match(rcall('INFO', 'server'), 'run_id:(%w+)')
+rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3], 'provenPrimary', primary)
 -- The group may exist already (an empty Stream from an earlier warm-up): BUSYGROUP is fine.
 redis.pcall('XGROUP', 'CREATE', eventsKey, ARGV[4], '0', 'MKSTREAM')
 return { 1, tonumber(ARGV[1]), rcall('HLEN', holdersKey) }

@@ -4,7 +4,9 @@
  * old primary had not passed on: reservations, acks, compensations. So the origin never trusts the
  * surviving Redis state by itself. Per warmed sale, every FAILOVER_POLL_MS:
  *
- *   detected   the identity of a bucket's primary changed (StockStore.primaries)
+ *   detected   the identity of a bucket's primary changed (ReplicationWatch.primaries): compared with
+ *              the last one seen, and for a sale newly watched with the one its state was proven on
+ *              (the warm-up's load or the last recovery), so a failover while no process watched counts
  *   closed     this process answers 503 `not_ready` for the sale and pushes it paused to the edge
  *   recovering (the process that runs settlement, ORIGIN_ROLE all|consumers) drops the stock keys, so
  *              every origin process's script answers "not warmed", then runs recover (recover.ts):
@@ -134,6 +136,7 @@ export class FailoverWatch extends PeriodicJob {
           replicaVerdict: '',
           unknown: '',
         });
+    await Promise.all([...this.watched.values()].map((w) => this.seedFromProof(w)));
     const primaries = await this.deps.replication.primaries([...this.watched.values()].map((w) => w.sale));
     const unanswered: Record<string, string> = {};
     const answering: string[] = [];
@@ -166,6 +169,21 @@ export class FailoverWatch extends PeriodicJob {
         if (!registered.some((s) => s.activityId === activityId) && !this.deps.failover.isClosed(activityId))
           this.watched.delete(activityId);
     return false;
+  }
+
+  /**
+   * A bucket whose primary this process has not seen yet is compared with the primary the sale's
+   * state was last proven on — the warm-up's load (lua/warmup-4.lua) or a failover recovery — so a
+   * failover before this process first saw the bucket (an origin started after one, or its first
+   * questions unanswered) is a change too. Read only while some bucket is unseen; nothing recorded
+   * (a sale warmed before this field existed) or not readable now: the first answer is taken as it is.
+   */
+  private async seedFromProof(w: Watched): Promise<void> {
+    if (!w.primaries.includes(null)) return;
+    const proven = await this.deps.replication.provenPrimaries(w.sale).catch(() => null);
+    proven?.forEach((p, b) => {
+      if (w.primaries[b] === null) w.primaries[b] = p;
+    });
   }
 
   /**

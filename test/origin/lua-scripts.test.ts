@@ -58,7 +58,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       'draw-reserve': 'd3c4360836053745ad98f0f3f7d7c91793f64b89',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
       group: '0cdf78bb01d46b2b780a9ef9db2d56b704f826e3',
-      primary: 'ac9ed5ed80c4b5107c8bc9e1869b4327bfb02bd3',
+      primary: '953b21c456d753fb3b8ab274cb9a10b1d16514fc',
       replication: 'f502fba7d5d8378dbff0b52a67821621f41d133f',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
       enter: '239dd43b7aef267a6f6a01935e9c5ce131b837ee',
@@ -68,7 +68,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       requeue: '1e7035643e376a4060e6974c38c78d0c9c48e160',
       reserve: 'e3c490c36f91f6c7227e7ed93602a53776386d69',
       take: '333b3449640be8dc008ab6329fd6b81c3e5f2ae8',
-      warmup: '3f030f757e8f7bcbf6bbf1e72626f5d08cee6ce8',
+      warmup: '30cfe229e2f84a9f6128eb92c46c3e76aaf4264b',
     });
   });
 });
@@ -397,10 +397,11 @@ describe('lua/release-3.lua', () => {
 });
 
 describe('lua/warmup-4.lua', () => {
-  it('LOADED: sets stock, config and the consumer group', async () => {
+  it('LOADED: sets stock, config (with the primary that took the load) and the consumer group', async () => {
     expect(await warm(100, 'open', 2)).toEqual([WarmupCode.LOADED, 100, 0]);
     expect(await redis.get(keys.stock)).toBe('100');
-    expect(await redis.hgetall(keys.config)).toEqual({ state: 'open', maxPerUser: '2' });
+    const runId = /run_id:(\w+)/.exec(await redis.info('server'))![1];
+    expect(await redis.hgetall(keys.config)).toEqual({ state: 'open', maxPerUser: '2', provenPrimary: runId });
     const groups = (await redis.xinfo('GROUPS', keys.events)) as unknown[][];
     expect(groups[0]).toContain(CONSUMER_GROUP);
   });
@@ -411,6 +412,10 @@ describe('lua/warmup-4.lua', () => {
     expect(await warm(100, 'paused')).toEqual([WarmupCode.ALREADY, 99, 1]);
     expect(await redis.get(keys.stock)).toBe('99');
     expect(await redis.hget(keys.config, 'state')).toBe('paused');
+    // Not re-recorded: a primary that changed since the load has not been proven by this warm-up.
+    await redis.hset(keys.config, 'provenPrimary', 'the-primary-at-the-load');
+    await warm(100, 'open');
+    expect(await redis.hget(keys.config, 'provenPrimary')).toBe('the-primary-at-the-load');
   });
 
   it('HAS_HISTORY: refuses when events exist but the stock key is gone (Redis lost data)', async () => {

@@ -57,8 +57,10 @@ async function midSale(stock: number) {
 describe('recovery lock', () => {
   it('two origins recovering the same failover at once: exactly one rebuild, the other sees the proof', async () => {
     const { activityId, skuId, keys } = await midSale(20);
-    // The failover lost the holders and the released hash (the Stream survived).
+    // The failover lost the holders and the released hash (the Stream survived), and the sale's state
+    // was proven on another primary than the one serving it now (warm-up recorded the old one).
     await a.redis.del(keys.holders, keys.released);
+    await a.redis.hset(keys.config, 'provenPrimary', 'the-primary-before-the-failover');
     const sale: Sale = { activityId, skuId, buckets: 1 };
     const primaries = (await a.origin.parts.stock.replication.primaries([sale])).get(activityId) as string[];
     expect(primaries.every((p) => typeof p === 'string')).toBe(true);

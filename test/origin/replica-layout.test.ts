@@ -158,44 +158,56 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
     const detectedBefore = await counterValue(t, 'seckill_failover_steps_total', { step: 'detected' });
     const reopenedBefore = await counterValue(t, 'seckill_failover_steps_total', { step: 'reopened' });
 
-    cluster.signal(master, 'SIGKILL');
-    const promoted = await waitFor(
-      () => cluster.masterOf(activityKeys(activityId, skuId, 0, BUCKETS).stock).catch(() => master),
-      (port) => port !== master,
-      60_000,
-      100,
-    );
-    // The watch saw the primary change and closed, recovered and reopened the sale.
-    await waitFor(
-      () => counterValue(t, 'seckill_failover_steps_total', { step: 'detected' }),
-      (n) => n > detectedBefore,
-      60_000,
-      100,
-    );
-    await waitFor(
-      async () =>
-        lines.filter(
-          (l) =>
-            l.activityId === activityId &&
-            String(l.msg).startsWith('failover: the Redis primary under this sale changed'),
-        ).length,
-      (n) => n > 0,
-    );
-    // The promoted primary has no replica: the buckets it serves are short now, named with their units.
-    const alert = await waitFor(
-      async () =>
-        lines.find(
-          (l) =>
-            l.alert === 'bucket_short_of_replicas' &&
-            l.activityId === activityId &&
-            l.buckets.every((b: any) => b.node !== null),
-        ),
-      (l) => l !== undefined,
-      60_000,
-      100,
-    );
-    storming = false;
-    await storm;
+    let promoted: number;
+    let alert: Record<string, any> | undefined;
+    try {
+      cluster.signal(master, 'SIGKILL');
+      promoted = await waitFor(
+        () => cluster.masterOf(activityKeys(activityId, skuId, 0, BUCKETS).stock).catch(() => master),
+        (port) => port !== master,
+        60_000,
+        100,
+      );
+      // The watch saw the primary change and closed, recovered and reopened the sale.
+      await waitFor(
+        () => counterValue(t, 'seckill_failover_steps_total', { step: 'detected' }),
+        (n) => n > detectedBefore,
+        60_000,
+        100,
+      );
+      await waitFor(
+        async () =>
+          lines.filter(
+            (l) =>
+              l.activityId === activityId &&
+              String(l.msg).startsWith('failover: the Redis primary under this sale changed'),
+          ).length,
+        (n) => n > 0,
+      );
+      // The promoted primary has no replica: the buckets it serves are short now, named with their units.
+      alert = await waitFor(
+        async () =>
+          lines.find(
+            (l) =>
+              l.alert === 'bucket_short_of_replicas' &&
+              l.activityId === activityId &&
+              l.buckets.every((b: any) => b.node !== null),
+          ),
+        (l) => l !== undefined,
+        60_000,
+        100,
+      );
+    } catch (err) {
+      // What the watch said since the kill, to tell a slow election from a watch that stopped asking.
+      const said = lines
+        .filter((l) => /failover|replica|redis/i.test(String(l.msg)) || l.err !== undefined)
+        .slice(-30)
+        .map((l) => `${l.time} ${l.msg}${l.err ? ` (${l.err})` : ''}`);
+      throw new Error(`${(err as Error).message}\nthe origin's failover lines:\n${said.join('\n')}`);
+    } finally {
+      storming = false; // on a failure too: a storm left running holds the origin's stop in afterAll
+      await storm;
+    }
     console.log(`replica layout drill: answers during the storm ${JSON.stringify(answers)}`);
     expect(alert!.buckets.map((b: any) => b.bucket)).toEqual(onMaster);
     for (const b of alert!.buckets) expect(b).toMatchObject({ node: `127.0.0.1:${promoted}`, inSync: 0 });
