@@ -57,7 +57,7 @@ describe('script SHAs are pinned (editing a script must update this test)', () =
       deny: '43ae373dad66034f4992221f6bb64aabb60cf281',
       'draw-reserve': 'd3c4360836053745ad98f0f3f7d7c91793f64b89',
       'give-back': '167f80a57d3d915cc1d8645878b393ba02908bd3',
-      group: '0cdf78bb01d46b2b780a9ef9db2d56b704f826e3',
+      group: '2f9bfdccc68011f113db5e7fd136799064d55d49',
       primary: '953b21c456d753fb3b8ab274cb9a10b1d16514fc',
       replication: 'f502fba7d5d8378dbff0b52a67821621f41d133f',
       recover: 'faa8d41ae012a935e4f8e9ae38e09c061245e039',
