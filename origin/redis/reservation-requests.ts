@@ -18,6 +18,7 @@ import {
   type ReserveReply,
   type ReserveResult,
 } from './scripts/reserve.js';
+import { WaitGroups, type WaitedReply } from './wait-groups.js';
 
 export interface ReservationRequestOptions {
   /** How long a request waits for the same user's borrow in flight (BORROW_WAIT_MS). */
@@ -35,10 +36,25 @@ const PENDING_MARK = '~';
 const WAIT_MARK_FIELD = 'waitMark';
 
 export class ReservationRequests {
+  /** With REDIS_WAIT_REPLICAS: the reservations that go out together behind one `WAIT` (wait-groups.ts). */
+  private readonly waitGroups: WaitGroups | null;
+
   constructor(
     private readonly redis: RedisConnection,
     private readonly opts: ReservationRequestOptions = {},
-  ) {}
+  ) {
+    const wait = opts.wait;
+    this.waitGroups = wait?.replicas
+      ? new WaitGroups({
+          scripts: redis.request,
+          wait,
+          retryAlone: async (k, args, err) => {
+            if (!err.message.includes('NOSCRIPT') && !(await this.followedRedirect(err))) throw err;
+            return this.reserveAndWaitAlone(k, args, wait);
+          },
+        })
+      : null;
+  }
 
   private get client() {
     return this.redis.request.redis;
@@ -77,8 +93,10 @@ export class ReservationRequests {
     const wait = this.opts.wait;
     let decoded: ReserveReply;
     let replicas = 0;
-    if (wait?.replicas)
-      ({ decoded, replicas } = await this.redis.breaker.run(() => this.reserveAndWait(k, args, wait)));
+    if (this.waitGroups) {
+      const groups = this.waitGroups;
+      ({ decoded, replicas } = await this.redis.breaker.run(() => groups.reserve(k, args)));
+    }
     // Without WAIT, the script's reply alone: no promise and object around it per reserve.
     else decoded = await this.redis.breaker.run(() => this.redis.request.run(reserveScript, k, args));
     switch (decoded.kind) {
@@ -104,18 +122,19 @@ export class ReservationRequests {
   }
 
   /**
-   * The reserve script and `WAIT` in one pipeline on the primary that owns the bucket's slot: one
-   * connection, nothing of ours in between, so WAIT covers this very write. A primary that lost the
-   * script cache (a promoted replica, a restart) gets it loaded in the same pipeline on the retry.
+   * The retry of a group's member whose script failed (wait-groups.ts): the reservation on its own,
+   * the script loaded first (a promoted replica or a restarted primary lost the script cache) and
+   * `WAIT` behind it in one pipeline on the primary that owns the bucket's slot, so WAIT covers this
+   * very write. Two tries after the group's, as a redirect may need one more.
    */
-  private async reserveAndWait(
+  private async reserveAndWaitAlone(
     k: ActivityKeys,
     args: ReserveArgs,
     wait: { replicas: number; timeoutMs: number },
-  ): Promise<{ decoded: ReserveReply; replicas: number }> {
-    for (let attempt = 0; ; attempt++) {
+  ): Promise<WaitedReply> {
+    for (let attempt = 1; ; attempt++) {
       const pipeline = this.client.pipeline();
-      this.redis.request.queue(pipeline, reserveScript, k, args, attempt > 0);
+      this.redis.request.queue(pipeline, reserveScript, k, args, true);
       pipeline.call('WAIT', wait.replicas, wait.timeoutMs);
       const results = (await pipeline.exec()) ?? [];
       const [[scriptErr, reply], [waitErr, replicas]] = results.slice(-2) as [

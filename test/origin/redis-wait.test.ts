@@ -45,6 +45,11 @@ afterAll(async () => {
   await primary?.stop();
 });
 
+/** How many WAIT commands the primary has run (its command statistics). */
+const waitCalls = async (): Promise<number> => {
+  const { stdout } = await run('redis-cli', ['-p', String(primary.port), 'INFO', 'commandstats']);
+  return Number(/cmdstat_wait:calls=(\d+)/.exec(stdout)?.[1] ?? 0);
+};
 const user = () => String(8_000_000_000 + randomInt(0, 1_000_000_000));
 const reserve = async (activityId: string, userId: string) => {
   const res = await t.internal('POST', '/internal/reserve', {
@@ -79,6 +84,26 @@ describe('REDIS_WAIT_REPLICAS=1', () => {
     ).toBe(1);
     // The repeat is still unconfirmed: no replica has it.
     expect(await reserve(activityId, u)).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+  });
+
+  it('a burst without a replica: every reservation unconfirmed in about one WAIT timeout, none lost', async () => {
+    const { activityId } = await t.sale({ stock: 50, acceptReplicaRisk: true });
+    const users = Array.from({ length: 30 }, user);
+    const started = Date.now();
+    const answers = await Promise.all(users.map((u) => reserve(activityId, u)));
+    const tookMs = Date.now() - started;
+    expect(answers.map((a) => a.status)).toEqual(users.map(() => 503));
+    // Reservations asked for together wait behind one WAIT (origin/redis/wait-groups.ts), not one
+    // 2 s timeout each after the other (30 × 2 s).
+    expect(tookMs).toBeLessThan(15_000);
+    // Written on the primary although not promised: each is settled, none twice, none lost.
+    await waitFor(
+      () => scalar(t.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
+      (n) => n === 30,
+    );
+    expect(
+      await scalar(t.db.pool, 'SELECT COUNT(DISTINCT user_id) FROM seckill_order WHERE activity_id = ?', [activityId]),
+    ).toBe(30);
   });
 
   it('with a live replica: 202, and the repeat 200 with the same reservation', async () => {
@@ -116,5 +141,35 @@ describe('REDIS_WAIT_REPLICAS=1', () => {
     expect(first.status).toBe(202);
     const again = await reserve(activityId, u);
     expect(again).toMatchObject({ status: 200, body: { reservationId: first.body.reservationId } });
+  });
+
+  it('with a live replica, a burst: every reservation 202, stock exact, far fewer WAITs than reservations', async () => {
+    const stock = 150;
+    const { activityId } = await t.sale({ stock, acceptReplicaRisk: true });
+    const users = Array.from({ length: 200 }, user);
+    const waitsBefore = await waitCalls();
+    const answers = await Promise.all(users.map((u) => reserve(activityId, u)));
+    const waits = (await waitCalls()) - waitsBefore;
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 202)).toHaveLength(stock);
+    expect(statuses.filter((s) => s !== 202).every((s) => s === 409)).toBe(true);
+    // One WAIT per group of reservations asked for while the previous group was out; one per
+    // reservation before (origin/redis/wait-groups.ts).
+    console.log(`${answers.length} reservations (${stock} granted) confirmed by ${waits} WAIT calls`);
+    expect(waits).toBeGreaterThan(0);
+    expect(waits).toBeLessThan(answers.length / 2);
+    await waitFor(
+      () => scalar(t.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),
+      (n) => n === stock,
+    );
+  });
+
+  it('a primary that lost its scripts (SCRIPT FLUSH, as after a restart): a burst is still every one 202', async () => {
+    const { activityId } = await t.sale({ stock: 40, acceptReplicaRisk: true });
+    await run('redis-cli', ['-p', String(primary.port), 'SCRIPT', 'FLUSH']);
+    const users = Array.from({ length: 40 }, user);
+    const answers = await Promise.all(users.map((u) => reserve(activityId, u)));
+    expect(answers.map((a) => a.status)).toEqual(users.map(() => 202));
+    expect(new Set(answers.map((a) => a.body.reservationId)).size).toBe(40);
   });
 });
