@@ -186,7 +186,7 @@ export async function benchDraw(): Promise<DrawBenchResult> {
     const threadsBefore = threadCpuMs();
     let passThreads = new Map<number, number>();
     await runDraw(
-      { db: ctx.db, log: ctx.log, entries: ctx.stock.lottery, sales: ctx.stock.sales, publisher: ctx.publisher },
+      { db: ctx.db, log: ctx.log, entries: ctx.stock.lotteryEntries, sales: ctx.stock.sales, publisher: ctx.publisher },
       activityId,
       {
         onPhase: (phase) => {

@@ -56,7 +56,7 @@ try {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       for (let i = next++; i < N; i = next++) {
-        const r = await ctx.stock.lottery.enter({ ...sale, userId: String(10_000_000 + i), quantity: 1 });
+        const r = await ctx.stock.lotteryEntries.enter({ ...sale, userId: String(10_000_000 + i), quantity: 1 });
         if (r.kind !== 'entered') refused++;
         if (i > 0 && i % 200_000 === 0) process.stdout.write(`  ${i} entries…\n`);
       }
@@ -82,7 +82,7 @@ try {
   const t = performance.now();
   const drawStarted = Date.now();
   await runDraw(
-    { db: ctx.db, log: ctx.log, entries: ctx.stock.lottery, sales: ctx.stock.sales, publisher: ctx.publisher },
+    { db: ctx.db, log: ctx.log, entries: ctx.stock.lotteryEntries, sales: ctx.stock.sales, publisher: ctx.publisher },
     activityId,
     {
       owner: 'bench',

@@ -44,7 +44,7 @@ export interface OriginParts {
   /** Units in buckets whose primary is short of replicas (sale/replica-layout.ts; set by the failover watch). */
   shortBuckets: ShortBuckets;
   /** Lottery activities: entry window, then drawing, then FCFS (docs/design.md §10). */
-  lottery: LotteryAdmission;
+  lotteryAdmission: LotteryAdmission;
   /** Pushes the edge when reservations cross the stock hint / early sold-out lines (docs/design.md §10). */
   stockWatch: StockWatch;
   /** RESERVE_MAX_IN_FLIGHT: one count per origin for the reserve route and its fast path together. */
@@ -140,7 +140,7 @@ export async function buildOriginParts(
     soldOut: flags,
     pushEdge,
     publisher,
-    lottery: new LotteryAdmission(db, stock.lottery),
+    lotteryAdmission: new LotteryAdmission(db, stock.lotteryEntries),
     stockWatch,
     reserveGate: createReserveGate({ config, metrics }),
     failover,

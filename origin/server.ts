@@ -103,7 +103,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           draws: new DrawJob({
             db: parts.db,
             log: parts.log,
-            entries: parts.stock.lottery,
+            entries: parts.stock.lotteryEntries,
             sales: parts.stock.sales,
             publisher: parts.publisher,
             config,

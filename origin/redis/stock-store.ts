@@ -3,16 +3,16 @@
  * RedisConnection (connection.ts). Each job object is built on its own from the connection, so a
  * service can be handed exactly the one it uses:
  *
- *   requests   the purchase's decision on the request path (reservation-requests.ts)
- *   lottery    entries, the draw's reservations and winners (lottery-entries.ts)
- *   sales      warm-up, the switch, units left, release, refill, tranches (sale-stock.ts)
- *   registry   the warmed sales settlement looks after; a sale's keys expiring (sale-registry.ts)
- *   access     the eligibility rule and the deny list the scripts read (sale-access.ts)
- *   streams    consumer groups, Stream consumers, an admin's requeue (sale-streams.ts)
- *   ledger     reconciliation's snapshot and the Streams' reservations (ledger-reads.ts)
- *   recovery   stop for recovery, recover, stranded borrows (sale-recovery.ts)
- *   replication  primaries, replicas, proven primaries, replica pause, node figures (replication-watch.ts)
- *   soldOut    sold-out transitions between origin processes (sold-out-channel.ts)
+ *   requests        the purchase's decision on the request path (reservation-requests.ts)
+ *   lotteryEntries  entries, the draw's reservations and winners (lottery-entries.ts)
+ *   sales           warm-up, the switch, units left, release, refill, tranches (sale-stock.ts)
+ *   registry        the warmed sales settlement looks after; a sale's keys expiring (sale-registry.ts)
+ *   access          the eligibility rule and the deny list the scripts read (sale-access.ts)
+ *   streams         consumer groups, Stream consumers, an admin's requeue (sale-streams.ts)
+ *   ledger          reconciliation's snapshot and the Streams' reservations (ledger-reads.ts)
+ *   recovery        stop for recovery, recover, stranded borrows (sale-recovery.ts)
+ *   replication     primaries, replicas, proven primaries, replica pause, node figures (replication-watch.ts)
+ *   soldOut         sold-out transitions between origin processes (sold-out-channel.ts)
  *
  * Each Lua script has one module in scripts/ that names its keys, lays out its arguments and
  * decodes its reply; the job objects run them, callers never see KEYS. A sale's stock may be split
@@ -46,7 +46,7 @@ export type StockStoreOptions = RedisConnectionOptions & ReservationRequestOptio
 
 export class StockStore {
   readonly requests: ReservationRequests;
-  readonly lottery: LotteryEntries;
+  readonly lotteryEntries: LotteryEntries;
   readonly sales: SaleStock;
   readonly registry: SaleRegistry;
   readonly access: SaleAccess;
@@ -61,7 +61,7 @@ export class StockStore {
     opts: ReservationRequestOptions = {},
   ) {
     this.requests = new ReservationRequests(connection, opts);
-    this.lottery = new LotteryEntries(connection, this.requests);
+    this.lotteryEntries = new LotteryEntries(connection, this.requests);
     this.registry = new SaleRegistry(connection);
     this.sales = new SaleStock(connection, this.registry);
     this.access = new SaleAccess(connection);

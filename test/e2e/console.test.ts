@@ -7,15 +7,16 @@
  *
  * Chromium is Debian's (`scripts/browser.sh`; CHROMIUM_PATH overrides), driven by playwright-core.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { sign } from 'hono/jwt';
 import { pino } from 'pino';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
+import { launchBrowser } from '../helpers/browser.js';
 import type { RunningEdge } from '../helpers/edge.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import { uniqueId } from '../helpers/ids.js';
@@ -23,16 +24,6 @@ import { pay } from '../helpers/lifecycle.js';
 import { TEST_SECRETS, waitFor, type TestOrigin } from '../helpers/origin.js';
 import { startTestStack } from '../helpers/stack.js';
 
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
 /** The operator signed in by default: one of ADMIN_TOKENS (32 characters, the floor off loopback). */
 const OPERATOR = 'alice.ops';
@@ -52,8 +43,6 @@ const sink = new Writable({
 });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM_PATH))
-    throw new Error(`no Chromium at ${CHROMIUM_PATH}: run scripts/browser.sh or set CHROMIUM_PATH.`);
   mkdirSync(ARTIFACTS, { recursive: true });
   ({ edge, origin } = await startTestStack({
     // The scheduled warm-up picks a new sale up within a second of its creation.
@@ -68,7 +57,7 @@ beforeAll(async () => {
     },
     originLog: pino({ level: 'info' }, sink),
   }));
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  browser = await launchBrowser('the console test');
 });
 
 async function closeContexts() {

@@ -9,32 +9,22 @@
  * Chromium is Debian's (`scripts/browser.sh` installs it; CHROMIUM_PATH overrides the path) driven by
  * playwright-core; no browser is ever downloaded. Without it this file fails — it never skips.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sign } from 'hono/jwt';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { entrantOf, ticketOf } from '../../origin/lottery/draw-rule.js';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { scalar } from '../helpers/db.js';
+import { launchBrowser } from '../helpers/browser.js';
 import type { RunningEdge } from '../helpers/edge.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import { uniqueId } from '../helpers/ids.js';
 import { waitFor, type TestOrigin } from '../helpers/origin.js';
 import { startTestStack } from '../helpers/stack.js';
 
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** The flags these machines need (no sandbox as root, and nothing that reaches for the network). */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/sale-page/', import.meta.url));
 /** How far the buyer's own clock is off: an hour fast. */
 const CLIENT_CLOCK_SKEW_MS = 3_600_000;
@@ -48,15 +38,9 @@ const contexts: BrowserContext[] = [];
 const createdActivities: { activityId: string; skuId: string }[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `no Chromium at ${CHROMIUM_PATH}: the sale-page test needs a real browser. Run scripts/browser.sh ` +
-        `(installs Debian's 'chromium') or set CHROMIUM_PATH.`,
-    );
-  }
   mkdirSync(ARTIFACTS, { recursive: true });
   ({ edge, origin } = await startTestStack());
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  browser = await launchBrowser('the sale-page test');
 });
 
 /**

@@ -8,15 +8,15 @@
  * - sold out while 50 wait: all 50 learn sold_out on their next poll, with no origin call.
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort, spawnTs, stopChild, waitForHttp } from '../../support/processes.js';
 import { signEdgeRequest } from '../../contract/index.js';
 import { Redis } from 'ioredis';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
+import { launchBrowser } from '../helpers/browser.js';
 import { REDIS_URL, createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { startEdge, type RunningEdge } from '../helpers/edge.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
@@ -339,18 +339,12 @@ it('sold out while 50 wait: all 50 learn sold_out on their next poll, with no or
 }, 60_000);
 
 it('the sale page in Chromium waits in the real line: "You are number N in line — about M s", then its reservation', async () => {
-  const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  expect(existsSync(chromiumPath), `no Chromium at ${chromiumPath} (scripts/browser.sh installs it)`).toBe(true);
   const artifacts = fileURLToPath(new URL('../../test-artifacts/waiting-room/', import.meta.url));
   mkdirSync(artifacts, { recursive: true });
   const activityId = await queueSale({ stock: 5, admissionRatePerSec: 1 });
   const [first, ...ahead] = await tickets(activityId, ['9400001', '9400002', '9400003']);
 
-  const browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+  const browser = await launchBrowser('the waiting-room page test');
   try {
     const page = await browser.newPage({ viewport: { width: 640, height: 520 }, locale: 'en-US' });
     const errors: string[] = [];

@@ -38,7 +38,7 @@ afterAll(async () => {
 
 function drawDeps(): DrawDeps {
   const { db, log, stock, publisher } = t.origin.parts;
-  return { db, log, entries: stock.lottery, sales: stock.sales, publisher };
+  return { db, log, entries: stock.lotteryEntries, sales: stock.sales, publisher };
 }
 
 /** Small pages, so that a pass has 30 of them to share out. One owner, as the DrawJob retries with its own. */

@@ -28,7 +28,7 @@ async function purchase(activityId: string, userId: string) {
 describe('the lottery step on the reserve path', () => {
   it('is known FCFS after the first purchase of an FCFS sale, which still reserves', async () => {
     const { activityId } = await t.sale({ stock: 5 });
-    const admission = t.origin.parts.lottery;
+    const admission = t.origin.parts.lotteryAdmission;
     expect(admission.isFcfs(activityId)).toBe(false);
     const first = await purchase(activityId, uniqueId());
     expect(first).toMatchObject({ status: 202, body: { status: 'queued' } });
@@ -56,7 +56,7 @@ describe('the lottery step on the reserve path', () => {
     for (let i = 0; i < 2; i++) {
       const answer = await purchase(activityId, uniqueId());
       expect(answer).toMatchObject({ status: 202, body: { status: 'entered' } });
-      expect(t.origin.parts.lottery.isFcfs(activityId)).toBe(false);
+      expect(t.origin.parts.lotteryAdmission.isFcfs(activityId)).toBe(false);
     }
   });
 });

@@ -34,7 +34,7 @@ afterAll(async () => {
 /** What a draw run by hand uses, from the origin's pieces (as server.ts builds the draw job). */
 function drawDeps(o: TestOrigin): DrawDeps {
   const { db, log, stock, publisher } = o.origin.parts;
-  return { db, log, entries: stock.lottery, sales: stock.sales, publisher };
+  return { db, log, entries: stock.lotteryEntries, sales: stock.sales, publisher };
 }
 
 async function lotterySale(
