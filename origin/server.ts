@@ -98,7 +98,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
           }),
           orderEvents: orderEventWorkerFor(
             { db: parts.db, log: parts.log, metrics: parts.metrics, config },
-            () => settlement?.busyWithin(config.ORDER_EVENTS_POLL_MS) ?? false,
+            () => settlement?.behindWithin(config.ORDER_EVENTS_POLL_MS) ?? false,
           ),
           draws: new DrawJob({
             db: parts.db,

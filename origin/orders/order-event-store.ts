@@ -66,7 +66,7 @@ export async function recordOrderEvents(tx: Tx, type: OrderEventType, orders: Or
  * (`execute`, one statement text per number of rows): each row's payload, some 45 bytes per order,
  * goes as one binary parameter, neither escaped here nor parsed as a literal by the server.
  * `perRow` bounds what one delivery round takes (a claim takes whole rows): a round that goes
- * while settlement is still busy (ORDER_EVENTS_YIELD_MS) then delivers about ORDER_EVENTS_BATCH_SIZE
+ * while settlement is still behind (ORDER_EVENTS_YIELD_MS) then delivers about ORDER_EVENTS_BATCH_SIZE
  * events, not a whole settlement batch's.
  */
 export async function recordCreatedEvents(

@@ -62,7 +62,7 @@ export interface OrderEventWorkerDeps {
   db: Db;
   log: Logger;
   metrics: Metrics;
-  /** True while settlement in this process is busy: delivery then waits (ORDER_EVENTS_YIELD_MS). */
+  /** True while settlement in this process is behind (reads fill whole batches): delivery then waits (ORDER_EVENTS_YIELD_MS). */
   settling?: () => boolean;
 }
 
@@ -127,9 +127,10 @@ export class OrderEventWorker extends PeriodicJob {
 
   /**
    * Settlement first (the orders are what the buyers wait for; events may follow a little later):
-   * while this process's consumers are settling, skip rounds, for ORDER_EVENTS_YIELD_MS in a row at
-   * most; then one round delivers (about ORDER_EVENTS_BATCH_SIZE events: settlement writes rows of at
-   * most that many) and the next waits again. So in a long storm events still trickle out.
+   * while this process's consumers are behind (a storm: their reads fill whole batches), skip rounds,
+   * for ORDER_EVENTS_YIELD_MS in a row at most; then one round delivers (about ORDER_EVENTS_BATCH_SIZE
+   * events: settlement writes rows of at most that many) and the next waits again. So in a long storm
+   * events still trickle out, and a steady stream of orders (read a few at a time) never holds them.
    */
   private deferToSettlement(): boolean {
     const yieldMs = this.settings.ORDER_EVENTS_YIELD_MS;

@@ -224,11 +224,11 @@ const envSchema = z.object({
   /** POSTs in flight at once per worker. */
   ORDER_EVENTS_CONCURRENCY: int(8, 1),
   /**
-   * Settlement first: while this process's settlement consumers are busy (one settled a batch within
-   * the last ORDER_EVENTS_POLL_MS), the order-event worker waits, at most this long in a row before it
-   * delivers a round anyway. 0 = never waits.
+   * Settlement first: while this process's settlement consumers are behind (one read a whole
+   * SETTLE_BATCH_SIZE batch within the last ORDER_EVENTS_POLL_MS), the order-event worker waits, at
+   * most this long in a row before it delivers a round anyway. 0 = never waits.
    */
-  ORDER_EVENTS_YIELD_MS: int(2_000, 0),
+  ORDER_EVENTS_YIELD_MS: int(10_000, 0),
   /** How often every warmed activity is reconciled (alert metric + log line on mismatch). */
   RECONCILE_INTERVAL_MS: int(60_000, 100),
   /** A mismatch found by the periodic reconciliation is re-checked this many times in all ... */

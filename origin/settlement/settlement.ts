@@ -46,7 +46,8 @@ export class Settlement {
   private stopping = false;
   private readonly lastFailure = new Map<string, string>();
   private readonly instance = `${hostname()}:${process.pid}:${randomHex(3)}`;
-  private lastEntriesAt = 0;
+  /** When a consumer's read last filled a whole batch (more were waiting): settlement is behind. */
+  private lastFullReadAt = 0;
 
   constructor(private readonly deps: SettlementDeps) {}
 
@@ -62,9 +63,13 @@ export class Settlement {
     tick();
   }
 
-  /** True when one of this process's consumers read entries to settle within the last `windowMs`. */
-  busyWithin(windowMs: number): boolean {
-    return Date.now() - this.lastEntriesAt < windowMs;
+  /**
+   * True when one of this process's consumers read a whole batch (SETTLE_BATCH_SIZE: more were
+   * waiting) within the last `windowMs`: a backlog, as in a sale's storm. A steady trickle, read a
+   * few at a time, is not one.
+   */
+  behindWithin(windowMs: number): boolean {
+    return Date.now() - this.lastFullReadAt < windowMs;
   }
 
   /** Activities being settled by this process. */
@@ -97,8 +102,8 @@ export class Settlement {
               log: this.deps.log,
               metrics: this.deps.metrics,
               lastFailure: this.lastFailure,
-              onEntries: () => {
-                this.lastEntriesAt = Date.now();
+              onFullRead: () => {
+                this.lastFullReadAt = Date.now();
               },
             },
             target,

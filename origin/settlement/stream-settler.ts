@@ -33,8 +33,8 @@ export interface SettlerDeps {
   metrics: Metrics;
   /** Why an entry failed last (shared by the process's settlers), for the dead letter's reason. */
   lastFailure: Map<string, string>;
-  /** Called when a read brought entries to settle (the process's settlement is busy). */
-  onEntries?: () => void;
+  /** Called when a read filled a whole batch: more were waiting (the process's settlement is behind). */
+  onFullRead?: () => void;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -78,7 +78,7 @@ export class StreamSettler {
         }
         const entries = await this.deps.reader.read(this.settings.batchSize, this.settings.blockMs);
         if (entries.length > 0) {
-          this.deps.onEntries?.();
+          if (entries.length >= this.settings.batchSize) this.deps.onFullRead?.();
           await this.settleEntries(entries, new Map(), true);
           // The Stream had no more waiting: let the next few gather instead of settling them one
           // transaction each (under a backlog every batch is full and this never waits).
