@@ -1,7 +1,8 @@
 /**
  * Settlement consumers of one process: finds warmed activities (the registry hash written by
- * warm-up) and runs `SETTLE_WORKERS` StreamSettlers on each. `start()` / `stop()`; stop drains the
- * entry in hand and returns.
+ * warm-up) and runs `SETTLE_WORKERS` StreamSettlers on each; a sale that leaves the registry (its
+ * cleanup) has its settlers stopped at the next discovery, before its Streams expire.
+ * `start()` / `stop()`; stop drains the entry in hand and returns.
  */
 import { hostname } from 'node:os';
 import { randomHex } from '../../contract/ids.js';
@@ -78,7 +79,9 @@ export class Settlement {
   }
 
   async discover(): Promise<void> {
-    for (const sale of await this.deps.registry.warmedSales()) {
+    const sales = await this.deps.registry.warmedSales();
+    await this.retire(new Set(sales.map((s) => s.activityId)));
+    for (const sale of sales) {
       const { activityId } = sale;
       if (this.stopping || this.settlers.has(activityId)) continue;
       const record = await findActivity(this.deps.db, activityId);
@@ -122,6 +125,20 @@ export class Settlement {
       }
       this.settlers.set(activityId, workers);
       this.deps.log.info({ activityId, workers: workers.length, buckets: sale.buckets }, 'settling activity');
+    }
+  }
+
+  /**
+   * Stops the settlers of sales no longer listed: a cleaned-up sale's Streams expire after its
+   * retention, and a settler left on them would fail every round. Said once per sale.
+   */
+  private async retire(listed: Set<string>): Promise<void> {
+    for (const [activityId, workers] of this.settlers) {
+      if (listed.has(activityId)) continue;
+      this.settlers.delete(activityId);
+      await Promise.all(workers.map((s) => s.stop()));
+      await Promise.allSettled(workers.map((s) => s.close()));
+      this.deps.log.info({ activityId, workers: workers.length }, 'sale left the registry: its settlers stopped');
     }
   }
 

@@ -39,10 +39,19 @@ export interface SettlerDeps {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Redis's answers to a group read on a Stream or group that does not exist, or whose key was removed
+ * while the read was blocked on it.
+ */
+const isStreamGone = (message: string) =>
+  message.startsWith('NOGROUP') || message.startsWith('UNBLOCKED the stream key no longer exists');
+
 export class StreamSettler {
   private stopping = false;
   private loop: Promise<void> | null = null;
   private nextClaimAt = 0;
+  /** The last round found no Stream or group (NOGROUP): said once until a round succeeds. */
+  private streamGone = false;
 
   constructor(
     private readonly deps: SettlerDeps,
@@ -85,9 +94,20 @@ export class StreamSettler {
           if (entries.length < this.settings.batchSize && this.settings.lingerMs > 0 && !this.stopping)
             await sleep(this.settings.lingerMs);
         }
+        this.streamGone = false;
       } catch (err) {
         if (this.stopping) break;
-        log.warn({ activityId: this.target.activityId, err: (err as Error).message }, 'settlement round failed');
+        const message = (err as Error).message;
+        if (isStreamGone(message)) {
+          // The sale's Stream or group is gone (expired after its cleanup, or lost with a Redis
+          // failover until recovery): said once, then the settler waits quietly for the group to
+          // come back or for discovery to retire it.
+          if (!this.streamGone)
+            log.warn({ activityId: this.target.activityId, err: message }, 'sale stream gone: settler idle');
+          this.streamGone = true;
+        } else {
+          log.warn({ activityId: this.target.activityId, err: message }, 'settlement round failed');
+        }
         await sleep(this.settings.retryBackoffMs);
       }
     }
