@@ -34,7 +34,17 @@ export async function signOrderEvent(secret: string, body: string, now = Date.no
   };
 }
 
-/** Constant-time check of a delivery's signature; `maxAgeMs` refuses replays of old deliveries. */
+/**
+ * How old (or how far ahead of the receiver's clock) a delivery's timestamp may be by default: every
+ * delivery, retries included, is signed when it is sent, so an older one is a replay.
+ */
+export const ORDER_EVENT_MAX_AGE_MS = 5 * 60_000;
+
+/**
+ * Constant-time check of a delivery's signature. A timestamp further than `maxAgeMs` from `now`
+ * (default ORDER_EVENT_MAX_AGE_MS) is refused as a replay; a receiver whose clock is known to be off
+ * may widen it.
+ */
 export async function verifyOrderEvent(
   secret: string,
   req: { body: string; timestamp: string | null | undefined; signature: string | null | undefined },
@@ -42,7 +52,7 @@ export async function verifyOrderEvent(
 ): Promise<boolean> {
   const { timestamp, signature } = req;
   if (!timestamp || !signature || !/^\d{1,16}$/.test(timestamp) || !/^v1=[0-9a-f]{64}$/.test(signature)) return false;
-  if (opts.maxAgeMs !== undefined && Math.abs((opts.now ?? Date.now()) - Number(timestamp)) > opts.maxAgeMs)
-    return false;
+  const maxAgeMs = opts.maxAgeMs ?? ORDER_EVENT_MAX_AGE_MS;
+  if (!(Math.abs((opts.now ?? Date.now()) - Number(timestamp)) <= maxAgeMs)) return false;
   return verifyHmacHex(secret, orderEventSignedString(timestamp, req.body), signature.slice(3));
 }
