@@ -1,27 +1,42 @@
 /**
- * `npm run verify-draw -- --activity <id> [--edge <url>] [--user <id>]`: checks a lottery's draw from
- * public data only (docs/design.md §10, rule in origin/lottery/draw-rule.ts), as any buyer could: the public
- * activity (drawCommitment, drawEntrantsDigest, drawSeed, summary) and the published entrant list,
- * both from the edge (EDGE_URL, default http://127.0.0.1:8787).
- *  1. commitment: SHA-256(drawSeed) = drawCommitment (the seed is the one fixed before the sale);
+ * `npm run verify-draw -- --activity <id> [--edge <url>] [--user <id>] [--close <hex>]`: checks a
+ * lottery's draw from public data only (docs/lottery.md, rule in origin/lottery/draw-rule.ts), as any
+ * buyer could: the public activity (drawCommitment, drawEntrantsDigest, drawParameters,
+ * drawCloseDigest, drawSeed, summary) and the published entrant list, both from the edge (EDGE_URL,
+ * default http://127.0.0.1:8787).
+ *  1. commitment: the commitment of drawSeed under the draw's scheme = drawCommitment (the seed and,
+ *     from scheme 3 on, the scheme are the ones fixed before the sale);
  *  2. entrants: the list is as long as the summary says;
  *  3. digest: the lines in entry order (`entry` = 1 … N, each once) hash to drawEntrantsDigest, the
  *     digest published at the close, before the seed — so no entrant was added, dropped, substituted
  *     or had their quantity changed after the close;
  *  4. tickets: every line's ticket = HMAC(drawSeed, digest || entrant);
- *  5. order: the list is served in strictly ascending ticket order;
- *  6. winners: replaying the rule from the units on sale (excluded entrants take nothing) gives
- *     exactly the published `won` flags; 7. summary: as many winners and exclusions as it says;
+ *  5. close (scheme 3): drawParameters and the digest hash to drawCloseDigest (and to --close, the
+ *     value a witness recorded at the close, when given); the summary's units are the close's; no
+ *     line asks for more than the close's maxPerUser;
+ *  6. order: the list is served in strictly ascending ticket order;
+ *  7. winners: replaying the rule from the units (scheme 3: the close's; older: the summary's;
+ *     excluded entrants take nothing) gives exactly the published `won` flags;
+ *  8. summary: as many winners and exclusions as it says;
  *  with --user: that user's line (entrant = HMAC(drawSeed, userId)), place and outcome.
- * A draw from before the digest (scheme 1, no drawEntrantsDigest) gets the checks of its time: 1, 2,
- * order, winners, summary. Exit 0 when every check holds, 1 when one fails, 2 on bad usage or an
- * unreachable edge.
+ * No downgrade: a draw of scheme 2 or more, or a list whose lines carry `entrant` / `entry`, needs the
+ * digest and ticket checks (a missing digest fails them); scheme 3 needs the close record. Only a
+ * scheme-1 draw whose lines are of scheme 1 gets the checks of its time: 1, 2, order, winners,
+ * summary. Exit 0 when every check holds, 1 when one fails, 2 on bad usage or an unreachable edge.
  */
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { isId } from '../contract/ids.js';
-import { commitmentOf, entrantOf, entryLine, expectedOutcomes, ticketOf } from '../origin/lottery/draw-rule.js';
+import {
+  closeDigestOf,
+  commitmentOf,
+  entrantOf,
+  entryLine,
+  expectedOutcomes,
+  ticketOf,
+  type DrawParameters,
+} from '../origin/lottery/draw-rule.js';
 
 export interface DrawCheck {
   name: string;
@@ -62,7 +77,17 @@ async function getJson(url: string): Promise<any> {
   }
 }
 
-export async function verifyDraw(edgeUrl: string, activityId: string, userId?: string): Promise<DrawVerification> {
+export interface VerifyOptions {
+  /** The close record's digest as a witness recorded it at the close: the published one must equal it. */
+  close?: string;
+}
+
+export async function verifyDraw(
+  edgeUrl: string,
+  activityId: string,
+  userId?: string,
+  opts: VerifyOptions = {},
+): Promise<DrawVerification> {
   const activity = await getJson(`${edgeUrl}/api/activities/${activityId}`);
   const seed: string | undefined = activity.drawSeed;
   if (activity.admission !== 'lottery') throw new Error(`activity ${activityId} is not a lottery`);
@@ -78,14 +103,28 @@ export async function verifyDraw(edgeUrl: string, activityId: string, userId?: s
   }
 
   const digest: string | undefined = activity.drawEntrantsDigest;
+  const scheme: number = activity.draw.scheme ?? 1;
   const checks: DrawCheck[] = [];
   const check = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail });
-  check('commitment', commitmentOf(seed) === activity.drawCommitment, `sha256(drawSeed) = ${commitmentOf(seed)}`);
+  const commitment = commitmentOf(seed, scheme);
+  check(
+    'commitment',
+    commitment === activity.drawCommitment,
+    `commitment of drawSeed under scheme ${scheme} = ${commitment}, published ${activity.drawCommitment}`,
+  );
   check(
     'entrants',
     list.length === activity.draw.entrants,
     `${list.length} listed, summary says ${activity.draw.entrants}`,
   );
+  // Lines of scheme 2 or later carry the entrant id and the entry place: such a list is checked
+  // against the digest whatever scheme the activity claims.
+  const carriesEntrants = list.some((l) => l.entrant !== undefined || l.entry !== undefined);
+  if (!digest && (scheme >= 2 || carriesEntrants)) {
+    const why = carriesEntrants ? 'the lines carry entrant ids' : `the draw is of scheme ${scheme}`;
+    check('digest', false, `no drawEntrantsDigest is published, but ${why}: the list cannot be checked`);
+    check('tickets', false, 'no drawEntrantsDigest to derive the tickets from');
+  }
   if (digest) {
     const byEntry = [...list].sort((a, b) => (a.entry ?? 0) - (b.entry ?? 0));
     const places = byEntry.every((l, i) => l.entry === i + 1 && typeof l.entrant === 'string');
@@ -100,16 +139,35 @@ export async function verifyDraw(edgeUrl: string, activityId: string, userId?: s
     const wrong = list.filter((l) => l.ticket !== ticketOf(seed, digest, l.entrant ?? '')).length;
     check('tickets', wrong === 0, `${wrong} tickets differ from HMAC(drawSeed, digest || entrant)`);
   }
+  let units: number = activity.draw.units;
+  if (scheme >= 3) {
+    const parameters: DrawParameters | undefined = activity.drawParameters;
+    const published: string | undefined = activity.drawCloseDigest;
+    if (!parameters || !published || !digest) {
+      check('close', false, 'no close record (drawParameters, drawCloseDigest, drawEntrantsDigest) is published');
+    } else {
+      const got = closeDigestOf(scheme, parameters, digest);
+      const pinned = opts.close === undefined || opts.close === published;
+      check(
+        'close',
+        got === published && pinned && parameters.units === activity.draw.units,
+        `sha256 of the close record = ${got}, published ${published}` +
+          (opts.close === undefined ? '' : `, recorded at the close ${opts.close}`) +
+          `; units at the close ${parameters.units}, summary says ${activity.draw.units}`,
+      );
+      const tooMany = list.filter((l) => l.quantity < 1 || l.quantity > parameters.maxPerUser).length;
+      check('quantities', tooMany === 0, `${tooMany} lines ask for more than maxPerUser ${parameters.maxPerUser}`);
+      units = parameters.units;
+    }
+  } else if (opts.close !== undefined) {
+    check('close', false, `--close given, but the draw is of scheme ${scheme}, which has no close record`);
+  }
   let ordered = true;
   for (let i = 1; i < list.length; i++) if (!(list[i - 1]!.ticket < list[i]!.ticket)) ordered = false;
   check('order', ordered, 'tickets strictly ascending');
-  const expected = expectedOutcomes(list, activity.draw.units);
+  const expected = expectedOutcomes(list, units);
   const differing = list.filter((e, i) => e.won !== expected[i]).length;
-  check(
-    'winners',
-    differing === 0,
-    `${differing} entrants differ from the rule replayed on ${activity.draw.units} units`,
-  );
+  check('winners', differing === 0, `${differing} entrants differ from the rule replayed on ${units} units`);
   const won = list.filter((e) => e.won).length;
   const excluded = list.filter((e) => e.excluded).length;
   check(
@@ -137,16 +195,25 @@ export async function verifyDraw(edgeUrl: string, activityId: string, userId?: s
 
 async function main() {
   const { values } = parseArgs({
-    options: { activity: { type: 'string' }, edge: { type: 'string' }, user: { type: 'string' } },
+    options: {
+      activity: { type: 'string' },
+      edge: { type: 'string' },
+      user: { type: 'string' },
+      close: { type: 'string' },
+    },
   });
   const edge = values.edge ?? process.env.EDGE_URL ?? 'http://127.0.0.1:8787';
-  if (!isId(values.activity) || (values.user !== undefined && !isId(values.user))) {
-    console.error('usage: npm run verify-draw -- --activity <id> [--edge <url>] [--user <id>]');
+  if (
+    !isId(values.activity) ||
+    (values.user !== undefined && !isId(values.user)) ||
+    (values.close !== undefined && !/^[0-9a-f]{64}$/.test(values.close))
+  ) {
+    console.error('usage: npm run verify-draw -- --activity <id> [--edge <url>] [--user <id>] [--close <64 hex>]');
     process.exit(2);
   }
   let v: DrawVerification;
   try {
-    v = await verifyDraw(edge.replace(/\/$/, ''), values.activity, values.user);
+    v = await verifyDraw(edge.replace(/\/$/, ''), values.activity, values.user, { close: values.close });
   } catch (err) {
     console.error(`verify-draw: ${(err as Error).message}`);
     process.exit(2);

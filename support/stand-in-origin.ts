@@ -136,14 +136,15 @@ export async function startStandInOrigin(opts: { secret: string; port?: number }
       return snapshot ? send(res, 200, snapshot) : fail(res, 'not_found');
     }
     if ((m = /^\/internal\/activities\/(\d+)\/draw\/entrants$/.exec(path)) && method === 'GET') {
-      // A made-up page: one line after the cursor, so every cursor is a distinct page.
+      // A made-up endless list: one line after the cursor, its ticket the cursor + 1, which is also the
+      // `next` cursor, so every cursor is a distinct page and every page leads to another.
       count(m[1]!, 'entrants', req);
       const after = url.searchParams.get('after') ?? '';
-      const ticket = after === '' ? '0'.repeat(63) + '1' : after.slice(0, 63) + 'f';
+      const ticket = (after === '' ? 1n : BigInt(`0x${after}`) + 1n).toString(16).padStart(64, '0');
       return send(res, 200, {
         activityId: m[1],
         entrants: [{ ticket, entrant: 'e'.repeat(64), entry: 1, quantity: 1, won: false, excluded: false }],
-        next: null,
+        next: ticket,
       });
     }
     if ((m = /^\/internal\/activities\/(\d+)\/reservation$/.exec(path)) && method === 'GET') {

@@ -4,25 +4,32 @@
  *  - seed = HMAC(key = DRAW_SECRET, message = "seckill-draw-seed:<activityId>:<nonce>"); the nonce is
  *    random per activity and stored in MySQL; the secret lives only in the origin's environment, so
  *    MySQL (or a backup of it) holds no seed until the reveal;
- *  - commitment = SHA-256(seed), published at creation;
+ *  - commitment = SHA-256("seckill-draw-commitment:<scheme>:<seed>") (scheme 3), published at
+ *    creation: it binds the scheme as well as the seed, so a draw re-labelled with another scheme
+ *    fails its commitment (schemes 1 and 2: SHA-256(seed));
  *  - an entrant's id = HMAC(key = seed, message = userId): the published list's line of that user;
  *  - the closed list = every entry in entry order (bucket 0's entries first, then bucket 1's …); its
  *    digest = SHA-256 of "<entrant>:<quantity>\n" per entry, in that order, published at the close,
  *    before the seed is revealed;
  *  - ticket = HMAC(key = seed, message = digest || entrant): the draw order is ascending ticket, so
  *    no one can know the order before the list is closed, not even who holds the seed;
+ *  - the close record (scheme 3): the parameters that decide the outcome — the units drawn, the
+ *    quantity rule (maxPerUser) and the eligibility rule in force at the close — published at the
+ *    close beside the digest, and closeDigest = SHA-256 of closeText (below) over them and the
+ *    digest; `verify-draw` replays the winners from these units, not from the summary;
  *  - walking the order from `units` on sale: an entrant excluded at the draw (denied, or not eligible
  *    under the rule in force at the close) is passed over and takes nothing; otherwise a winner needs
  *    `quantity` units left; one asking for more than is left loses and the next is tried; once no
  *    unit is left, everyone after loses.
- * Hand checks: `printf %s "$SEED" | sha256sum`, `printf %s "$USER" | openssl dgst -sha256 -hmac "$SEED"`,
+ * Hand checks: `printf %s "seckill-draw-commitment:3:$SEED" | sha256sum`, `printf %s "$USER" | openssl dgst -sha256 -hmac "$SEED"`,
  * `printf %s "$DIGEST$ENTRANT" | openssl dgst -sha256 -hmac "$SEED"`.
- * Scheme 1 (draws before it): the seed was stored in MySQL from creation and ticket = entrant id.
+ * Scheme 2: as 3 without the close record, and commitment = SHA-256(seed). Scheme 1: the seed was
+ * stored in MySQL from creation and ticket = entrant id.
  */
 import { createHash, createHmac } from 'node:crypto';
 
 /** The rule this code draws by (seckill_draw.scheme). */
-export const DRAW_SCHEME = 2;
+export const DRAW_SCHEME = 3;
 
 export function seedOf(drawSecret: string, activityId: string, nonce: string): string {
   return createHmac('sha256', Buffer.from(drawSecret, 'utf8'))
@@ -30,8 +37,39 @@ export function seedOf(drawSecret: string, activityId: string, nonce: string): s
     .digest('hex');
 }
 
-export function commitmentOf(seed: string): string {
-  return createHash('sha256').update(seed, 'utf8').digest('hex');
+/** The commitment to a seed under a scheme: scheme 3 binds the scheme, 1 and 2 hash the seed alone. */
+export function commitmentOf(seed: string, scheme: number): string {
+  const text = scheme >= 3 ? `seckill-draw-commitment:${scheme}:${seed}` : seed;
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** What decides the outcome besides the list, fixed and published at the close (scheme 3). */
+export interface DrawParameters {
+  /** Units on sale when entries closed: the units the draw hands out. */
+  units: number;
+  /** The quantity rule: no entry asks for more. */
+  maxPerUser: number;
+  /** The eligibility rule in force at the close (null: everyone); entrants it refuses are excluded. */
+  eligibility: { claim: string; values: string[] } | null;
+}
+
+/**
+ * The close record's text, one `name:value` line each, hashed into closeDigest:
+ * `seckill-draw-close:<scheme>`, `units:<n>`, `maxPerUser:<n>`, `eligibility:<JSON {claim, values} or
+ * null>`, `entrants:<digest>`, each ending in a newline.
+ */
+export function closeText(scheme: number, p: DrawParameters, entrantsDigest: string): string {
+  const rule = p.eligibility ? JSON.stringify({ claim: p.eligibility.claim, values: p.eligibility.values }) : 'null';
+  return (
+    `seckill-draw-close:${scheme}\nunits:${p.units}\nmaxPerUser:${p.maxPerUser}\n` +
+    `eligibility:${rule}\nentrants:${entrantsDigest}\n`
+  );
+}
+
+export function closeDigestOf(scheme: number, p: DrawParameters, entrantsDigest: string): string {
+  return createHash('sha256')
+    .update(closeText(scheme, p, entrantsDigest), 'utf8')
+    .digest('hex');
 }
 
 export function entrantOf(seed: string, userId: string): string {

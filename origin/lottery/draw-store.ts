@@ -9,14 +9,17 @@ import { randomBytes } from 'node:crypto';
 import type { DrawPublic } from '../../contract/activity.js';
 import type { Db, Tx } from '../platform/db/pool.js';
 import { affected, one, rows } from '../platform/db/rows.js';
-import { commitmentOf, DRAW_SCHEME, seedOf } from './draw-rule.js';
+import { commitmentOf, DRAW_SCHEME, seedOf, type DrawParameters } from './draw-rule.js';
 
 export const DRAW_STATES = ['pending', 'drawing', 'drawn', 'published'] as const;
 export type DrawState = (typeof DRAW_STATES)[number];
 
 export interface DrawRecord {
   activityId: string;
-  /** 1: seed stored from creation, ticket = entrant id; 2: seed from DRAW_SECRET, tickets over the digest. */
+  /**
+   * 1: seed stored from creation, ticket = entrant id; 2: seed from DRAW_SECRET, tickets over the
+   * digest; 3: as 2, the commitment binds the scheme and the close record is kept.
+   */
   scheme: number;
   /** Scheme 2: null until the reveal (state drawn). */
   seed: string | null;
@@ -24,6 +27,9 @@ export interface DrawRecord {
   commitment: string;
   /** SHA-256 of the closed list (scheme 2), recorded when the draw begins. */
   entrantsDigest: string | null;
+  /** Scheme 3: the parameters fixed at the close and the close record's digest (draw-rule.ts closeText). */
+  closeParameters: DrawParameters | null;
+  closeDigest: string | null;
   excluded: number | null;
   state: DrawState;
   units: number | null;
@@ -62,7 +68,7 @@ export interface NewDraw {
 
 export function newDraw(drawSecret: string, activityId: string): NewDraw {
   const nonce = randomBytes(32).toString('hex');
-  return { nonce, commitment: commitmentOf(seedOf(drawSecret, activityId, nonce)) };
+  return { nonce, commitment: commitmentOf(seedOf(drawSecret, activityId, nonce), DRAW_SCHEME) };
 }
 
 /** The draw record at creation: no seed in MySQL (it is derived from DRAW_SECRET at the draw). */
@@ -81,6 +87,8 @@ interface DrawRow {
   seed_nonce: string | null;
   commitment: string;
   entrants_digest: string | null;
+  close_parameters: string | null;
+  close_digest: string | null;
   excluded: number | null;
   state: DrawState;
   units: number | null;
@@ -103,6 +111,8 @@ export async function findDraw(db: Db, activityId: string): Promise<DrawRecord |
     seedNonce: r.seed_nonce,
     commitment: r.commitment,
     entrantsDigest: r.entrants_digest,
+    closeParameters: r.close_parameters ? (JSON.parse(r.close_parameters) as DrawParameters) : null,
+    closeDigest: r.close_digest,
     excluded: num(r.excluded),
     state: r.state,
     units: num(r.units),
@@ -115,16 +125,19 @@ export async function findDraw(db: Db, activityId: string): Promise<DrawRecord |
 }
 
 /**
- * What the public may see: the commitment always; the closed list's digest from the close on (before
- * the reveal); the seed and summary only once the winners are final.
+ * What the public may see: the commitment always; the closed list's digest and the close
+ * record from the close on (before the reveal); the seed and summary only once the winners are final.
  */
 export function publicDraw(d: DrawRecord): DrawPublic {
-  const digest = d.entrantsDigest ? { entrantsDigest: d.entrantsDigest } : {};
-  if ((d.state !== 'drawn' && d.state !== 'published') || !d.seed) return { commitment: d.commitment, ...digest };
+  const closed = {
+    ...(d.entrantsDigest ? { entrantsDigest: d.entrantsDigest } : {}),
+    ...(d.closeParameters && d.closeDigest ? { parameters: d.closeParameters, closeDigest: d.closeDigest } : {}),
+  };
+  if ((d.state !== 'drawn' && d.state !== 'published') || !d.seed) return { commitment: d.commitment, ...closed };
   return {
     commitment: d.commitment,
     seed: d.seed,
-    ...digest,
+    ...closed,
     scheme: d.scheme,
     entrants: d.entrants ?? 0,
     excluded: d.excluded ?? 0,
@@ -168,15 +181,22 @@ export async function claimDraw(db: Db, activityId: string, owner: string, lease
 
 /**
  * pending → drawing, recording the units on sale at that moment (the figure the draw rule starts
- * from) and the closed list's digest (published with the activity from now on, before the reveal).
- * True for the one caller that made the change.
+ * from), the closed list's digest and, scheme 3, the close record (parameters and their digest), all
+ * published with the activity from now on, before the reveal. True for the one caller that made the change.
  */
-export async function beginDraw(db: Db, activityId: string, units: number, digest: string): Promise<boolean> {
+export async function beginDraw(
+  db: Db,
+  activityId: string,
+  units: number,
+  digest: string,
+  close: { parameters: DrawParameters; digest: string } | null,
+): Promise<boolean> {
   const begun = await affected(
     db.execute(
-      `UPDATE seckill_draw SET state = 'drawing', units = ?, entrants_digest = ?, started_at = CURRENT_TIMESTAMP(3)
+      `UPDATE seckill_draw SET state = 'drawing', units = ?, entrants_digest = ?, close_parameters = ?, close_digest = ?,
+          started_at = CURRENT_TIMESTAMP(3)
         WHERE activity_id = ? AND state = 'pending'`,
-      [units, digest, activityId],
+      [units, digest, close ? JSON.stringify(close.parameters) : null, close?.digest ?? null, activityId],
     ),
   );
   if (begun !== 1) return false;

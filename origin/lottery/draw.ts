@@ -6,6 +6,8 @@
  *    commitment published at creation; MySQL holds it only from the reveal on;
  *  - entries are closed in Redis, then the closed list is read once in entry order and its digest
  *    recorded and published (state drawing) before anything is drawn; every ticket depends on it;
+ *    beside it (scheme 3) the close record: the units drawn, maxPerUser and the eligibility rule in
+ *    force at the close, which the draw then uses (a later PATCH or an edited row does not move them);
  *  - a second pass keeps only the smallest tickets (bounded by the units, draw-selection.ts), and the
  *    draw walks them: a denied user (deny list, one query) or one not eligible under the rule in force
  *    at the close (the claims stored with the entry) is passed over and the units go to the next in
@@ -31,7 +33,7 @@ import { forEachEntryPage, type ReadSettings } from './draw-entries.js';
 import { DrawHashThreads } from './draw-hash-threads.js';
 import type { Candidate } from './draw-selection.js';
 import { DrawHmac, hexOf } from './draw-hmac.js';
-import { commitmentOf, seedOf } from './draw-rule.js';
+import { closeDigestOf, commitmentOf, seedOf, type DrawParameters } from './draw-rule.js';
 import {
   beginDraw,
   claimDraw,
@@ -123,7 +125,7 @@ export async function runDraw(deps: DrawDeps, activityId: string, s: DrawSetting
   if (record.state === 'pending' || record.state === 'drawing') {
     // Hashing workers load while the entries close, and take pages once loaded; stopped on every way out.
     const threads = DrawHashThreads.start(s.hashWorkers ?? 0, s.hashAnswerMs, s.onHashWorker);
-    let started = 0;
+    let started: number;
     try {
       // From here no entry gets in (lua/enter-6.lua answers CLOSED): the list read below is final.
       await deps.entries.closeEntries(sale);
@@ -133,8 +135,16 @@ export async function runDraw(deps: DrawDeps, activityId: string, s: DrawSetting
         s.onPhase?.('other');
         const digest = await threads.digest(deps.entries, sale, s, seed);
         s.onPhase?.('digest');
-        // The digest is public (pushed with the activity) before any ticket is computed or the seed shown.
-        if (await beginDraw(deps.db, activityId, units, digest)) {
+        // The digest and the close record are public (pushed with the activity) before any ticket is
+        // computed or the seed shown.
+        const parameters: DrawParameters = {
+          units,
+          maxPerUser: activity.config.maxPerUser,
+          eligibility: activity.config.eligibility ?? null,
+        };
+        const close =
+          record.scheme >= 3 ? { parameters, digest: closeDigestOf(record.scheme, parameters, digest) } : null;
+        if (await beginDraw(deps.db, activityId, units, digest, close)) {
           deps.log.info({ activityId, units, entrantsDigest: digest }, 'lottery entries closed');
           await pushSnapshot(deps, activityId);
         }
@@ -144,7 +154,9 @@ export async function runDraw(deps: DrawDeps, activityId: string, s: DrawSetting
       }
       record = (await findDraw(deps.db, activityId))!;
       started = Date.now();
-      outcome = await drawWinners(deps, sale, record, seed, s, renew, threads, activity.config.eligibility ?? null);
+      // Scheme 3 draws by the rule recorded at the close; older records by the activity's current one.
+      const rule = record.closeParameters ? record.closeParameters.eligibility : (activity.config.eligibility ?? null);
+      outcome = await drawWinners(deps, sale, record, seed, s, renew, threads, rule);
     } finally {
       await threads.close();
     }
@@ -187,7 +199,7 @@ function seedFor(record: DrawRecord, drawSecret: string): string {
     return record.seed;
   }
   const seed = seedOf(drawSecret, record.activityId, record.seedNonce);
-  if (commitmentOf(seed) !== record.commitment)
+  if (commitmentOf(seed, record.scheme) !== record.commitment)
     throw new ContractError(
       'conflict',
       `the seed from DRAW_SECRET does not match the commitment of lottery ${record.activityId}: ` +
@@ -216,7 +228,7 @@ async function drawWinners(
   rule: Parameters<typeof isEligible>[0],
 ): Promise<DrawnOutcome> {
   const digest = record.entrantsDigest!;
-  const units = record.units ?? 0;
+  const units = record.closeParameters?.units ?? record.units ?? 0;
   const [denied, known, excludedBefore] = await Promise.all([
     deniedUserIds(deps.db),
     deps.entries.winners(sale),

@@ -117,7 +117,7 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
     30_000,
     200,
   );
-  expect(commitmentOf(after.drawSeed)).toBe(before.drawCommitment);
+  expect(commitmentOf(after.drawSeed, 3)).toBe(before.drawCommitment);
   expect(after.draw).toMatchObject({ entrants: 30, winners: 5, units: 5, unitsWon: 5 });
   expect(after.draw.drawMs).toBeGreaterThanOrEqual(0);
   const winners = new Set(
@@ -143,12 +143,14 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
   const someWinner = [...winners][0]!;
   const v = await verifyDraw(stack.edge.url, activityId, someWinner);
   expect(v.checks.filter((c) => !c.ok)).toEqual([]);
-  // Scheme 2: the digest published at the close and every ticket were checked too.
+  // Scheme 3: the digest and the close record published at the close and every ticket were checked too.
   expect(v.checks.map((c) => c.name)).toEqual([
     'commitment',
     'entrants',
     'digest',
     'tickets',
+    'close',
+    'quantities',
     'order',
     'winners',
     'summary',

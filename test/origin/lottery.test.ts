@@ -156,15 +156,15 @@ describe('a lottery of 150 entrants for 20 units', () => {
       'SELECT seed, seed_nonce, scheme, entrants_digest FROM seckill_draw WHERE activity_id = ?',
       [sale.activityId],
     )) as any;
-    expect(stored).toMatchObject({ seed: null, scheme: 2, entrants_digest: null });
+    expect(stored).toMatchObject({ seed: null, scheme: 3, entrants_digest: null });
     expect(stored.seed_nonce).toMatch(/^[0-9a-f]{64}$/);
     expect((await snapshot(t, sale.activityId)).draw.entrantsDigest).toBeUndefined();
 
     await sleepUntil(sale.closesAt);
     const after = await published(t, sale.activityId);
     const seed: string = after.draw.seed;
-    expect(commitmentOf(seed)).toBe(before.draw.commitment);
-    expect(after.draw).toMatchObject({ entrants: 150, winners: 20, units: 20, unitsWon: 20, excluded: 0, scheme: 2 });
+    expect(commitmentOf(seed, 3)).toBe(before.draw.commitment);
+    expect(after.draw).toMatchObject({ entrants: 150, winners: 20, units: 20, unitsWon: 20, excluded: 0, scheme: 3 });
     // The digest is the closed list's, in entry order (as Redis kept it), and the seed is now in MySQL.
     const closedList = (await t.redis.lrange(keys.entryList, 0, -1)).map((line) => {
       const [userId, quantity] = line.split(':');
