@@ -18,6 +18,10 @@ export const edgeFiguresSchema = z.object({
   originCalls: z.record(z.string(), count),
   /** Buyers waiting in each live activity's waiting line. */
   waitingLine: z.record(z.string(), count),
+  /** Each live activity's longest admission-shard line: the one that meets WAITING_LINE_MAX first. */
+  waitingLineLongestShard: z.record(z.string(), count).default({}),
+  /** Bytes each live activity's admission shards hold in storage (the line's rows). */
+  waitingLineBytes: z.record(z.string(), count).default({}),
 });
 
 export type EdgeFigures = z.infer<typeof edgeFiguresSchema>;

@@ -44,6 +44,7 @@ export const REFUSALS = {
   // The waiting room (docs/waiting-room.md "Messages").
   pollTooSoon: refusal('rate_limited', 'polled sooner than pollAfterMs; wait before polling again'),
   noSuchPlace: refusal('not_found', 'no such place in line'),
+  lineFull: refusal('line_full', 'the waiting line is full; no place was taken; try again later'),
   placeReset: refusal(
     'not_found',
     'this place belongs to a waiting line that no longer exists (the line was reset); buy again',

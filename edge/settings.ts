@@ -37,6 +37,16 @@ export const DEFAULT_REFUSAL_LOG_SAMPLE = 1_000;
 export const DEFAULT_WAITING_POLL_MIN_MS = 1_000;
 /** Waiting room: polls per second one admission shard's line aims to stay under (WAITING_POLLS_PER_SEC). */
 export const DEFAULT_WAITING_POLLS_PER_SEC = 500;
+/**
+ * Waiting room: the longest pollAfterMs a waiting buyer is given (WAITING_POLL_MAX_MS), so a place
+ * nobody polls is dropped within 3 × this, wherever it stands in the line.
+ */
+export const DEFAULT_WAITING_POLL_MAX_MS = 60_000;
+/**
+ * Waiting room: the most buyers one admission shard's line holds (WAITING_LINE_MAX); a join beyond it
+ * is 503 `line_full`. Bounds a shard's memory (~200 B a place) and storage (~1 KB a place).
+ */
+export const DEFAULT_WAITING_LINE_MAX = 10_000;
 
 /** Lottery entrant list: the largest page a client may ask for (DRAW_ENTRANTS_PAGE_MAX); larger → 400. */
 export const DEFAULT_DRAW_ENTRANTS_PAGE_MAX = 1_000;
@@ -88,6 +98,8 @@ export interface EdgeSettings {
   botCheck?: { url: string; secret: string; timeoutMs: number };
   waitingPollMinMs: number;
   waitingPollBudgetPerSec: number;
+  waitingPollMaxMs: number;
+  waitingLineMax: number;
   drawEntrantsPageMax: number;
   drawEntrantsPerSec: number;
   waitingFlushMs: number;
@@ -168,6 +180,8 @@ export function parseSettings(env: Env): EdgeSettings {
       10,
       10_000,
     ),
+    waitingPollMaxMs: waitingPollMax(env),
+    waitingLineMax: int('WAITING_LINE_MAX', env.WAITING_LINE_MAX, DEFAULT_WAITING_LINE_MAX, 1, 1_000_000),
     drawEntrantsPageMax: int(
       'DRAW_ENTRANTS_PAGE_MAX',
       env.DRAW_ENTRANTS_PAGE_MAX,
@@ -181,6 +195,14 @@ export function parseSettings(env: Env): EdgeSettings {
     waitingJoinGroupMs: int('WAITING_JOIN_GROUP_MS', env.WAITING_JOIN_GROUP_MS, DEFAULT_WAITING_JOIN_GROUP_MS, 0, 50),
     botCheck: parseBotCheck(env),
   };
+}
+
+/** WAITING_POLL_MAX_MS, never below WAITING_POLL_MIN_MS (a ceiling under the floor would be no ceiling). */
+function waitingPollMax(env: Env): number {
+  const max = int('WAITING_POLL_MAX_MS', env.WAITING_POLL_MAX_MS, DEFAULT_WAITING_POLL_MAX_MS, 50, 600_000);
+  const min = int('WAITING_POLL_MIN_MS', env.WAITING_POLL_MIN_MS, DEFAULT_WAITING_POLL_MIN_MS, 50, 60_000);
+  if (max < min) throw new Error('edge setting WAITING_POLL_MAX_MS must not be below WAITING_POLL_MIN_MS');
+  return max;
 }
 
 function oneOf<T extends string>(name: string, raw: string | undefined, fallback: T, allowed: readonly T[]): T {

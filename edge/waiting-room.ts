@@ -18,7 +18,7 @@ import {
   type ActivitySnapshot,
 } from '../contract/index.js';
 import type { EdgeEnv } from './context.js';
-import type { EntryAnswer } from './durable/admission.js';
+import type { EntryAnswer, ShardFigures } from './durable/admission.js';
 import { admissionShard } from './durable/names.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
 import {
@@ -26,7 +26,7 @@ import {
   OUTCOME_KEPT_MS,
   TIME_IN_LINE_BUCKETS_MS,
   type GoneReason,
-  type LineFigures,
+  type LineLimits,
   type LineOutcome,
 } from './durable/waiting-line.js';
 import { forwardPurchase, queued } from './forward-purchase.js';
@@ -34,8 +34,13 @@ import { admissionStub, shardRate } from './gates.js';
 import { settingsOf, type EdgeSettings } from './settings.js';
 import { TtlCache } from './ttl-cache.js';
 
-export function waitingLimits(settings: EdgeSettings): { pollMinMs: number; pollBudgetPerSec: number } {
-  return { pollMinMs: settings.waitingPollMinMs, pollBudgetPerSec: settings.waitingPollBudgetPerSec };
+export function waitingLimits(settings: EdgeSettings): Omit<LineLimits, 'ratePerSec'> {
+  return {
+    pollMinMs: settings.waitingPollMinMs,
+    pollBudgetPerSec: settings.waitingPollBudgetPerSec,
+    pollMaxMs: settings.waitingPollMaxMs,
+    maxWaiting: settings.waitingLineMax,
+  };
 }
 
 /** `<shard incarnation>-<sequence>`: the incarnation makes an id from before a shard restart unknown. */
@@ -93,6 +98,7 @@ const FINAL_REFUSALS: ReadonlySet<string> = new Set([
   'bad_request',
   'denied',
   'not_eligible',
+  'shadow_mismatch',
 ]);
 
 export async function answerPlace(
@@ -147,6 +153,9 @@ export async function answerPlace(
       throw tooSoon(place.retryAfterMs);
     case 'gone':
       throw placeGone(place.reason);
+    case 'full':
+      // Nothing was kept: the buyer clicks again later (the page says so); Retry-After is the next turn.
+      throw refusalError(REFUSALS.lineFull, { retryAfter: retryAfterSeconds(place.retryAfterMs) });
     case 'admitted':
       throw new Error('an admitted purchase has no place in line');
   }
@@ -196,12 +205,17 @@ export async function waitingRoomFigures(env: Env, snapshot: ActivitySnapshot) {
   const shards = await Promise.all(
     Array.from({ length: admissionShards }, (_, i) => admissionShard(env, activityId, i).figures()),
   );
-  const sum = (pick: (f: LineFigures) => number) => shards.reduce((n, f) => n + pick(f), 0);
+  const sum = (pick: (f: ShardFigures) => number) => shards.reduce((n, f) => n + pick(f), 0);
   return {
     activityId,
     overflow: snapshot.config.overflow ?? 'reject',
     at: new Date().toISOString(),
     waiting: sum((f) => f.waiting),
+    /** The longest shard's line, against WAITING_LINE_MAX (each shard's cap). */
+    longestShard: Math.max(0, ...shards.map((f) => f.waiting)),
+    lineMax: settingsOf(env).waitingLineMax,
+    /** Bytes the shards' storage holds: the line's rows (waiting, turns, outcomes and reasons kept 60 s). */
+    storageBytes: sum((f) => f.storageBytes),
     oldestWaitMs: Math.max(0, ...shards.map((f) => f.oldestWaitMs)),
     turnsPending: sum((f) => f.turnsPending),
     entered: sum((f) => f.entered),
@@ -209,6 +223,7 @@ export async function waitingRoomFigures(env: Env, snapshot: ActivitySnapshot) {
     dropped: sum((f) => f.dropped),
     closed: sum((f) => f.closed),
     retried: sum((f) => f.retried),
+    refusedFull: sum((f) => f.refusedFull),
     timeInLine: {
       bucketsMs: [...TIME_IN_LINE_BUCKETS_MS, null],
       cumulativeCounts: TIME_IN_LINE_BUCKETS_MS.map((_, i) => sum((f) => f.timeInLineBuckets[i]!)).concat(

@@ -27,6 +27,8 @@ declare namespace Cloudflare {
     BOT_CHECK_TIMEOUT_MS: string;
     WAITING_POLL_MIN_MS: string;
     WAITING_POLLS_PER_SEC: string;
+    WAITING_POLL_MAX_MS: string;
+    WAITING_LINE_MAX: string;
     DRAW_ENTRANTS_PAGE_MAX: string;
     DRAW_ENTRANTS_PER_SEC: string;
     WAITING_LINE_FLUSH_MS: string;

@@ -40,6 +40,8 @@ export interface AdmissionGrant {
  */
 export type EntryAnswer = (LineAnswer & { epoch: string }) | { kind: 'admitted'; granted: number; epoch: string };
 
+export type ShardFigures = LineFigures & { storageBytes: number };
+
 /** A shard logs its line's figures at most this often while it has a line (or had one since the last line). */
 const FIGURES_LOG_EVERY_MS = 5_000;
 
@@ -94,7 +96,10 @@ export class AdmissionDO extends DurableObject<Env> {
     return this.line.grant(n, limitsFor(ratePerSec), Date.now());
   }
 
-  /** Queue mode: tokens if nobody waits, else this user's place in line (a repeat click: the same one). */
+  /**
+   * Queue mode: tokens if nobody waits, else this user's place in line (a repeat click: the same one),
+   * or `full` when the line already holds `limits.maxWaiting` entries (nothing is written for it).
+   */
   async enter(purchase: KeptPurchase, want: number, limits: LineLimits): Promise<EntryAnswer> {
     this.calls++;
     const answer = this.line.enter(purchase, want, limits, Date.now());
@@ -131,8 +136,9 @@ export class AdmissionDO extends DurableObject<Env> {
     this.saveLater();
   }
 
-  async figures(): Promise<LineFigures> {
-    return this.line.figuresAt(Date.now());
+  /** The line's figures, and the bytes this shard's storage holds (the line's rows and its own). */
+  async figures(): Promise<ShardFigures> {
+    return { ...this.line.figuresAt(Date.now()), storageBytes: this.store ? this.ctx.storage.sql.databaseSize : 0 };
   }
 
   /** The changed entries go out with the next batch, at most WAITING_LINE_FLUSH_MS from now. */

@@ -10,7 +10,7 @@ import type { EdgeFigures } from '../../contract/index.js';
 const TOTALS_KEY = 'totals';
 
 /** What an isolate hands over: its counts since its last flush (the waiting line is read elsewhere). */
-export type FiguresGrowth = Omit<EdgeFigures, 'waitingLine'>;
+export type FiguresGrowth = Omit<EdgeFigures, 'waitingLine' | 'waitingLineLongestShard' | 'waitingLineBytes'>;
 
 export function emptyGrowth(): FiguresGrowth {
   return { clicks: 0, tickets: 0, admitted: 0, refusals: {}, originCalls: {} };

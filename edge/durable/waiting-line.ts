@@ -9,7 +9,10 @@
  * kept purchase (the edge forwards it) and reports the outcome back, which later polls repeat.
  *
  * Polls keep an entry alive: one not polled for 3 × the pollAfterMs it was last given is dropped —
- * skipped at no token cost while waiting, its token handed on if it had been admitted. The line is
+ * skipped at no token cost while waiting, its token handed on if it had been admitted. pollAfterMs is
+ * never longer than `pollMaxMs`, so a place nobody polls is gone within 3 × pollMaxMs wherever it
+ * stands, and the line holds at most `maxWaiting` waiting entries: a join beyond that is refused
+ * (`full`), which bounds the shard's memory and storage whatever number of accounts joins. The line is
  * kept as parallel arrays (no object per waiting entry) and compacted by a sweep at most once a
  * second, which also drops the ghosts in the middle, so positions are exact up to that second.
  *
@@ -40,6 +43,10 @@ export interface LineLimits {
   pollMinMs: number;
   /** Polls per second the shard's whole line may cause, roughly (WAITING_POLLS_PER_SEC). */
   pollBudgetPerSec: number;
+  /** Longest pollAfterMs given out (WAITING_POLL_MAX_MS); absent: no ceiling. */
+  pollMaxMs?: number;
+  /** Most entries waiting in this shard's line (WAITING_LINE_MAX); a join beyond is refused. Absent: no cap. */
+  maxWaiting?: number;
 }
 
 /**
@@ -54,7 +61,9 @@ export type LineAnswer =
   | { kind: 'turn'; seq: number; purchase: KeptPurchase }
   | { kind: 'done'; seq: number; outcome: LineOutcome }
   | { kind: 'too_soon'; retryAfterMs: number }
-  | { kind: 'gone'; reason?: GoneReason };
+  | { kind: 'gone'; reason?: GoneReason }
+  /** A join refused: the line holds `maxWaiting` entries; one place opens with the next turn, in about `retryAfterMs`. */
+  | { kind: 'full'; retryAfterMs: number };
 
 /** One entry as the shard stores it: waiting, admitted (its turn came), done (outcome) or dropped (expired). */
 export type StoredEntry =
@@ -81,6 +90,8 @@ export interface LineMeta {
     tokensGranted: number;
     timeInLineSumMs: number;
     timeInLine: number[];
+    /** Joins refused because the line was full (absent in rows stored before the cap). */
+    refusedFull?: number;
   };
 }
 
@@ -115,6 +126,8 @@ export interface LineFigures {
   closed: number;
   /** Turns kept after the origin failed to answer their forward (retried on the next poll). */
   retried: number;
+  /** Joins refused because the line held `maxWaiting` entries. */
+  refusedFull: number;
   tokensGranted: number;
   /** Cumulative counts per TIME_IN_LINE_BUCKETS_MS bound, then +Inf. */
   timeInLineBuckets: number[];
@@ -149,6 +162,7 @@ export class WaitingLine {
     dropped: 0,
     closed: 0,
     retried: 0,
+    refusedFull: 0,
     tokensGranted: 0,
     timeInLineSumMs: 0,
     timeInLine: new Array<number>(TIME_IN_LINE_BUCKETS_MS.length + 1).fill(0),
@@ -196,6 +210,12 @@ export class WaitingLine {
     // A repeat click is answered like a poll, without the pacing check (the user's gate paces clicks)
     // and without moving the entry's pacing clock (so the poll it was told to make stays on time).
     if (existing !== undefined) return this.answer(existing, purchase.userId, limits, now, false);
+    if (limits.maxWaiting !== undefined && this.waitingCount >= limits.maxWaiting) {
+      // Nothing is kept (no entry, no row): a refused join costs the shard this comparison.
+      this.figures.refusedFull++;
+      const available = level(this.bucket, limits.ratePerSec, capacityOf(limits), now);
+      return { kind: 'full', retryAfterMs: Math.max(1, Math.ceil(((1 - available) * 1000) / limits.ratePerSec)) };
+    }
     const { granted } = this.grant(want, limits, now);
     if (granted > 0) return { kind: 'admitted', granted };
     const seq = this.nextSeq++;
@@ -249,6 +269,7 @@ export class WaitingLine {
   close(code: string, limits: LineLimits, now: number): void {
     this.advance(limits, now);
     for (let i = this.head; i < this.seqs.length; i++) {
+      if (this.expired.has(this.seqs[i]!)) continue; // dropped by a late poll: it keeps its reason
       this.outcomes.set(this.seqs[i]!, { userId: this.users[i]!, outcome: { error: code }, at: now });
       this.figures.closed++;
       this.changed?.add(this.seqs[i]!);
@@ -282,6 +303,7 @@ export class WaitingLine {
       dropped: f.dropped,
       closed: f.closed,
       retried: f.retried,
+      refusedFull: f.refusedFull,
       tokensGranted: f.tokensGranted,
       timeInLineBuckets: f.timeInLine.map((n) => (cumulative += n)),
       timeInLineSumMs: f.timeInLineSumMs,
@@ -380,7 +402,12 @@ export class WaitingLine {
           break;
       }
     }
-    if (meta) line.figures = { ...meta.figures, timeInLine: [...meta.figures.timeInLine] };
+    if (meta)
+      line.figures = {
+        ...meta.figures,
+        refusedFull: meta.figures.refusedFull ?? 0,
+        timeInLine: [...meta.figures.timeInLine],
+      };
     line.nextSeq = Math.max(meta?.nextSeq ?? 1, maxSeq + 1);
     line.bucket = { tokens: 0, updatedAt: loadAt, ratePerSec: 1, capacity: 1 };
     line.lastSweep = loadAt;
@@ -410,6 +437,13 @@ export class WaitingLine {
     }
     const i = this.indexOf(seq);
     if (i < 0 || this.users[i] !== userId) return UNKNOWN;
+    const limitMs = MISSED_POLLS_TO_DROP * this.pollAfter[i]!;
+    if (now > this.lastAnswerAt[i]! + limitMs) {
+      // Past its own deadline and not yet swept: gone now, not revived by a late poll (the sweep
+      // removes the slot later without counting it again).
+      this.drop(seq, userId, limitMs, now);
+      return { kind: 'gone', reason: { why: 'expired', limitMs } };
+    }
     const nextAllowed = this.lastAnswerAt[i]! + this.pollAfter[i]!;
     if (!paced) {
       // A repeat click: where the entry stands, and the time left until the poll it was told to make.
@@ -424,7 +458,9 @@ export class WaitingLine {
    * Position = waiting entries ahead; ETA = when the tokens for them and this one will have accrued.
    * pollAfterMs shrinks as the turn nears (a fraction of the ETA, never below pollMinMs), and the
    * fraction grows with the line so the whole line's polls stay near the shard's poll budget: with
-   * pollAfter ≈ k·ETA, n entries poll about rate/k · (1 + ln n) times a second.
+   * pollAfter ≈ k·ETA, n entries poll about rate/k · (1 + ln n) times a second. It is never above
+   * pollMaxMs, so a place at the back must show its holder is still there every pollMaxMs or so
+   * (3 × it at most), which adds at most maxWaiting / pollMaxMs polls a second.
    */
   private waitingAnswer(
     i: number,
@@ -439,7 +475,10 @@ export class WaitingLine {
       0.5,
       (limits.ratePerSec * (1 + Math.log(Math.max(1, this.waitingCount)))) / limits.pollBudgetPerSec,
     );
-    const pollAfterMs = Math.max(limits.pollMinMs, Math.ceil(etaMs * k));
+    const pollAfterMs = Math.max(
+      limits.pollMinMs,
+      Math.min(limits.pollMaxMs ?? Number.POSITIVE_INFINITY, Math.ceil(etaMs * k)),
+    );
     if (record) {
       // Stored pacing only has to be no shorter than any pollAfterMs given since (a load restarts the
       // deadlines from it): a poll writes its row only when it lengthens the interval, so most polls
@@ -476,9 +515,9 @@ export class WaitingLine {
       const turnAt = Math.min(now, Math.max(from, this.enqueuedAt[i]!, accrued));
       const seq = this.seqs[i]!;
       const userId = this.users[i]!;
-      if (turnAt > this.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * this.pollAfter[i]!) {
-        // Gone before its turn came: skipped, the token stays for the next.
-        this.drop(seq, userId, MISSED_POLLS_TO_DROP * this.pollAfter[i]!, now);
+      if (this.expired.has(seq) || turnAt > this.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * this.pollAfter[i]!) {
+        // Gone before its turn came (or dropped already by a late poll): skipped, the token stays for the next.
+        if (!this.expired.has(seq)) this.drop(seq, userId, MISSED_POLLS_TO_DROP * this.pollAfter[i]!, now);
         continue;
       }
       this.admittedEntries.set(seq, {
@@ -505,6 +544,7 @@ export class WaitingLine {
     this.lastSweep = now;
     let kept = 0;
     for (let i = this.head; i < this.seqs.length; i++) {
+      if (this.expired.has(this.seqs[i]!)) continue; // dropped by a late poll: only its slot is left
       if (now > this.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * this.pollAfter[i]!) {
         this.drop(this.seqs[i]!, this.users[i]!, MISSED_POLLS_TO_DROP * this.pollAfter[i]!, now);
         continue;

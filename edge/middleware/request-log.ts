@@ -20,6 +20,8 @@ export const DOOMED_OUTCOMES: ReadonlySet<string> = new Set([
   'paused',
   'rate_limited',
   'busy',
+  // A join refused because the shard's waiting line is full: a flood of accounts is counted, not logged.
+  'line_full',
   'not_found',
   'bad_ticket',
   'unauthenticated',

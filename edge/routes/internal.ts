@@ -1,7 +1,8 @@
 /**
  * Edge internal API, called by the origin (docs/design.md §9, §10), signed like edge→origin calls:
  * - `PUT /internal/activities/:id` with a full ActivitySnapshot: upserts the ActivityDO, the colo
- *   cache and this isolate's cache, and puts the id on the live list;
+ *   cache and this isolate's cache, and puts the id on the live list; a push older than the snapshot
+ *   held (lower version, or the same version signed no later) changes nothing;
  * - `PUT /internal/activities` `{"activityIds": [...]}`: the origin's full list of live activities
  *   (replaces the stored one); ids not on it are answered 404 without an origin call;
  * - `PUT /internal/deny` `{"users": [{"userId", "denied", "revision"}]}`: deny-list changes, handed
@@ -12,7 +13,6 @@
  * The body limit (413) runs before the signature check (app.ts).
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
 import {
   ContractError,
   EDGE_FIGURES_PATH,
@@ -20,9 +20,9 @@ import {
   type EdgeFigures,
   EDGE_TIMESTAMP_HEADER,
   activitySnapshotSchema,
-  isId,
   verifyEdgeRequest,
 } from '../../contract/index.js';
+import { denyPushSchema, liveListSchema } from '../../contract/edge-push.js';
 import { loadActivity, rememberActivity } from '../activity-cache.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
 import { activityObject, userGate } from '../durable/names.js';
@@ -33,32 +33,6 @@ import { shardOf } from '../gates.js';
 import { settingsOf } from '../settings.js';
 import { waitingRoomFigures } from '../waiting-room.js';
 import { activityIdParam } from './activities.js';
-
-/** Largest live list accepted; the body limit (MAX_INTERNAL_BODY_BYTES) bounds it first. */
-const MAX_LIVE_ACTIVITIES = 10_000;
-const liveListSchema = z
-  .object({
-    activityIds: z.array(z.string().refine(isId, 'activityIds must be contract ids')).max(MAX_LIVE_ACTIVITIES),
-  })
-  .strict();
-
-/** Deny-list entries per push (the origin sends DENY_PUSH_BATCH ≤ this). */
-const MAX_DENY_ENTRIES = 1_000;
-const denySchema = z
-  .object({
-    users: z
-      .array(
-        z
-          .object({
-            userId: z.string().refine(isId, 'userId must be a contract id'),
-            denied: z.boolean(),
-            revision: z.number().int().min(1).max(4_294_967_295),
-          })
-          .strict(),
-      )
-      .max(MAX_DENY_ENTRIES),
-  })
-  .strict();
 
 /** Waiting lines read per figures call: a handful of sales are live at once; this bounds a mistake. */
 const MAX_WAITING_LINES_READ = 50;
@@ -97,7 +71,7 @@ export const internalRoutes = new Hono<EdgeEnv>()
     return c.json({ live: count });
   })
   .put('/deny', async (c) => {
-    const parsed = denySchema.safeParse(await signedBody(c));
+    const parsed = denyPushSchema.safeParse(await signedBody(c));
     if (!parsed.success) throw new ContractError('bad_request', parsed.error.issues[0]?.message ?? 'invalid deny list');
     const shards = settingsOf(c.env).userGateShards;
     const byShard = new Map<number, DenyChange[]>();
@@ -122,9 +96,18 @@ export const internalRoutes = new Hono<EdgeEnv>()
     if (parsed.data.config.activityId !== activityId) {
       throw new ContractError('bad_request', 'config.activityId does not match the path');
     }
-    const stored = await activityObject(c.env, activityId).upsert(parsed.data);
+    // The signature's timestamp (verified above, within EDGE_SIGNATURE_MAX_AGE_MS) orders pushes of one version.
+    const signedAt = Number(c.req.header(EDGE_TIMESTAMP_HEADER));
+    const { snapshot: stored, applied } = await activityObject(c.env, activityId).upsert(parsed.data, signedAt);
     await Promise.all([rememberActivity(activityId, stored), addLive(c.env, activityId)]);
-    return c.json({ activityId, version: stored.config.version, state: stored.state, soldOut: stored.soldOut });
+    // `applied: false`: older than the snapshot the edge holds (a replay, pushes crossing); it keeps the newer.
+    return c.json({
+      activityId,
+      version: stored.config.version,
+      state: stored.state,
+      soldOut: stored.soldOut,
+      applied,
+    });
   })
   // The waiting room's figures over all admission shards of an activity (operators, the rehearsal).
   .get('/activities/:id/waiting-room', async (c) => {
@@ -143,9 +126,16 @@ export const internalRoutes = new Hono<EdgeEnv>()
     const lines = await Promise.all(
       snapshots
         .filter((s) => s?.config.overflow === 'queue')
-        .map(async (s) => [s!.config.activityId, (await waitingRoomFigures(c.env, s!)).waiting] as const),
+        .map(async (s) => [s!.config.activityId, await waitingRoomFigures(c.env, s!)] as const),
     );
-    const figures: EdgeFigures = { ...(await readTotals(c.env)), waitingLine: Object.fromEntries(lines) };
+    const per = (pick: (f: (typeof lines)[number][1]) => number) =>
+      Object.fromEntries(lines.map(([id, f]) => [id, pick(f)]));
+    const figures: EdgeFigures = {
+      ...(await readTotals(c.env)),
+      waitingLine: per((f) => f.waiting),
+      waitingLineLongestShard: per((f) => f.longestShard),
+      waitingLineBytes: per((f) => f.storageBytes),
+    };
     c.header('Cache-Control', 'no-store');
     return c.json(figures);
   });

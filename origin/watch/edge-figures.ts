@@ -37,5 +37,10 @@ export function edgeFiguresSink(metrics: Metrics) {
     // A level: activities no longer live leave the gauge.
     metrics.edgeWaitingLine.reset();
     for (const [activity, n] of Object.entries(f.waitingLine)) metrics.edgeWaitingLine.set({ activity }, n);
+    metrics.edgeWaitingLineLongestShard.reset();
+    for (const [activity, n] of Object.entries(f.waitingLineLongestShard))
+      metrics.edgeWaitingLineLongestShard.set({ activity }, n);
+    metrics.edgeWaitingLineBytes.reset();
+    for (const [activity, n] of Object.entries(f.waitingLineBytes)) metrics.edgeWaitingLineBytes.set({ activity }, n);
   };
 }

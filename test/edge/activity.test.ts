@@ -1,6 +1,6 @@
 import { SELF, env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { signEdgeRequest } from '../../contract/index.js';
+import { signEdgeRequest, type ActivitySnapshot } from '../../contract/index.js';
 import { ACTIVITY_CACHE_TTL_MS, COLO_CACHE_TTL_MS } from '../../edge/activity-cache.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import {
@@ -135,13 +135,74 @@ describe('PUT /internal/activities/:id', () => {
     expect((await SELF.fetch(`${BASE}${path}`, { method: 'PUT', headers, body })).status).toBe(400);
   });
 
-  it('a lower config version never rolls config back, but its state and sold-out flag apply', async () => {
+  it('a captured older push replayed after a pause changes nothing: the state served stays paused', async () => {
+    const activityId = newActivityId();
+    const path = `/internal/activities/${activityId}`;
+    const signedPush = async (snapshot: ActivitySnapshot) => {
+      const body = JSON.stringify(snapshot);
+      const headers = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
+        method: 'PUT',
+        pathWithQuery: path,
+        body,
+      });
+      return { headers, body };
+    };
+    const send = async (p: { headers: Record<string, string>; body: string }) => {
+      const res = await SELF.fetch(`${BASE}${path}`, { method: 'PUT', headers: p.headers, body: p.body });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Json;
+    };
+    const state = async () => ((await (await SELF.fetch(`${BASE}/api/activities/${activityId}`)).json()) as Json).state;
+    const open = await signedPush(snapshotOf(activityId, { version: 1 }));
+    expect(await send(open)).toMatchObject({ state: 'open', applied: true });
+    expect(await state()).toBe('open');
+    expect(await send(await signedPush(snapshotOf(activityId, { version: 2, state: 'paused' })))).toMatchObject({
+      state: 'paused',
+      applied: true,
+    });
+    // The open push again, byte for byte with its own (still valid) signature: ignored whole.
+    expect(await send(open)).toEqual({ activityId, version: 2, state: 'paused', soldOut: false, applied: false });
+    expect(await state()).toBe('paused');
+    expect((await ticket(activityId, newUserId())).status).toBe(503);
+    // Past both caches' TTLs, read from the ActivityDO: still paused.
+    await sleep(ACTIVITY_CACHE_TTL_MS + COLO_CACHE_TTL_MS + 50);
+    expect(await state()).toBe('paused');
+  });
+
+  it('of one version, a push signed earlier than the last one taken changes nothing (sold out stays sold out)', async () => {
+    const activityId = newActivityId();
+    const path = `/internal/activities/${activityId}`;
+    const at = Date.now();
+    const send = async (snapshot: ActivitySnapshot, timestamp: number) => {
+      const body = JSON.stringify(snapshot);
+      const headers = await signEdgeRequest(TEST_EDGE_SECRETS.EDGE_ORIGIN_SECRET, {
+        method: 'PUT',
+        pathWithQuery: path,
+        body,
+        now: timestamp,
+      });
+      return (await (await SELF.fetch(`${BASE}${path}`, { method: 'PUT', headers, body })).json()) as Json;
+    };
+    expect(await send(snapshotOf(activityId), at - 20)).toMatchObject({ applied: true, soldOut: false });
+    expect(await send(snapshotOf(activityId, { soldOut: true }), at - 10)).toMatchObject({
+      applied: true,
+      soldOut: true,
+    });
+    // The first push replayed (same version, signed before the sold-out one): the flag stays.
+    expect(await send(snapshotOf(activityId), at - 20)).toMatchObject({ applied: false, soldOut: true });
+    const pub = (await (await SELF.fetch(`${BASE}/api/activities/${activityId}`)).json()) as Json;
+    expect(pub.state).toBe('sold_out');
+    // A later push of the same version is taken: a refill.
+    expect(await send(snapshotOf(activityId), at)).toMatchObject({ applied: true, soldOut: false });
+  });
+
+  it('a push of a lower config version changes no field, its state and sold-out flag included', async () => {
     const activityId = newActivityId();
     expect((await push(snapshotOf(activityId, { title: 'v5', version: 5 }))).status).toBe(200);
     const res = await push(snapshotOf(activityId, { title: 'v4', version: 4, state: 'paused', soldOut: true }));
-    expect(await res.json()).toEqual({ activityId, version: 5, state: 'paused', soldOut: true });
+    expect(await res.json()).toEqual({ activityId, version: 5, state: 'open', soldOut: false, applied: false });
     const pub = (await (await SELF.fetch(`${BASE}/api/activities/${activityId}`)).json()) as Json;
-    expect(pub).toMatchObject({ title: 'v5', version: 5, state: 'paused' });
+    expect(pub).toMatchObject({ title: 'v5', version: 5, state: 'open' });
   });
 });
 

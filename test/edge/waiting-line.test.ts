@@ -133,7 +133,7 @@ describe('WaitingLine', () => {
     const slow: LineLimits = { ...limits, ratePerSec: 1 };
     l2.grant(1, slow, 0);
     for (const i of [1, 2, 3]) l2.enter(buyer(i), 1, slow, 0);
-    let turns: string[] = [];
+    const turns: string[] = [];
     for (let now = 250; now <= 4_000; now += 250) {
       for (const i of [1, 3]) {
         const a = l2.poll(i, buyer(i).userId, slow, now);
@@ -181,6 +181,106 @@ function storeOf(line: WaitingLine, rows = new Map<number, StoredEntry>()): Map<
   }
   return rows;
 }
+
+describe('WaitingLine bounds (WAITING_LINE_MAX, WAITING_POLL_MAX_MS)', () => {
+  /** The defaults at 1 admission/s on one shard, the line capped at 1,000. */
+  const bounded: LineLimits = {
+    ratePerSec: 1,
+    pollMinMs: 1_000,
+    pollBudgetPerSec: 500,
+    pollMaxMs: 60_000,
+    maxWaiting: 1_000,
+  };
+
+  /** A line at 1/s whose one token went at t=0, with `n` buyers joined at t=0 (seq 1..n). */
+  function boundedLine(n: number): WaitingLine {
+    const line = new WaitingLine({ trackChanges: true });
+    expect(line.grant(1, bounded, 0).granted).toBe(1);
+    for (let i = 1; i <= n; i++) expect(line.enter(buyer(i), 1, bounded, 0).kind).toBe('waiting');
+    return line;
+  }
+
+  it('2,000 joins on a shard capped at 1,000: 1,000 places and 1,000 refusals, none of them kept', () => {
+    const line = new WaitingLine({ trackChanges: true });
+    expect(line.grant(1, bounded, 0).granted).toBe(1);
+    const answers = Array.from({ length: 2_000 }, (_, i) => line.enter(buyer(i + 1), 1, bounded, 0));
+    const places = answers.filter((a) => a.kind === 'waiting');
+    const refusals = answers.filter((a) => a.kind === 'full');
+    expect([places.length, refusals.length]).toEqual([1_000, 1_000]);
+    // The first 1,000 in arrival order hold the places, at positions 0..999.
+    expect(answers.slice(0, 1_000).map((a) => waiting(a).position)).toEqual([...Array(1_000).keys()]);
+    // The next turn is a second away: that is when one place opens.
+    expect(refusals[0]).toEqual({ kind: 'full', retryAfterMs: 1_000 });
+    // A refused join leaves nothing to store and nobody behind: only the places are rows.
+    expect(line.takeChanges()).toHaveLength(1_000);
+    expect(line.figuresAt(0)).toMatchObject({ waiting: 1_000, entered: 1_000, refusedFull: 1_000 });
+    // Someone holding a place still gets it back on a repeat click while the line is full.
+    expect(waiting(line.enter(buyer(7), 1, bounded, 10))).toMatchObject({ seq: 7, position: 6 });
+    // A turn frees a place: the next join is taken, then the line is full again.
+    expect(line.enter(buyer(2_001), 1, bounded, 1_000).kind).toBe('waiting');
+    expect(line.enter(buyer(2_002), 1, bounded, 1_000).kind).toBe('full');
+  });
+
+  it('the back of a 300-long line at 1 admission/s is told to poll within 60 s', () => {
+    const joins = (limits: LineLimits) => {
+      const line = new WaitingLine();
+      expect(line.grant(1, limits, 0).granted).toBe(1);
+      return Array.from({ length: 300 }, (_, i) => waiting(line.enter(buyer(i + 1), 1, limits, 0)));
+    };
+    const told = joins(bounded);
+    expect(told[299]).toMatchObject({ position: 299, etaMs: 300_000, pollAfterMs: 60_000 });
+    // Nobody is told more than 60 s; near the head less, as the interval shrinks with the turn.
+    expect(Math.max(...told.map((a) => a.pollAfterMs))).toBe(60_000);
+    expect(told[0]!.pollAfterMs).toBe(1_000);
+    // Without the ceiling the back would be told half its ETA, 150 s (dropped only after 450 s).
+    expect(joins({ ...bounded, pollMaxMs: undefined })[299]!.pollAfterMs).toBe(150_000);
+  });
+
+  it('a place not polled within 3 × its own pollAfterMs is dropped, wherever it stands', () => {
+    // Two lines of 300 joined at t=0; the back (told 60 s) polls once at 179 s in one, never in the other.
+    const kept = boundedLine(300);
+    const left = boundedLine(300);
+    const keptAnswer = kept.poll(300, buyer(300).userId, bounded, 179_000);
+    expect(['waiting', 'turn']).toContain(keptAnswer.kind);
+    // 180 s is the bound of the back's own interval; just past it, the place is gone, saying why.
+    expect(left.poll(300, buyer(300).userId, bounded, 180_001)).toEqual({
+      kind: 'gone',
+      reason: { why: 'expired', limitMs: 180_000 },
+    });
+    // A later poll, or a repeat click, does not bring it back.
+    expect(left.poll(300, buyer(300).userId, bounded, 185_000).kind).toBe('gone');
+    expect(left.entryRow(300)).toMatchObject({ state: 'dropped', limitMs: 180_000 });
+  });
+
+  it('a late poll between its deadline and the next sweep finds the place gone, counted once', () => {
+    // One turn per 100 s, so nobody's turn comes while the deadlines are tested.
+    const slow: LineLimits = { ...bounded, ratePerSec: 0.01 };
+    const line = new WaitingLine();
+    expect(line.grant(1, slow, 0).granted).toBe(1);
+    const told = [1, 2, 3].map((i) => waiting(line.enter(buyer(i), 1, slow, 0)).pollAfterMs);
+    expect(told).toEqual([50_000, 60_000, 60_000]);
+    // Buyer 1 polls as told to its turn and buys; buyer 3 polls as told; buyer 2 never polls.
+    expect(line.poll(1, buyer(1).userId, slow, 50_000).kind).toBe('waiting');
+    expect(line.poll(3, buyer(3).userId, slow, 60_000).kind).toBe('waiting');
+    expect(line.poll(1, buyer(1).userId, slow, 75_000).kind).toBe('waiting');
+    expect(line.poll(1, buyer(1).userId, slow, 100_000).kind).toBe('turn');
+    line.finish(1, buyer(1).userId, { reservationId: 'r1' }, 100_000);
+    expect(line.poll(3, buyer(3).userId, slow, 120_000).kind).toBe('waiting');
+    expect(line.poll(3, buyer(3).userId, slow, 180_000).kind).toBe('waiting');
+    // The poll at 180 s swept the line (buyer 2's bound, 3 × 60 s, is 180 s: not passed); the next sweep
+    // is due at 181 s: a poll in between finds the place gone, not revived.
+    expect(line.poll(2, buyer(2).userId, slow, 180_500)).toEqual({
+      kind: 'gone',
+      reason: { why: 'expired', limitMs: 180_000 },
+    });
+    expect(line.figuresAt(180_500)).toMatchObject({ dropped: 1, waiting: 2 });
+    // The sweep removes its slot without counting it again, and the next turn (200 s) is buyer 3's.
+    expect(line.poll(3, buyer(3).userId, slow, 181_000).kind).toBe('too_soon');
+    expect(line.figuresAt(181_000)).toMatchObject({ dropped: 1, waiting: 1 });
+    expect(line.poll(3, buyer(3).userId, slow, 240_000)).toMatchObject({ kind: 'turn', purchase: buyer(3) });
+    expect(line.figuresAt(240_000)).toMatchObject({ dropped: 1, waiting: 0, admitted: 2 });
+  });
+});
 
 describe('WaitingLine kept in storage', () => {
   it('rebuilt from its rows after 4 s down: every place in the same order, nobody lost, positions only fall', () => {
