@@ -380,14 +380,11 @@ async function main() {
     console.error(`[start] could not create the demo activity: ${(err as Error).message}`);
     return stopAll(1);
   }
-  const token = await mintUserToken(DEMO_USER);
   const adminHint = env.ADMIN_TOKEN ? '$ADMIN_TOKEN' : DEV_SECRETS.ADMIN_TOKEN;
   console.log(`
 Flash-sale stack is up. Demo activity ${demo.activityId}: ${demo.stock} units, opens at ${demo.startsAt.toISOString()} (in ${DEMO_OPENS_IN_SECONDS} s).
 
-  Sale page (user ${DEMO_USER}):  ${EDGE_URL}/a/${demo.activityId}?token=${token}
-  User token (user ${DEMO_USER}): ${token}
-      another user:           npm run token -- --user 43   (then open the page with ?token=<it>)
+${await userLines(demo.activityId)}
   Activity (public API):      ${EDGE_URL}/api/activities/${demo.activityId}
   Metrics (origin):           ${metricsUrl}/metrics${config.METRICS_TOKEN ? '   (Authorization: Bearer $METRICS_TOKEN)' : ''}
   ${alertsUrl ? `Prometheus (alerts):        ${alertsUrl}   (rules: ops/prometheus; docs/watching-a-sale.md)` : `Prometheus:                 ${prometheusSkipped}`}
@@ -398,6 +395,22 @@ Flash-sale stack is up. Demo activity ${demo.activityId}: ${demo.stock} units, o
 ${secretsTable()}
 Ctrl-C stops everything (and retires the demo sale).
 `);
+}
+
+/**
+ * The sale page with a ready user token, only while USER_TOKEN_SECRET is the public dev default: a
+ * token signed with a real secret is a credential (good for JWT_MAX_LIFETIME_SECONDS), and a
+ * terminal's scroll-back or a CI log is no place for it. With a real secret, how to mint one.
+ */
+async function userLines(activityId: string): Promise<string> {
+  const page = `${EDGE_URL}/a/${activityId}`;
+  if (userTokenSecret() !== EDGE_DEV_DEFAULTS.USER_TOKEN_SECRET)
+    return `  Sale page:                  ${page}?token=<a user token>
+  User token:                 npm run token -- --user ${DEMO_USER}   (signed with your USER_TOKEN_SECRET; not printed here)`;
+  const token = await mintUserToken(DEMO_USER);
+  return `  Sale page (user ${DEMO_USER}):  ${page}?token=${token}
+  User token (user ${DEMO_USER}): ${token}
+      another user:           npm run token -- --user 43   (then open the page with ?token=<it>)`;
 }
 
 /** What to sign with against this stack: the dev defaults are public, so they are printed; real ones are not. */

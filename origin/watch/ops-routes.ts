@@ -26,8 +26,8 @@ export function opsRoutes(deps: OpsRouteDeps) {
   const app = new Hono<OriginEnv>();
   const token = deps.config.METRICS_TOKEN;
   if (token !== undefined) {
-    app.use('/healthz', bearerToken({ token, what: 'metrics token' }));
-    app.use('/metrics', bearerToken({ token, what: 'metrics token' }));
+    app.use('/healthz', bearerToken({ token, what: 'metrics token', route: '/metrics' }));
+    app.use('/metrics', bearerToken({ token, what: 'metrics token', route: '/metrics' }));
   }
 
   app.get('/healthz', async (c) => {

@@ -82,6 +82,9 @@ it('prints the secrets, keeps them off command lines, and retires the demo sale 
   expect(output).toMatch(new RegExp(`PAYMENT_WEBHOOK_SECRET\\s+${DEV_SECRETS.PAYMENT_WEBHOOK_SECRET}`));
   expect(output).toMatch(/USER_TOKEN_SECRET\s+\(from your environment\)/);
   for (const value of Object.values(SET_SECRETS)) expect(output).not.toContain(value);
+  // A token signed with a real USER_TOKEN_SECRET is a credential: not printed, only how to mint one.
+  expect(output).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/);
+  expect(output).toMatch(/User token:\s+npm run token -- --user 42/);
 
   const commandLines = spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout;
   expect(commandLines).toContain(`--port ${edgePort}`); // ps lists wrangler's arguments …

@@ -8,7 +8,9 @@ import { Hono } from 'hono';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEdgeRequest } from '../../contract/signing.js';
+import { AuthFailureLog } from '../../origin/platform/http/auth-failures.js';
 import { onError } from '../../origin/platform/http/errors.js';
+import { createMetrics } from '../../origin/platform/metrics.js';
 import { adoptCallerTrace, traceContext } from '../../origin/platform/http/middleware.js';
 import type { OriginEnv } from '../../origin/platform/http/types.js';
 import { paymentHeaders } from '../helpers/lifecycle.js';
@@ -90,7 +92,8 @@ describe('the log before and after authentication', () => {
       },
     });
     const app = new Hono<OriginEnv>();
-    app.use('*', traceContext({ log: pino({ level: 'info' }, sink) }));
+    const log = pino({ level: 'info' }, sink);
+    app.use('*', traceContext({ log, authFailures: new AuthFailureLog({ metrics: createMetrics(), intervalMs: 0 }) }));
     app.onError(onError);
     app.get('/', (c) => {
       c.get('log').info('before');

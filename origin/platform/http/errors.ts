@@ -9,6 +9,7 @@ import { ZodError } from 'zod';
 import { ContractError, errorBody } from '../../../contract/errors.js';
 import type { Logger } from '../logger.js';
 import type { OriginEnv } from './types.js';
+import { AuthFailure } from './auth-failures.js';
 
 const OUTAGE_CODES = new Set([
   'ECONNREFUSED',
@@ -60,10 +61,11 @@ export function errorAnswer(
   if (known.retryAfter !== undefined) headers['Retry-After'] = String(known.retryAfter);
   // The rest of a late body may still come (or never): the connection is not reused.
   if (known.code === 'request_timeout') headers['Connection'] = 'close';
-  return { status: known.status as ContentfulStatusCode, body: errorBody(known.code, known.message, traceId), headers };
+  return { status: known.status, body: errorBody(known.code, known.message, traceId), headers };
 }
 
 export function onError(err: Error, c: Context<OriginEnv>) {
+  if (err instanceof AuthFailure) c.get('authFailures')?.record(err, { path: c.req.path, log: c.get('log') });
   const answer = errorAnswer(err, c.get('traceId') ?? '', () => c.get('log'));
   for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
   return c.json(answer.body, answer.status);

@@ -6,6 +6,7 @@ import { ContractError } from '../../../contract/errors.js';
 import { newTraceId, traceIdOf } from '../../../contract/trace.js';
 import type { AdminOperator } from '../config.js';
 import type { Logger } from '../logger.js';
+import { AuthFailure, type AuthFailureLog, type AuthRoute } from './auth-failures.js';
 import { edgeSecretKey, verifyEdgeSignatureSync } from './edge-signature.js';
 import type { OriginEnv } from './types.js';
 
@@ -18,12 +19,13 @@ export const MAX_TRACEPARENT_LOGGED = 128;
  * payment signature) calls adoptCallerTrace, it is only a log field (`callerTraceparent`), so an
  * unauthenticated caller cannot put its requests under someone else's trace (issue 24).
  */
-export function traceContext(opts: { log: Logger }): MiddlewareHandler<OriginEnv> {
+export function traceContext(opts: { log: Logger; authFailures: AuthFailureLog }): MiddlewareHandler<OriginEnv> {
   return async function traceContext(c, next) {
     const traceId = newTraceId();
     const callerTraceparent = c.req.header('traceparent');
     c.set('traceId', traceId);
     c.set('baseLog', opts.log);
+    c.set('authFailures', opts.authFailures);
     c.set(
       'log',
       opts.log.child(
@@ -116,6 +118,12 @@ export const EDGE_SIGNATURE_REFUSALS = {
   bad_signature: 'bad edge signature',
 } as const;
 
+/** The 401 of a refused edge signature (the route and the fast path alike). */
+export function edgeSignatureFailure(failure: keyof typeof EDGE_SIGNATURE_REFUSALS): AuthFailure {
+  const reason = failure === 'bad_signature' ? 'invalid' : failure;
+  return new AuthFailure('/internal', reason, EDGE_SIGNATURE_REFUSALS[failure]);
+}
+
 /** Edge → origin calls must carry a fresh, valid §9 signature. */
 export function edgeSignature(opts: { secret: string }): MiddlewareHandler<OriginEnv> {
   const key = edgeSecretKey(opts.secret);
@@ -130,30 +138,30 @@ export function edgeSignature(opts: { secret: string }): MiddlewareHandler<Origi
       timestamp: c.req.header('x-edge-timestamp'),
       signature: c.req.header('x-edge-signature'),
     });
-    if (failure) throw new ContractError('unauthenticated', EDGE_SIGNATURE_REFUSALS[failure]);
+    if (failure) throw edgeSignatureFailure(failure);
     adoptCallerTrace(c);
     await next();
   };
 }
 
 /** The bearer token of `Authorization: Bearer <token>`; 401 when missing (told apart from wrong). */
-function givenToken(header: string | undefined, what: string): string {
+function givenToken(header: string | undefined, what: string, route: AuthRoute): string {
   const given = header?.startsWith('Bearer ') ? header.slice(7) : '';
   // Missing and wrong are told apart (an operator's typo vs a forgotten header); neither says more.
   if (given.length === 0)
-    throw new ContractError('unauthenticated', `${what} required: send Authorization: Bearer <token>`);
+    throw new AuthFailure(route, 'missing', `${what} required: send Authorization: Bearer <token>`);
   return given;
 }
 
 const digest = (token: string) => createHash('sha256').update(token).digest();
 
 /** `Authorization: Bearer <token>`, compared in constant time; 401 `unauthenticated` otherwise. */
-export function bearerToken(opts: { token: string; what: string }): MiddlewareHandler<OriginEnv> {
+export function bearerToken(opts: { token: string; what: string; route: AuthRoute }): MiddlewareHandler<OriginEnv> {
   const expected = digest(opts.token);
   return async function bearerToken(c, next) {
-    const given = givenToken(c.req.header('authorization'), opts.what);
+    const given = givenToken(c.req.header('authorization'), opts.what, opts.route);
     if (!timingSafeEqual(digest(given), expected))
-      throw new ContractError('unauthenticated', `${opts.what} is not valid`);
+      throw new AuthFailure(opts.route, 'invalid', `${opts.what} is not valid`);
     await next();
   };
 }
@@ -167,10 +175,10 @@ export function bearerToken(opts: { token: string; what: string }): MiddlewareHa
 export function adminToken(opts: { operators: readonly AdminOperator[] }): MiddlewareHandler<OriginEnv> {
   const known = opts.operators.map((o) => ({ name: o.name, digest: digest(o.token) }));
   return async function adminToken(c, next) {
-    const given = digest(givenToken(c.req.header('authorization'), 'admin token'));
+    const given = digest(givenToken(c.req.header('authorization'), 'admin token', '/admin'));
     let operator: string | undefined;
     for (const o of known) if (timingSafeEqual(given, o.digest)) operator ??= o.name;
-    if (operator === undefined) throw new ContractError('unauthenticated', 'admin token is not valid');
+    if (operator === undefined) throw new AuthFailure('/admin', 'invalid', 'admin token is not valid');
     c.set('operator', operator);
     adoptCallerTrace(c);
     await next();
