@@ -18,6 +18,7 @@ import { parseOptions, type RehearsalOptions } from './rehearsal/options.js';
 import { Recorder } from './rehearsal/recorder.js';
 import { buildReport, printReport, writeReport, type Report } from './rehearsal/report.js';
 import { openPool, settle, SettlementWatch } from './rehearsal/settlement.js';
+import { ledgerOf } from '../origin/orders/ledger.js';
 import { adminRequest, createSale, startStack } from './rehearsal/stack.js';
 
 function progressLine(enabled: boolean) {
@@ -53,7 +54,7 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
     const answersBefore = await readOrderAnswers(stack.originUrl, o.metricsToken).catch(() => null);
     const crowd = o.workers > 1 ? workerCrowd(o, sale, rec, monitor) : localCrowd(o, sale, rec, monitor);
 
-    const watch = new SettlementWatch(pool, stack.originUrl, activityId, rec);
+    const watch = new SettlementWatch(pool, stack.originUrl, activityId, rec, ledgerOf(o));
     watch.start();
     let prev = { at: Date.now(), requests: 0 };
     const ticker = setInterval(() => {

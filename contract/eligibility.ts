@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { Eligibility } from './activity.js';
+import { SHADOW_CLAIM, SHADOW_FORWARDED, isShadowToken } from './shadow.js';
 
 /** A JWT claim's value as the rule reads it: a string, or an array of strings. */
 export type Claims = Record<string, string | string[]>;
@@ -23,14 +24,22 @@ export const claimsSchema = z
   )
   .refine((c) => Object.keys(c).length <= MAX_FORWARDED_CLAIMS, `at most ${MAX_FORWARDED_CLAIMS} claims`);
 
-/** The claims of a verified JWT payload worth forwarding: string or string-array values, bounded. */
+/**
+ * The claims of a verified JWT payload worth forwarding: string or string-array values, bounded.
+ * The shadow claim (contract/shadow.ts) goes first, as `shadow: "true"`, only for a shadow token
+ * (`"shadow": true`); a token's own `shadow` claim of any other value is never forwarded.
+ */
 export function forwardedClaims(payload: Record<string, unknown> | undefined): Claims | undefined {
   if (!payload) return undefined;
   const out: Claims = {};
   let n = 0;
+  if (isShadowToken(payload)) {
+    out[SHADOW_CLAIM] = SHADOW_FORWARDED;
+    n++;
+  }
   for (const [name, value] of Object.entries(payload)) {
     if (n >= MAX_FORWARDED_CLAIMS) break;
-    if (REGISTERED.has(name) || !CLAIM_NAME.test(name)) continue;
+    if (REGISTERED.has(name) || name === SHADOW_CLAIM || !CLAIM_NAME.test(name)) continue;
     if (typeof value === 'string' && value.length <= 100) out[name] = value;
     else if (
       Array.isArray(value) &&

@@ -39,6 +39,8 @@ const PASS_THROUGH: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   // turn the edge's copy let through ends with them, as the edge's early refusal would.
   'denied',
   'not_eligible',
+  // A shadow token on a real sale, or a real one on a shadow sale (contract/shadow.ts), refused again at the origin.
+  'shadow_mismatch',
 ]);
 
 /** What a client reads when the origin cannot serve it; the reason is in the log. */

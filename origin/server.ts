@@ -5,13 +5,18 @@
 import type { OriginConfig } from './platform/config.js';
 import { buildOriginParts, saleOperationParts, type OriginParts } from './parts.js';
 import { LiveListJob, createLiveListPush } from './platform/edge-push.js';
-import { createApp, createOpsApp, reservationDeps } from './app.js';
+import { createApp, createOpsApp, reservationDeps, scrapeReadsOf } from './app.js';
+import { SeriesJob } from './watch/series-job.js';
 import { reserveFastPath } from './reservation/reserve-fast-path.js';
 import { listen } from './platform/http/listen.js';
 import type { Logger } from './platform/logger.js';
 import { DrawJob } from './lottery/draw-job.js';
 import { FailoverWatch } from './recovery/failover-watch.js';
-import { orderEventWorkerFor, type OrderEventWorker } from './orders/order-event-worker.js';
+import {
+  orderEventWorkerFor,
+  shadowOrderEventWorkerFor,
+  type OrderEventWorker,
+} from './orders/order-event-worker.js';
 import { OutboxWorker } from './orders/outbox-worker.js';
 import { TimeoutJob } from './orders/timeout-job.js';
 import { WarmupJob } from './sale/warmup-job.js';
@@ -36,6 +41,7 @@ export interface RunningOrigin {
     reconciliation: ReconcileJob;
     /** Null when ORDER_EVENTS_URL is unset. */
     orderEvents: OrderEventWorker | null;
+    shadowOrderEvents: OrderEventWorker | null;
     draws: DrawJob;
     warmups: WarmupJob;
     releases: ReleaseJob;
@@ -100,6 +106,8 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             { db: parts.db, log: parts.log, metrics: parts.metrics, config },
             () => settlement?.behindWithin(config.ORDER_EVENTS_POLL_MS) ?? false,
           ),
+          // A shadow sale's events (docs/rehearsal.md): their own outbox, to SHADOW_ORDER_EVENTS_URL only.
+          shadowOrderEvents: shadowOrderEventWorkerFor({ db: parts.db, log: parts.log, metrics: parts.metrics, config }),
           draws: new DrawJob({
             db: parts.db,
             log: parts.log,
@@ -125,6 +133,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
     lifecycle.outbox.start();
     lifecycle.reconciliation.start();
     lifecycle.orderEvents?.start();
+    lifecycle.shadowOrderEvents?.start();
     lifecycle.draws.start();
     lifecycle.warmups.start();
     lifecycle.releases.start();
@@ -152,6 +161,21 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
       ? new DenyPushJob({ db: parts.db, log: parts.log, config: parts.config })
       : null;
   denyPush?.start();
+  // The console's charts: each sale's per-second series, kept where the console is served.
+  const series =
+    config.ORIGIN_ROLE !== 'consumers'
+      ? new SeriesJob({
+          db: parts.db,
+          log: parts.log,
+          metrics: parts.metrics,
+          streams: parts.stock.streams,
+          sales: parts.stock.sales,
+          scrapeReads: scrapeReadsOf(parts),
+          store: parts.series,
+          config,
+        })
+      : null;
+  series?.start();
   const failoverWatch = new FailoverWatch(
     {
       db: parts.db,
@@ -196,6 +220,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
         );
         await liveList?.stop();
         await denyPush?.stop();
+        await series?.stop();
         await failoverWatch.stop();
         await settlement?.stop();
         if (lifecycle)
@@ -204,6 +229,7 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             lifecycle.outbox.stop(),
             lifecycle.reconciliation.stop(),
             lifecycle.orderEvents?.stop(),
+            lifecycle.shadowOrderEvents?.stop(),
             lifecycle.draws.stop(),
             lifecycle.warmups.stop(),
             lifecycle.releases.stop(),

@@ -72,7 +72,7 @@ export function createDriver(o: RehearsalOptions, sale: Sale, rec: Recorder, sli
     origin,
     rec,
     // Tokens outlive any rehearsal: the arrival window, a generator far behind it, the tail.
-    tokenMinter(o.userTokenSecret, Math.ceil(o.durationMs / 1000) * 4 + 3_600),
+    tokenMinter(o.userTokenSecret, Math.ceil(o.durationMs / 1000) * 4 + 3_600, o.shadow),
   );
   return {
     driver,

@@ -37,6 +37,8 @@ export interface RehearsalOptions {
   /** Driving an existing stack instead of starting one. */
   edgeUrl?: string;
   originUrl?: string;
+  /** A shadow sale (docs/rehearsal.md): shadow tokens, the shadow tables; for a production stack. */
+  shadow: boolean;
   activityId?: string;
   mysqlUrl: string;
   adminToken: string;
@@ -81,7 +83,9 @@ const USAGE = `npm run rehearsal -- [options]
   --edge-entry E       direct (the Worker's own socket) | miniflare (through Miniflare's entry worker, a
                        second hop production does not have; earlier releases' figures) (default direct)
  Existing stack (otherwise the rehearsal starts origin + edge itself):
-  --edge-url URL --origin-url URL [--activity ID] [--mysql-url URL]
+  --edge-url URL --origin-url URL [--activity ID] [--mysql-url URL] [--shadow]
+  --shadow             create a shadow sale and drive it with shadow tokens: its rows go to the
+                       shadow tables, its events to SHADOW_ORDER_EVENTS_URL (docs/rehearsal.md)
   secrets from ADMIN_TOKEN, USER_TOKEN_SECRET, PAYMENT_WEBHOOK_SECRET in the environment`;
 
 function num(name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -132,6 +136,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       'edge-entry': { type: 'string', default: 'direct' },
       'edge-url': { type: 'string' },
       'origin-url': { type: 'string' },
+      shadow: { type: 'boolean' },
       activity: { type: 'string' },
       'mysql-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -169,12 +174,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     seed: num('seed', values.seed, 0, 2 ** 32 - 1),
     firstUserId: num('first-user', values['first-user'], 1, 2 ** 52),
     outDir: values.out ?? `reports/rehearsal-${stamp}`,
-    baselinePath: values['no-baseline'] ? null : values.baseline,
+    // A shadow run measures no baseline: the real answers it would read are production's.
+    baselinePath: values['no-baseline'] || values.shadow ? null : values.baseline,
     metricsToken: env.METRICS_TOKEN || undefined,
     progress: values['no-progress'] ? false : (values.progress ?? Boolean(process.stderr.isTTY)),
     settleTimeoutMs: num('settle-timeout', values['settle-timeout'], 1) * 1000,
     edgeUrl: values['edge-url']?.replace(/\/$/, ''),
     originUrl: values['origin-url']?.replace(/\/$/, ''),
+    shadow: values.shadow ?? false,
     activityId: values.activity,
     mysqlUrl: values['mysql-url'] ?? env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/seckill_rehearsal',
     adminToken: external ? (env.ADMIN_TOKEN ?? '') : BENCH_SECRETS.ADMIN_TOKEN,

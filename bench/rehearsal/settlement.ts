@@ -8,6 +8,7 @@ import type { Recorder } from './recorder.js';
 import { one, rows } from '../../origin/platform/db/rows.js';
 import type { Reconciliation } from '../../origin/recovery/reconcile.js';
 import { adminRequest } from './stack.js';
+import { ledgerOf, type Ledger } from '../../origin/orders/ledger.js';
 
 export function openPool(o: RehearsalOptions): mysql.Pool {
   return mysql.createPool({ uri: o.mysqlUrl, connectionLimit: 2, supportBigNumbers: true, bigNumberStrings: true });
@@ -53,12 +54,14 @@ export class SettlementWatch {
     private readonly originUrl: string,
     private readonly activityId: string,
     private readonly rec: Recorder,
+    /** The sale's tables: a shadow sale's orders are in the shadow tables (origin/orders/ledger.ts). */
+    private readonly ledger: Ledger = ledgerOf({ shadow: false }),
   ) {}
 
   async probe(): Promise<void> {
     const row = (await one<Count<'orders' | 'dead'>>(
       this.pool.query(
-        `SELECT (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?) AS orders,
+        `SELECT (SELECT COUNT(*) FROM ${this.ledger.order} WHERE activity_id = ?) AS orders,
                 (SELECT COUNT(*) FROM seckill_dead_letter WHERE activity_id = ?) AS dead`,
         [this.activityId, this.activityId],
       ),
@@ -107,6 +110,7 @@ export async function settle(
   onWait: (what: string) => void,
 ): Promise<SettlementFacts> {
   const q = <T>(sql: string, args: unknown[]) => rows<T>(pool.query(sql, args));
+  const ledger = ledgerOf(o);
   const granted = rec.reservations.size;
   const deadline = Date.now() + o.settleTimeoutMs;
   await watch.stop();
@@ -126,8 +130,8 @@ export async function settle(
     const until = Date.now() + o.paymentTimeoutSeconds * 1000 + 30_000;
     for (;;) {
       const [row] = await q<Count<'pending' | 'outbox'>>(
-        `SELECT (SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status = 0) AS pending,
-                  (SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status = 0) AS outbox`,
+        `SELECT (SELECT COUNT(*) FROM ${ledger.order} WHERE activity_id = ? AND status = 0) AS pending,
+                  (SELECT COUNT(*) FROM ${ledger.refillOutbox} WHERE activity_id = ? AND status = 0) AS outbox`,
         [activityId, activityId],
       );
       onWait(`waiting for payment timeouts: ${row?.pending} pending orders, ${row?.outbox} refills to sync`);
@@ -144,11 +148,11 @@ export async function settle(
     `SELECT COUNT(*) AS total, COALESCE(SUM(quantity), 0) AS units,
               COALESCE(SUM(status = 0), 0) AS pending, COALESCE(SUM(status = 1), 0) AS paid,
               COALESCE(SUM(status = 2), 0) AS timeout, COALESCE(SUM(CASE WHEN status <> 2 THEN quantity END), 0) AS live
-         FROM seckill_order WHERE activity_id = ?`,
+         FROM ${ledger.order} WHERE activity_id = ?`,
     [activityId],
   )) as [Count<'total' | 'units' | 'pending' | 'paid' | 'timeout' | 'live'>];
   const [dupes] = (await q<Count<'n'>>(
-    'SELECT COUNT(*) AS n FROM (SELECT user_id FROM seckill_order WHERE activity_id = ? GROUP BY user_id HAVING COUNT(*) > 1) d',
+    `SELECT COUNT(*) AS n FROM (SELECT user_id FROM ${ledger.order} WHERE activity_id = ? GROUP BY user_id HAVING COUNT(*) > 1) d`,
     [activityId],
   )) as [Count<'n'>];
   const [dead] = (await q<Count<'n'>>('SELECT COUNT(*) AS n FROM seckill_dead_letter WHERE activity_id = ?', [
@@ -161,7 +165,7 @@ export async function settle(
   for (let i = 0; i < ids.length; i += 1000) {
     const batch = ids.slice(i, i + 1000);
     const settledIds = await q<{ reservation_id: string }>(
-      `SELECT reservation_id FROM seckill_order WHERE reservation_id IN (?)
+      `SELECT reservation_id FROM ${ledger.order} WHERE reservation_id IN (?)
          UNION SELECT reservation_id FROM seckill_dead_letter WHERE reservation_id IN (?)`,
       [batch, batch],
     );

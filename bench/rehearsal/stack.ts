@@ -154,6 +154,7 @@ export async function createSale(o: RehearsalOptions, originUrl: string, edgeUrl
     admissionRatePerSec: o.admissionRate,
     ...(o.admission === 'lottery' ? { admission: 'lottery', lotteryWindowMs: Math.round(o.lotteryWindowMs) } : {}),
     overflow: o.overflow,
+    ...(o.shadow ? { shadow: true } : {}),
   });
   await adminRequest(o, originUrl, 'POST', `/admin/activities/${activityId}/warmup`);
   // The origin pushed the activity to the edge; make sure the edge answers for it before the crowd comes.

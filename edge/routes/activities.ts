@@ -8,7 +8,7 @@ import { loadActivity, peekActivity, refreshActivityLater } from '../activity-ca
 import { requireUser } from '../auth.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
 import { CHALLENGE_HEADER, verifyChallenge } from '../bot-check.js';
-import { admitUser, assertEligible, assertNotRefusedEarly, assertOpen } from '../gates.js';
+import { admitUser, assertEligible, assertNotRefusedEarly, assertOpen, assertShadowMatch } from '../gates.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
 import { issueTicket } from '../ticket.js';
@@ -51,6 +51,8 @@ export const activityRoutes = new Hono<EdgeEnv>()
     const snapshot = await loadActivity(c.env, activityId, c.get('traceId'));
     now = Date.now();
     assertOpen(snapshot, now);
+    // Shadow traffic only on a shadow sale, and only shadow traffic there (contract/shadow.ts).
+    assertShadowMatch(snapshot, c.get('claims'));
     const settings = settingsOf(c.env);
     // Who may buy (docs/design.md §10): members-only, then the deny list (in the user's gate shard).
     assertEligible(snapshot, c.get('claims'));
@@ -79,6 +81,7 @@ export const activityRoutes = new Hono<EdgeEnv>()
     const userId = await requireUser(c);
     const traceId = c.get('traceId');
     const snapshot = await loadActivity(c.env, activityId, traceId);
+    assertShadowMatch(snapshot, c.get('claims'));
     const settings = settingsOf(c.env);
     // Its own bucket, so looking up a reservation never eats the purchase allowance.
     await admitUser(c.env, {

@@ -17,7 +17,15 @@ import {
 import { loadActivity, peekActivity, refreshActivityLater } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
-import { admitToOrigin, admitUser, assertEligible, assertNotRefusedEarly, assertOpen, enterLine } from '../gates.js';
+import {
+  admitToOrigin,
+  admitUser,
+  assertEligible,
+  assertNotRefusedEarly,
+  assertOpen,
+  assertShadowMatch,
+  enterLine,
+} from '../gates.js';
 import { forwardPurchase, queued } from '../forward-purchase.js';
 import { settingsOf } from '../settings.js';
 import { hasReceipt, readReceipt } from '../receipt.js';
@@ -91,6 +99,8 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
 
   // 5. Activity window, switches and sold-out flag, from isolate memory.
   const snapshot = await loadActivity(c.env, activityId, traceId);
+  // Shadow traffic only on a shadow sale, and only shadow traffic there (contract/shadow.ts).
+  assertShadowMatch(snapshot, c.get('claims'));
   if (snapshot.soldOut) {
     // A holder's repeat still gets its reservation (docs/design.md §3), from its receipt, without the origin.
     const held = await readReceipt(c, settings.ticketKeys, activityId, userId);

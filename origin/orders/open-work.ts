@@ -5,12 +5,12 @@
  * could miss it in both (cleanup would then go ahead with a refill still queued).
  */
 import { inConsistentSnapshot, type Db } from '../platform/db/pool.js';
-import { pendingOrderCount } from './order-store.js';
+import { pendingOrderCount, type SaleRef } from './order-store.js';
 import { OutboxStatus, refillCount } from './refill-outbox-store.js';
 
-export async function openOrderWork(db: Db, activityId: string): Promise<{ outbox: number; pending: number }> {
+export async function openOrderWork(db: Db, sale: SaleRef): Promise<{ outbox: number; pending: number }> {
   return inConsistentSnapshot(db, async (tx) => ({
-    outbox: await refillCount(tx, activityId, OutboxStatus.PENDING),
-    pending: await pendingOrderCount(tx, activityId),
+    outbox: await refillCount(tx, sale, OutboxStatus.PENDING),
+    pending: await pendingOrderCount(tx, sale),
   }));
 }

@@ -30,13 +30,15 @@ export function isDecided(outcome: string, status: number): boolean {
  */
 export function countOrderAnswer(
   opts: { metrics: Metrics; deadlineMs: number },
-  answer: { status: number; answer?: string; error?: unknown; startedMs: number },
+  answer: { status: number; answer?: string; error?: unknown; startedMs: number; shadow?: boolean },
 ): void {
   let outcome =
     answer.answer ??
     (answer.error !== undefined ? (toContractError(answer.error)?.code ?? 'internal') : String(answer.status));
   if (performance.now() - answer.startedMs > opts.deadlineMs) outcome = 'timeout';
-  opts.metrics.orderAnswers.inc({ outcome, decided: String(isDecided(outcome, answer.status)) });
+  // Shadow traffic (contract/shadow.ts) in its own series: a rehearsal never moves the real success rate.
+  const counter = answer.shadow ? opts.metrics.shadowOrderAnswers : opts.metrics.orderAnswers;
+  counter.inc({ outcome, decided: String(isDecided(outcome, answer.status)) });
 }
 
 export function countOrderAnswers(opts: { metrics: Metrics; deadlineMs: number }): MiddlewareHandler<OriginEnv> {

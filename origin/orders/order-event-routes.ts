@@ -16,6 +16,7 @@ import {
   retryParked,
   type OrderEventRow,
 } from './order-event-store.js';
+import { ledgerOfOrderNo, REAL_LEDGER } from './ledger.js';
 import { adminToken } from '../platform/http/middleware.js';
 import type { OriginEnv } from '../platform/http/types.js';
 
@@ -71,15 +72,17 @@ export function orderEventRoutes(deps: OrderEventRouteDeps) {
     const limit = Number(limitText);
     if (!/^\d{1,4}$/.test(limitText) || limit < 1 || limit > LIST_LIMIT_MAX)
       throw new ContractError('bad_request', `limit must be 1-${LIST_LIMIT_MAX}`);
-    const rows = await listOrderEvents(deps.db, status, limit, after);
+    // The real outbox: a shadow sale's events are the rehearsal's, cleaned up with it.
+    const rows = await listOrderEvents(deps.db, REAL_LEDGER, status, limit, after);
     return c.json({ events: rows.map(view), next: rows.length === limit ? rows[rows.length - 1]!.seq : null });
   });
 
   app.post('/order-events/:id/retry', async (c) => {
     const id = c.req.param('id');
     if (!EVENT_ID.test(id)) throw new ContractError('bad_request', 'event id must be <orderNo>:<order event type>');
-    if (!(await retryParked(deps.db, id))) {
-      const event = await findOrderEvent(deps.db, id);
+    const ledger = ledgerOfOrderNo(id);
+    if (!(await retryParked(deps.db, ledger, id))) {
+      const event = await findOrderEvent(deps.db, ledger, id);
       if (!event)
         throw new ContractError('not_found', `no order event ${id} waiting on its own (delivered, or not failed yet)`);
       throw new ContractError('conflict', `order event ${id} is not parked (it is ${event.status})`);
@@ -94,7 +97,8 @@ export function orderEventRoutes(deps: OrderEventRouteDeps) {
 /** Sets the outbox gauges from MySQL; nothing when order events are off. */
 export async function collectOrderEventGauges(deps: OrderEventGaugeDeps): Promise<void> {
   if (!deps.config.ORDER_EVENTS_URL) return;
-  const f = await orderEventFigures(deps.db);
+  // Real events only: the alert on parked events watches real buyers' orders (docs/rehearsal.md).
+  const f = await orderEventFigures(deps.db, REAL_LEDGER);
   deps.metrics.orderEventsBacklog.set(f.backlog);
   deps.metrics.orderEventsOldestAge.set(f.oldestAgeSeconds);
   deps.metrics.orderEventsParkedNow.set(f.parked);

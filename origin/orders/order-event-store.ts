@@ -15,10 +15,14 @@
  * order cost settlement about a third more MySQL work (measured: docs/performance.md). The worker
  * delivers a batch row's events one by one; the ones that fail become rows of their own
  * (`splitBatch`), retried and parked like any event.
+ *
+ * Every function takes the ledger (ledger.ts) whose outbox it works on: a shadow sale's events are
+ * in the shadow outbox, delivered only to SHADOW_ORDER_EVENTS_URL.
  */
 import { randomBytes } from 'node:crypto';
 import { inTransaction, type Db, type Tx } from '../platform/db/pool.js';
 import { affected, one, rows } from '../platform/db/rows.js';
+import type { Ledger } from './ledger.js';
 
 export const ORDER_EVENT_TYPES = ['order.created', 'order.paid', 'order.timed_out'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
@@ -51,10 +55,15 @@ export interface OrderEventFacts {
 const COLUMNS = '(event_id, type, order_no, activity_id, user_id, quantity)';
 
 /** Inside the order change's transaction: one event per order (a repeat is a no-op). */
-export async function recordOrderEvents(tx: Tx, type: OrderEventType, orders: OrderEventFacts[]): Promise<void> {
+export async function recordOrderEvents(
+  tx: Tx,
+  ledger: Ledger,
+  type: OrderEventType,
+  orders: OrderEventFacts[],
+): Promise<void> {
   if (orders.length === 0) return;
   await tx.query(
-    `INSERT INTO order_event_outbox ${COLUMNS} VALUES ${orders.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
+    `INSERT INTO ${ledger.orderEvents} ${COLUMNS} VALUES ${orders.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
      ON DUPLICATE KEY UPDATE event_id = event_id`,
     orders.flatMap((o) => [orderEventId(o.orderNo, type), type, o.orderNo, o.activityId, o.userId, o.quantity]),
   );
@@ -71,11 +80,12 @@ export async function recordOrderEvents(tx: Tx, type: OrderEventType, orders: Or
  */
 export async function recordCreatedEvents(
   tx: Tx,
+  ledger: Ledger,
   activityId: string,
   orders: OrderEventFacts[],
   perRow = orders.length,
 ): Promise<void> {
-  if (orders.length <= 1) return recordOrderEvents(tx, 'order.created', orders);
+  if (orders.length <= 1) return recordOrderEvents(tx, ledger, 'order.created', orders);
   const size = Math.max(1, Math.floor(perRow));
   const params: (string | number)[] = [];
   for (let i = 0; i < orders.length; i += size) {
@@ -88,7 +98,7 @@ export async function recordCreatedEvents(
     );
   }
   await tx.execute(
-    `INSERT INTO order_event_outbox (event_id, type, order_no, activity_id, user_id, quantity, events, payload)
+    `INSERT INTO ${ledger.orderEvents} (event_id, type, order_no, activity_id, user_id, quantity, events, payload)
      VALUES ${Array.from({ length: params.length / 4 }, () => "(?, 'order.created', '', ?, 0, 0, ?, ?)").join(', ')}`,
     params,
   );
@@ -100,6 +110,7 @@ export async function recordCreatedEvents(
  */
 export async function recordOrderEventsOf(
   tx: Tx,
+  ledger: Ledger,
   type: OrderEventType,
   by: { ids: string[] } | { orderNo: string },
 ): Promise<void> {
@@ -107,10 +118,10 @@ export async function recordOrderEventsOf(
     'ids' in by ? [`id IN (${by.ids.map(() => '?').join(', ')})`, by.ids] : ['order_no = ?', [by.orderNo]];
   if (params.length === 0) return;
   await tx.query(
-    `INSERT INTO order_event_outbox ${COLUMNS}
-     SELECT CONCAT(order_no, ':', ?), ?, order_no, activity_id, user_id, quantity FROM seckill_order
+    `INSERT INTO ${ledger.orderEvents} ${COLUMNS}
+     SELECT CONCAT(order_no, ':', ?), ?, order_no, activity_id, user_id, quantity FROM ${ledger.order}
       WHERE ${where} ORDER BY id
-     ON DUPLICATE KEY UPDATE event_id = order_event_outbox.event_id`,
+     ON DUPLICATE KEY UPDATE event_id = ${ledger.orderEvents}.event_id`,
     [type, type, ...params],
   );
 }
@@ -134,8 +145,8 @@ export interface OrderEventRow {
   nextAttemptAt: Date;
 }
 
-const SELECT_ROW = `SELECT seq, event_id, type, order_no, activity_id, user_id, quantity, occurred_at, status, attempts,
-  last_error, next_attempt_at, payload FROM order_event_outbox`;
+const selectRow = (ledger: Ledger) => `SELECT seq, event_id, type, order_no, activity_id, user_id, quantity, occurred_at, status, attempts,
+  last_error, next_attempt_at, payload FROM ${ledger.orderEvents}`;
 const NAME_BY_STATUS = Object.fromEntries(Object.entries(STATUS_BY_NAME).map(([k, v]) => [v, k])) as Record<
   number,
   OrderEventStatusName
@@ -201,14 +212,20 @@ function toRow(r: OrderEventOutboxRow): OrderEventRow {
  * event-id key). The claim is a lease: `next_attempt_at` moves `leaseMs` ahead and `attempts`
  * counts the try, committed before any delivery (no remote call inside a transaction).
  */
-export async function claimOrderEvents(tx: Tx, limit: number, leaseMs: number): Promise<OrderEventRow[]> {
+export async function claimOrderEvents(
+  tx: Tx,
+  ledger: Ledger,
+  limit: number,
+  leaseMs: number,
+): Promise<OrderEventRow[]> {
+  const t = ledger.orderEvents;
   const due = await rows<{ seq: string; events: number }>(
     tx.query(
-      `SELECT e.seq, e.events FROM order_event_outbox e
+      `SELECT e.seq, e.events FROM ${t} e
       WHERE e.status = ${OrderEventStatus.PENDING} AND e.next_attempt_at <= NOW(3)
         AND (e.type = 'order.created' OR (
-              NOT EXISTS (SELECT 1 FROM order_event_outbox p WHERE p.event_id = CONCAT(e.order_no, ':order.created'))
-          AND NOT EXISTS (SELECT 1 FROM order_event_outbox b WHERE b.event_id LIKE '${BATCH_PREFIX}%' AND b.seq < e.seq)))
+              NOT EXISTS (SELECT 1 FROM ${t} p WHERE p.event_id = CONCAT(e.order_no, ':order.created'))
+          AND NOT EXISTS (SELECT 1 FROM ${t} b WHERE b.event_id LIKE '${BATCH_PREFIX}%' AND b.seq < e.seq)))
       ORDER BY e.seq LIMIT ${Number(limit)} FOR UPDATE SKIP LOCKED`,
     ),
   );
@@ -225,19 +242,21 @@ export async function claimOrderEvents(tx: Tx, limit: number, leaseMs: number): 
   if (seqs.length === 0) return [];
   const marks = seqs.map(() => '?').join(', ');
   await tx.query(
-    `UPDATE order_event_outbox SET attempts = attempts + 1, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
+    `UPDATE ${t} SET attempts = attempts + 1, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
       WHERE seq IN (${marks})`,
     [leaseMs * 1000, ...seqs],
   );
-  const claimed = await rows<OrderEventOutboxRow>(tx.query(`${SELECT_ROW} WHERE seq IN (${marks}) ORDER BY seq`, seqs));
+  const claimed = await rows<OrderEventOutboxRow>(
+    tx.query(`${selectRow(ledger)} WHERE seq IN (${marks}) ORDER BY seq`, seqs),
+  );
   // attempts as read after the UPDATE: this claim's try is counted.
   return claimed.map(toRow);
 }
 
 /** Delivered: the rows go, in one statement per round (an id stays stable for a receiver that sees it again). */
-export async function markDelivered(db: Db, seqs: string[]): Promise<void> {
+export async function markDelivered(db: Db, ledger: Ledger, seqs: string[]): Promise<void> {
   if (seqs.length === 0) return;
-  await db.query(`DELETE FROM order_event_outbox WHERE seq IN (${seqs.map(() => '?').join(', ')})`, seqs);
+  await db.query(`DELETE FROM ${ledger.orderEvents} WHERE seq IN (${seqs.map(() => '?').join(', ')})`, seqs);
 }
 
 export type FailedTry = { park: true } | { park: false; retryInMs: number };
@@ -248,12 +267,13 @@ export type FailedTry = { park: true } | { park: false; retryInMs: number };
  */
 export async function markFailed(
   db: Db,
+  ledger: Ledger,
   row: Pick<OrderEventRow, 'seq' | 'attempts'>,
   error: string,
   next: FailedTry,
 ): Promise<void> {
   await db.execute(
-    `UPDATE order_event_outbox SET status = ?, last_error = ?, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
+    `UPDATE ${ledger.orderEvents} SET status = ?, last_error = ?, next_attempt_at = NOW(3) + INTERVAL ? MICROSECOND
       WHERE seq = ? AND attempts = ? AND status = ${OrderEventStatus.PENDING}`,
     [
       next.park ? OrderEventStatus.PARKED : OrderEventStatus.PENDING,
@@ -272,16 +292,17 @@ export async function markFailed(
  */
 export async function splitBatch(
   db: Db,
+  ledger: Ledger,
   row: Pick<OrderEventRow, 'seq' | 'attempts' | 'events'>,
   failed: { event: OrderEvent; error: string; next: FailedTry }[],
 ): Promise<void> {
   await inTransaction(db, async (tx) => {
     const gone = await affected(
-      tx.execute('DELETE FROM order_event_outbox WHERE seq = ? AND attempts = ?', [row.seq, row.attempts]),
+      tx.execute(`DELETE FROM ${ledger.orderEvents} WHERE seq = ? AND attempts = ?`, [row.seq, row.attempts]),
     );
     if (gone !== 1 || failed.length === 0) return;
     await tx.query(
-      `INSERT INTO order_event_outbox
+      `INSERT INTO ${ledger.orderEvents}
          (event_id, type, order_no, activity_id, user_id, quantity, occurred_at, status, attempts, last_error, next_attempt_at)
        VALUES ${failed.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, 1, ?, NOW(3) + INTERVAL ? MICROSECOND)').join(', ')}
        ON DUPLICATE KEY UPDATE event_id = event_id`,
@@ -304,13 +325,14 @@ export async function splitBatch(
 /** Events of single rows (a batch row's events are listed once they failed and got rows of their own). */
 export async function listOrderEvents(
   db: Db,
+  ledger: Ledger,
   status: OrderEventStatusName,
   limit: number,
   afterSeq = '0',
 ): Promise<OrderEventRow[]> {
   const listed = await rows<OrderEventOutboxRow>(
     db.query(
-      `${SELECT_ROW} WHERE status = ? AND seq > ? AND event_id NOT LIKE '${BATCH_PREFIX}%' ORDER BY seq LIMIT ${Number(limit)}`,
+      `${selectRow(ledger)} WHERE status = ? AND seq > ? AND event_id NOT LIKE '${BATCH_PREFIX}%' ORDER BY seq LIMIT ${Number(limit)}`,
       [STATUS_BY_NAME[status], afterSeq],
     ),
   );
@@ -318,10 +340,10 @@ export async function listOrderEvents(
 }
 
 /** A parked event back to pending, due now, with a fresh attempt budget. False when not parked. */
-export async function retryParked(db: Db, eventId: string): Promise<boolean> {
+export async function retryParked(db: Db, ledger: Ledger, eventId: string): Promise<boolean> {
   const changed = await affected(
     db.execute(
-      `UPDATE order_event_outbox SET status = ${OrderEventStatus.PENDING}, attempts = 0, next_attempt_at = NOW(3)
+      `UPDATE ${ledger.orderEvents} SET status = ${OrderEventStatus.PENDING}, attempts = 0, next_attempt_at = NOW(3)
         WHERE event_id = ? AND status = ${OrderEventStatus.PARKED}`,
       [eventId],
     ),
@@ -329,14 +351,15 @@ export async function retryParked(db: Db, eventId: string): Promise<boolean> {
   return changed === 1;
 }
 
-export async function findOrderEvent(db: Db, eventId: string): Promise<OrderEventRow | null> {
-  const found = await one<OrderEventOutboxRow>(db.execute(`${SELECT_ROW} WHERE event_id = ?`, [eventId]));
+export async function findOrderEvent(db: Db, ledger: Ledger, eventId: string): Promise<OrderEventRow | null> {
+  const found = await one<OrderEventOutboxRow>(db.execute(`${selectRow(ledger)} WHERE event_id = ?`, [eventId]));
   return found ? toRow(found) : null;
 }
 
 /** Backlog (pending events), the age of the oldest pending one, and the parked count: /metrics gauges. */
 export async function orderEventFigures(
   db: Db,
+  ledger: Ledger,
 ): Promise<{ backlog: number; oldestAgeSeconds: number; parked: number }> {
   const r: { backlog?: unknown; parked?: unknown; age?: unknown } =
     (await one<{ backlog: unknown; parked: unknown; age: unknown }>(
@@ -344,7 +367,7 @@ export async function orderEventFigures(
         `SELECT SUM(IF(status = ${OrderEventStatus.PENDING}, events, 0)) AS backlog,
                 SUM(IF(status = ${OrderEventStatus.PARKED}, events, 0)) AS parked,
                 TIMESTAMPDIFF(MICROSECOND, MIN(IF(status = ${OrderEventStatus.PENDING}, occurred_at, NULL)), NOW(3)) AS age
-           FROM order_event_outbox`,
+           FROM ${ledger.orderEvents}`,
       ),
     )) ?? {};
   return {

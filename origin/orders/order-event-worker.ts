@@ -36,11 +36,11 @@ import {
   splitBatch,
   type FailedTry,
   type OrderEvent,
-  type OrderEventRow,
 } from './order-event-store.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import { PeriodicJob } from '../platform/periodic.js';
+import { REAL_LEDGER, SHADOW_LEDGER, type Ledger } from './ledger.js';
 
 /** The worker's settings: ORDER_EVENTS_*, the URL set. */
 export type OrderEventSettings = Pick<
@@ -64,6 +64,8 @@ export interface OrderEventWorkerDeps {
   metrics: Metrics;
   /** True while settlement in this process is behind (reads fill whole batches): delivery then waits (ORDER_EVENTS_YIELD_MS). */
   settling?: () => boolean;
+  /** Whose outbox it delivers (origin/orders/ledger.ts): the real one unless named. */
+  ledger?: Ledger;
 }
 
 export function orderEventBody(e: OrderEvent): string {
@@ -99,13 +101,15 @@ export class OrderEventWorker extends PeriodicJob {
 
   /** Since when rounds have been deferred to settlement without a break; null when not waiting. */
   private waitingSince: number | null = null;
+  private readonly ledger: Ledger;
 
   constructor(
     private readonly deps: OrderEventWorkerDeps,
     settings: OrderEventSettings,
   ) {
-    super('order-events', settings.ORDER_EVENTS_POLL_MS, deps.log);
+    super(deps.ledger?.shadow ? 'shadow-order-events' : 'order-events', settings.ORDER_EVENTS_POLL_MS, deps.log);
     this.settings = settings;
+    this.ledger = deps.ledger ?? REAL_LEDGER;
     this.url = new URL(settings.ORDER_EVENTS_URL);
     this.key = createSecretKey(Buffer.from(settings.ORDER_EVENTS_SECRET!, 'utf8'));
     this.path = this.url.pathname + this.url.search;
@@ -151,7 +155,7 @@ export class OrderEventWorker extends PeriodicJob {
     // READ COMMITTED: the claim must not lock the gap that settlement's new event rows go into.
     const rows = await inTransaction(
       this.deps.db,
-      (tx) => claimOrderEvents(tx, s.ORDER_EVENTS_BATCH_SIZE, s.ORDER_EVENTS_LEASE_MS),
+      (tx) => claimOrderEvents(tx, this.ledger, s.ORDER_EVENTS_BATCH_SIZE, s.ORDER_EVENTS_LEASE_MS),
       { readCommitted: true },
     );
     const sends = rows.flatMap((row) => row.events.map((event) => ({ row, event, error: null as string | null })));
@@ -178,18 +182,19 @@ export class OrderEventWorker extends PeriodicJob {
         const next1 = this.afterFailure(1);
         await splitBatch(
           this.deps.db,
+          this.ledger,
           row,
           failed.map((x) => ({ event: x.event, error: x.error!, next: next1 })),
         );
         for (const x of failed) this.reportFailure(x.event, 1, x.error!, next1);
       } else {
         const retry = this.afterFailure(row.attempts);
-        await markFailed(this.deps.db, row, failed[0]!.error!, retry);
+        await markFailed(this.deps.db, this.ledger, row, failed[0]!.error!, retry);
         this.reportFailure(failed[0]!.event, row.attempts, failed[0]!.error!, retry);
       }
     }
     // One DELETE per round, not one commit per event (a crash before it means redelivery: at least once).
-    await markDelivered(this.deps.db, done);
+    await markDelivered(this.deps.db, this.ledger, done);
     // A claim stops once it holds ORDER_EVENTS_BATCH_SIZE events: fewer means nothing else was due.
     return sends.length >= s.ORDER_EVENTS_BATCH_SIZE;
   }
@@ -259,5 +264,22 @@ export function orderEventWorkerFor(deps: OrderEventWorkerFromConfig, settling?:
   return new OrderEventWorker(
     { ...deps, ...(settling ? { settling } : {}) },
     { ...config, ORDER_EVENTS_URL: config.ORDER_EVENTS_URL },
+  );
+}
+
+/**
+ * The worker of shadow sales' events (the shadow outbox, to SHADOW_ORDER_EVENTS_URL), or null when
+ * it is unset (then a shadow sale writes no events either). It never posts to ORDER_EVENTS_URL.
+ */
+export function shadowOrderEventWorkerFor(
+  deps: Omit<OrderEventWorkerFromConfig, 'config'> & {
+    config: OrderEventWorkerFromConfig['config'] & Pick<OriginConfig, 'SHADOW_ORDER_EVENTS_URL'>;
+  },
+) {
+  const { config } = deps;
+  if (!config.SHADOW_ORDER_EVENTS_URL) return null;
+  return new OrderEventWorker(
+    { ...deps, ledger: SHADOW_LEDGER },
+    { ...config, ORDER_EVENTS_URL: config.SHADOW_ORDER_EVENTS_URL },
   );
 }

@@ -1,5 +1,6 @@
 /**
- * Every statement on `seckill_order` and `seckill_refund` (schema/001, 002): the order rows' shapes
+ * Every statement on `seckill_order` and `seckill_refund` (schema/001, 002), and on their shadow
+ * twins (schema/011) for a shadow sale: the table comes from the sale's ledger (ledger.ts). The order rows' shapes
  * and the queries of settlement, payment, timeout, status, recovery, reconciliation and reports.
  * Each function takes the pool or the caller's transaction first, so one transaction can span
  * several stores (settlement's stays one transaction).
@@ -7,28 +8,35 @@
 import { isId } from '../../contract/ids.js';
 import type { DbOrTx, Tx } from '../platform/db/pool.js';
 import { affected, one, rows } from '../platform/db/rows.js';
+import { LEDGERS, ledgerOf, ledgerOfOrderNo, type Ledger } from './ledger.js';
 import { OrderStatus, type RefundReason } from './order-status.js';
 
-/** A sale as the order rows key it. */
-export interface SaleIds {
+/** A sale as its ledger (ledger.ts) keys it: the activity, and whether it is a shadow sale. */
+export interface SaleRef {
   activityId: string;
+  /** A shadow sale's rows are in the shadow tables (ledger.ts); absent means a real sale. */
+  shadow?: boolean;
+}
+
+/** A sale as the order rows key it. */
+export interface SaleIds extends SaleRef {
   skuId: string;
 }
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 /** Whether the reservation has an order, locking that row (or the gap) until the transaction ends. */
-export async function lockOrderOfReservation(tx: Tx, reservationId: string): Promise<boolean> {
+export async function lockOrderOfReservation(tx: Tx, ledger: Ledger, reservationId: string): Promise<boolean> {
   const row = await one<{ id: string }>(
-    tx.execute('SELECT id FROM seckill_order WHERE reservation_id = ? FOR UPDATE', [reservationId]),
+    tx.execute(`SELECT id FROM ${ledger.order} WHERE reservation_id = ? FOR UPDATE`, [reservationId]),
   );
   return row !== undefined;
 }
 
 /** Whether the reservation has an order (a plain read). */
-export async function hasOrderOfReservation(db: DbOrTx, reservationId: string): Promise<boolean> {
+export async function hasOrderOfReservation(db: DbOrTx, ledger: Ledger, reservationId: string): Promise<boolean> {
   const row = await one<{ id: string }>(
-    db.execute('SELECT id FROM seckill_order WHERE reservation_id = ?', [reservationId]),
+    db.execute(`SELECT id FROM ${ledger.order} WHERE reservation_id = ?`, [reservationId]),
   );
   return row !== undefined;
 }
@@ -41,7 +49,7 @@ export async function orderOwners(
 ): Promise<{ user_id: string; reservation_id: string }[]> {
   return rows<{ user_id: string; reservation_id: string }>(
     tx.execute(
-      `SELECT user_id, reservation_id FROM seckill_order WHERE activity_id = ? AND sku_id = ? AND user_id IN (${marks(users.length).replaceAll(' ', '')})`,
+      `SELECT user_id, reservation_id FROM ${ledgerOf(sale).order} WHERE activity_id = ? AND sku_id = ? AND user_id IN (${marks(users.length).replaceAll(' ', '')})`,
       [sale.activityId, sale.skuId, ...users],
     ),
   );
@@ -85,14 +93,14 @@ export async function insertPendingOrders(
   const row = `(?, ?, ?, ${lit.activity}, ${lit.sku}, ?, ?, ${OrderStatus.PENDING}, NOW(3) + INTERVAL ${paymentTimeoutSeconds} SECOND, ?)`;
   const params: (string | number | null)[] = [];
   for (const o of orders) params.push(o.orderNo, o.reservationId, o.requestId, o.userId, o.quantity, o.traceId);
-  await tx.execute(`INSERT INTO seckill_order ${ORDER_COLUMNS} VALUES ${orders.map(() => row).join(', ')}`, params);
+  await tx.execute(`INSERT INTO ${ledgerOf(sale).order} ${ORDER_COLUMNS} VALUES ${orders.map(() => row).join(', ')}`, params);
 }
 
 /** Ids of PENDING orders past expire_at, oldest first (idx_status_expire), at most `limit`. */
-export async function expiredPendingIds(db: DbOrTx, limit: number): Promise<string[]> {
+export async function expiredPendingIds(db: DbOrTx, ledger: Ledger, limit: number): Promise<string[]> {
   const found = await rows<{ id: string }>(
     db.query(
-      `SELECT id FROM seckill_order WHERE status = ${OrderStatus.PENDING} AND expire_at < NOW(3)
+      `SELECT id FROM ${ledger.order} WHERE status = ${OrderStatus.PENDING} AND expire_at < NOW(3)
           ORDER BY expire_at LIMIT ${Number(limit)}`,
     ),
   );
@@ -112,32 +120,32 @@ export interface LockedOrder {
 }
 
 /** Locks the orders by primary key, ascending (two jobs queue rather than deadlock). */
-export async function lockOrdersById(tx: Tx, ids: string[]): Promise<LockedOrder[]> {
+export async function lockOrdersById(tx: Tx, ledger: Ledger, ids: string[]): Promise<LockedOrder[]> {
   return rows<LockedOrder>(
     tx.query(
       `SELECT id, reservation_id, activity_id, sku_id, quantity, status, expire_at < NOW(3) AS expired
-             FROM seckill_order WHERE id IN (${marks(ids.length)}) ORDER BY id FOR UPDATE`,
+             FROM ${ledger.order} WHERE id IN (${marks(ids.length)}) ORDER BY id FOR UPDATE`,
       ids,
     ),
   );
 }
 
 /** PENDING and expired → TIMEOUT, for these ids; returns how many changed. */
-export async function markTimedOut(tx: Tx, ids: string[]): Promise<number> {
+export async function markTimedOut(tx: Tx, ledger: Ledger, ids: string[]): Promise<number> {
   return affected(
     tx.query(
-      `UPDATE seckill_order SET status = ${OrderStatus.TIMEOUT}, updated_at = NOW(3)
+      `UPDATE ${ledger.order} SET status = ${OrderStatus.TIMEOUT}, updated_at = NOW(3)
             WHERE id IN (${marks(ids.length)}) AND status = ${OrderStatus.PENDING} AND expire_at < NOW(3)`,
       ids,
     ),
   );
 }
 
-/** PENDING → PAID with the payment's id; returns 1 when this call paid it, 0 otherwise. */
+/** PENDING → PAID with the payment's id, in the order number's ledger; returns 1 when this call paid it, 0 otherwise. */
 export async function markPaid(tx: Tx, orderNo: string, paymentId: string): Promise<number> {
   return affected(
     tx.execute(
-      `UPDATE seckill_order SET status = ${OrderStatus.PAID}, payment_id = ?, paid_at = NOW(3), updated_at = NOW(3)
+      `UPDATE ${ledgerOfOrderNo(orderNo).order} SET status = ${OrderStatus.PAID}, payment_id = ?, paid_at = NOW(3), updated_at = NOW(3)
             WHERE order_no = ? AND status = ${OrderStatus.PENDING}`,
       [paymentId, orderNo],
     ),
@@ -150,9 +158,10 @@ export async function lockOrderByNo(
   orderNo: string,
 ): Promise<{ status: number; payment_id: string | null; activity_id: string; user_id: string } | undefined> {
   return one<{ status: number; payment_id: string | null; activity_id: string; user_id: string }>(
-    tx.execute('SELECT status, payment_id, activity_id, user_id FROM seckill_order WHERE order_no = ? FOR UPDATE', [
-      orderNo,
-    ]),
+    tx.execute(
+      `SELECT status, payment_id, activity_id, user_id FROM ${ledgerOfOrderNo(orderNo).order} WHERE order_no = ? FOR UPDATE`,
+      [orderNo],
+    ),
   );
 }
 
@@ -162,7 +171,7 @@ export async function recordRefund(
   refund: { orderNo: string; paymentId: string; activityId: string; userId: string; reason: RefundReason },
 ): Promise<void> {
   await tx.execute(
-    `INSERT INTO seckill_refund (order_no, payment_id, activity_id, user_id, reason) VALUES (?, ?, ?, ?, ?)
+    `INSERT INTO ${ledgerOfOrderNo(refund.orderNo).refund} (order_no, payment_id, activity_id, user_id, reason) VALUES (?, ?, ?, ?, ?)
          ON DUPLICATE KEY UPDATE updated_at = updated_at`,
     [refund.orderNo, refund.paymentId, refund.activityId, refund.userId, refund.reason],
   );
@@ -178,10 +187,14 @@ export interface OrderRow {
 }
 
 /** The order of a reservation, if any. */
-export async function orderOfReservation(db: DbOrTx, reservationId: string): Promise<OrderRow | undefined> {
+export async function orderOfReservation(
+  db: DbOrTx,
+  ledger: Ledger,
+  reservationId: string,
+): Promise<OrderRow | undefined> {
   return one<OrderRow>(
     db.execute(
-      'SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order WHERE reservation_id = ?',
+      `SELECT order_no, status, expire_at, user_id, reservation_id FROM ${ledger.order} WHERE reservation_id = ?`,
       [reservationId],
     ),
   );
@@ -191,7 +204,7 @@ export async function orderOfReservation(db: DbOrTx, reservationId: string): Pro
 export async function orderOfUser(db: DbOrTx, sale: SaleIds, userId: string): Promise<OrderRow | undefined> {
   return one<OrderRow>(
     db.execute(
-      `SELECT order_no, status, expire_at, user_id, reservation_id FROM seckill_order
+      `SELECT order_no, status, expire_at, user_id, reservation_id FROM ${ledgerOf(sale).order}
         WHERE activity_id = ? AND user_id = ? AND sku_id = ?`,
       [sale.activityId, userId, sale.skuId],
     ),
@@ -215,7 +228,7 @@ export async function ordersForRecovery(
   return rows(
     tx.execute(
       `SELECT reservation_id, request_id, user_id, quantity, trace_id, UNIX_TIMESTAMP(created_at) * 1000 AS ts
-           FROM seckill_order WHERE activity_id = ? AND sku_id = ?`,
+           FROM ${ledgerOf(sale).order} WHERE activity_id = ? AND sku_id = ?`,
       [sale.activityId, sale.skuId],
     ),
   );
@@ -227,59 +240,69 @@ export async function ordersForReconcile(
   sale: SaleIds,
 ): Promise<{ reservation_id: string; quantity: number; status: number }[]> {
   return rows(
-    tx.execute('SELECT reservation_id, quantity, status FROM seckill_order WHERE activity_id = ? AND sku_id = ?', [
-      sale.activityId,
-      sale.skuId,
-    ]),
+    tx.execute(
+      `SELECT reservation_id, quantity, status FROM ${ledgerOf(sale).order} WHERE activity_id = ? AND sku_id = ?`,
+      [sale.activityId, sale.skuId],
+    ),
   );
 }
 
 /** How many of the sale's orders still wait for payment or timeout. */
-export async function pendingOrderCount(db: DbOrTx, activityId: string): Promise<number> {
+export async function pendingOrderCount(db: DbOrTx, sale: SaleRef): Promise<number> {
   const row = await one<{ n: number }>(
-    db.execute(`SELECT COUNT(*) AS n FROM seckill_order WHERE activity_id = ? AND status = ${OrderStatus.PENDING}`, [
-      activityId,
-    ]),
+    db.execute(
+      `SELECT COUNT(*) AS n FROM ${ledgerOf(sale).order} WHERE activity_id = ? AND status = ${OrderStatus.PENDING}`,
+      [sale.activityId],
+    ),
   );
   return Number(row?.n ?? 0);
 }
 
 /** The sale's orders counted by status (numeric). */
-export async function orderCountsByStatus(db: DbOrTx, activityId: string): Promise<Map<number, number>> {
+export async function orderCountsByStatus(db: DbOrTx, sale: SaleRef): Promise<Map<number, number>> {
   const found = await rows<{ status: number; n: number }>(
-    db.execute('SELECT status, COUNT(*) AS n FROM seckill_order WHERE activity_id = ? GROUP BY status', [activityId]),
+    db.execute(`SELECT status, COUNT(*) AS n FROM ${ledgerOf(sale).order} WHERE activity_id = ? GROUP BY status`, [
+      sale.activityId,
+    ]),
   );
   return new Map(found.map((r) => [Number(r.status), Number(r.n)]));
 }
 
-/** Paid, pending and timed-out orders of each of the sales. */
+/** Paid, pending and timed-out orders of each of the sales, each counted in its own ledger. */
 export async function orderCountsOfSales(
   db: DbOrTx,
-  activityIds: string[],
+  sales: SaleRef[],
 ): Promise<{ activity_id: string; paid: number; pending: number; timeout: number }[]> {
-  if (activityIds.length === 0) return [];
-  return rows(
-    db.query(
-      `SELECT activity_id, SUM(status = ${OrderStatus.PAID}) AS paid, SUM(status = ${OrderStatus.PENDING}) AS pending,
+  const counted = [];
+  for (const ledger of LEDGERS) {
+    const ids = sales.filter((s) => ledgerOf(s) === ledger).map((s) => s.activityId);
+    if (ids.length === 0) continue;
+    counted.push(
+      ...(await rows<{ activity_id: string; paid: number; pending: number; timeout: number }>(
+        db.query(
+          `SELECT activity_id, SUM(status = ${OrderStatus.PAID}) AS paid, SUM(status = ${OrderStatus.PENDING}) AS pending,
                   SUM(status = ${OrderStatus.TIMEOUT}) AS timeout
-             FROM seckill_order WHERE activity_id IN (?) GROUP BY activity_id`,
-      [activityIds],
-    ),
-  );
+             FROM ${ledger.order} WHERE activity_id IN (?) GROUP BY activity_id`,
+          [ids],
+        ),
+      )),
+    );
+  }
+  return counted;
 }
 
 /** How many refunds the sale's payments need. */
-export async function refundCount(db: DbOrTx, activityId: string): Promise<number> {
+export async function refundCount(db: DbOrTx, sale: SaleRef): Promise<number> {
   const row = await one<{ n: number }>(
-    db.execute('SELECT COUNT(*) AS n FROM seckill_refund WHERE activity_id = ?', [activityId]),
+    db.execute(`SELECT COUNT(*) AS n FROM ${ledgerOf(sale).refund} WHERE activity_id = ?`, [sale.activityId]),
   );
   return Number(row?.n ?? 0);
 }
 
 /** Whether the sale has any order. */
-export async function hasOrders(db: DbOrTx, activityId: string): Promise<boolean> {
+export async function hasOrders(db: DbOrTx, sale: SaleRef): Promise<boolean> {
   const row = await one<{ found: number }>(
-    db.execute('SELECT EXISTS(SELECT 1 FROM seckill_order WHERE activity_id = ?) AS found', [activityId]),
+    db.execute(`SELECT EXISTS(SELECT 1 FROM ${ledgerOf(sale).order} WHERE activity_id = ?) AS found`, [sale.activityId]),
   );
   return Number(row!.found) === 1;
 }

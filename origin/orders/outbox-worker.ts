@@ -19,6 +19,7 @@ import type { RefillResult } from '../redis/stock-store.js';
 import type { ActivityCatalog } from '../sale/catalog.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
 import { PeriodicJob } from '../platform/periodic.js';
+import { LEDGERS, transitionsOf, type Ledger } from './ledger.js';
 import { claimRefills, markRefillDone, type RefillOutboxRow } from './refill-outbox-store.js';
 
 /** What the outbox worker uses: the outbox rows, the sale and its refill script, and who hears a sale is back. */
@@ -48,15 +49,20 @@ export class OutboxWorker extends PeriodicJob {
     super('outbox', deps.config.OUTBOX_POLL_MS, deps.log);
   }
 
+  /** A round over each ledger's outbox (real and shadow, origin/orders/ledger.ts), each on its own. */
   async round(): Promise<boolean> {
-    const result = await this.runOnce();
-    return result.claimed === this.deps.config.OUTBOX_BATCH_SIZE && result.notWarmed < result.claimed;
+    let more = false;
+    for (const ledger of LEDGERS) {
+      const result = await this.runOnce(ledger);
+      more ||= result.claimed === this.deps.config.OUTBOX_BATCH_SIZE && result.notWarmed < result.claimed;
+    }
+    return more;
   }
 
   /** Claims pending rows not under someone else's lease; the lease is `updated_at` + OUTBOX_CLAIM_LEASE_MS. */
-  async claim(): Promise<RefillOutboxRow[]> {
+  async claim(ledger: Ledger = LEDGERS[0]!): Promise<RefillOutboxRow[]> {
     const { OUTBOX_BATCH_SIZE: batch, OUTBOX_CLAIM_LEASE_MS: leaseMs } = this.deps.config;
-    return inTransaction(this.deps.db, (tx) => claimRefills(tx, batch, leaseMs));
+    return inTransaction(this.deps.db, (tx) => claimRefills(tx, ledger, batch, leaseMs));
   }
 
   /** Applies one claimed row to Redis. */
@@ -65,12 +71,13 @@ export class OutboxWorker extends PeriodicJob {
     return this.deps.sales.refill(sale, { reservationId: row.reservation_id, quantity: Number(row.quantity) });
   }
 
-  async markDone(row: RefillOutboxRow): Promise<void> {
-    await markRefillDone(this.deps.db, row.id);
+  async markDone(row: RefillOutboxRow, ledger: Ledger = LEDGERS[0]!): Promise<void> {
+    await markRefillDone(this.deps.db, ledger, row.id);
   }
 
-  async runOnce(): Promise<OutboxRound> {
-    const rows = await this.claim();
+  /** One round on one ledger's outbox (the real one unless named). */
+  async runOnce(ledger: Ledger = LEDGERS[0]!): Promise<OutboxRound> {
+    const rows = await this.claim(ledger);
     const round: OutboxRound = { claimed: rows.length, refilled: 0, already: 0, notWarmed: 0 };
     const backOnSale = new Map<string, boolean>(); // activity → stock was 0 before a refill
     for (const row of rows) {
@@ -85,13 +92,13 @@ export class OutboxWorker extends PeriodicJob {
       }
       if (refilled.kind === 'refilled') round.refilled++;
       else round.already++;
-      await this.markDone(row);
+      await this.markDone(row, ledger);
       const activityId = String(row.activity_id);
       const { stock } = refilled;
       const fromZero = refilled.kind === 'refilled' && stock - Number(row.quantity) <= 0;
       if (stock > 0) backOnSale.set(activityId, (backOnSale.get(activityId) ?? false) || fromZero);
     }
-    if (round.refilled > 0) this.deps.metrics.orderTransitions.inc({ transition: 'refill' }, round.refilled);
+    if (round.refilled > 0) transitionsOf(this.deps.metrics, ledger).inc({ transition: 'refill' }, round.refilled);
     for (const [activityId, fromZero] of backOnSale) this.backOnSale(activityId, fromZero);
     return round;
   }

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { ContractError } from '../../contract/errors.js';
 import { checkEdgeHeaders } from '../../contract/signing.js';
 import type { OriginConfig } from '../platform/config.js';
+import { AuthFailure } from '../platform/http/auth-failures.js';
 import { recordOrderEventsOf } from './order-event-store.js';
 import { inTransaction, type Db } from '../platform/db/pool.js';
 import type { Logger } from '../platform/logger.js';
@@ -21,14 +22,18 @@ import type { Metrics } from '../platform/metrics.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
 import { OrderStatus } from './order-status.js';
 import { lockOrderByNo, markPaid, recordRefund } from './order-store.js';
+import { ledgerOfOrderNo, orderEventsOn, transitionsOf } from './ledger.js';
 
 /** What applying a payment uses: MySQL, its settings, log, metrics. */
 export interface PaymentDeps {
   db: Db;
   log: Logger;
   metrics: Metrics;
-  config: Pick<OriginConfig, 'LIFECYCLE_TX_RETRIES' | 'ORDER_EVENTS_URL'>;
+  config: Pick<OriginConfig, 'LIFECYCLE_TX_RETRIES' | 'ORDER_EVENTS_URL' | 'SHADOW_ORDER_EVENTS_URL'>;
 }
+
+/** Where a refused payment signature is counted (auth-failures.ts). */
+const ROUTE = '/payments/callback';
 
 export const PAYMENT_TIMESTAMP_HEADER = 'x-payment-timestamp';
 export const PAYMENT_SIGNATURE_HEADER = 'x-payment-signature';
@@ -51,16 +56,17 @@ export function verifyPaymentSignature(
   const { timestamp, signature } = req;
   // Same header syntax (`<ms>`, `v1=<64 hex>`) and freshness rule as the edge's signature.
   const header = checkEdgeHeaders(timestamp, signature, req.now ?? Date.now(), maxAgeMs);
-  if (header === 'missing') throw new ContractError('unauthenticated', 'missing payment signature');
+  if (header === 'missing') throw new AuthFailure(ROUTE, 'missing', 'missing payment signature');
   if (header === 'stale')
-    throw new ContractError(
-      'unauthenticated',
+    throw new AuthFailure(
+      ROUTE,
+      'stale',
       `stale payment signature: x-payment-timestamp must be milliseconds since the epoch, within ${maxAgeMs} ms of now`,
     );
   const expected = createHmac('sha256', secret).update(`${timestamp}\n${req.body}`).digest();
   const given = Buffer.from(signature!.slice(3), 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected))
-    throw new ContractError('unauthenticated', 'bad payment signature');
+    throw new AuthFailure(ROUTE, 'invalid', 'bad payment signature');
 }
 
 export type PaymentOutcome = 'paid' | 'repeat';
@@ -70,7 +76,9 @@ export async function applyPayment(deps: PaymentDeps, p: PaymentCallback): Promi
     inTransaction(deps.db, async (tx) => {
       const paid = await markPaid(tx, p.orderNo, p.paymentId);
       if (paid === 1) {
-        if (deps.config.ORDER_EVENTS_URL) await recordOrderEventsOf(tx, 'order.paid', { orderNo: p.orderNo });
+        // The order number names its ledger (ledger.ts): a shadow order's event goes to the shadow outbox.
+        const ledger = ledgerOfOrderNo(p.orderNo);
+        if (orderEventsOn(deps.config, ledger)) await recordOrderEventsOf(tx, ledger, 'order.paid', { orderNo: p.orderNo });
         return 'paid' as const;
       }
       // Lost the race or a repeat: read the state under lock and record what the shop must refund.
@@ -88,7 +96,7 @@ export async function applyPayment(deps: PaymentDeps, p: PaymentCallback): Promi
       return reason;
     }),
   );
-  deps.metrics.orderTransitions.inc({ transition: `payment_${outcome}` });
+  transitionsOf(deps.metrics, ledgerOfOrderNo(p.orderNo)).inc({ transition: `payment_${outcome}` });
   switch (outcome) {
     case 'not_found':
       throw new ContractError('not_found', `no order ${p.orderNo}`);

@@ -1,11 +1,12 @@
 /**
- * Every statement on `stock_sync_outbox` (schema/001): the refills of timed-out orders waiting to
+ * Every statement on `stock_sync_outbox` (schema/001; a shadow sale's in its ledger's table, ledger.ts): the refills of timed-out orders waiting to
  * be put back in Redis, their row type and their status. Functions take the pool or the caller's
  * transaction first (the timeout job queues its refills in its own transaction).
  */
 import type { DbOrTx, Tx } from '../platform/db/pool.js';
 import { one, rows } from '../platform/db/rows.js';
-import type { SaleIds } from './order-store.js';
+import { ledgerOf, type Ledger } from './ledger.js';
+import type { SaleIds, SaleRef } from './order-store.js';
 import { StockChange } from '../sale/stock-row-store.js';
 
 /** `stock_sync_outbox.status`: a refill waiting for Redis, or applied. */
@@ -23,13 +24,14 @@ export interface RefillOutboxRow {
   quantity: number;
 }
 
-/** Queues one REFILL per timed-out reservation. */
+/** Queues one REFILL per timed-out reservation (of the ledger's orders). */
 export async function queueRefills(
   tx: Tx,
+  ledger: Ledger,
   entries: { activityId: string; skuId: string; reservationId: string; quantity: number }[],
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO stock_sync_outbox (activity_id, sku_id, reservation_id, quantity, kind) VALUES ${entries.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+    `INSERT INTO ${ledger.refillOutbox} (activity_id, sku_id, reservation_id, quantity, kind) VALUES ${entries.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
     entries.flatMap((e) => [e.activityId, e.skuId, e.reservationId, e.quantity, StockChange.REFILL]),
   );
 }
@@ -38,10 +40,15 @@ export async function queueRefills(
  * Claims pending rows not under someone else's lease (`updated_at` + `leaseMs`), at most `batch`,
  * and counts the attempt: `FOR UPDATE SKIP LOCKED` inside the caller's transaction.
  */
-export async function claimRefills(tx: Tx, batch: number, leaseMs: number): Promise<RefillOutboxRow[]> {
+export async function claimRefills(
+  tx: Tx,
+  ledger: Ledger,
+  batch: number,
+  leaseMs: number,
+): Promise<RefillOutboxRow[]> {
   const claimed = await rows<RefillOutboxRow>(
     tx.query(
-      `SELECT id, activity_id, sku_id, reservation_id, quantity FROM stock_sync_outbox
+      `SELECT id, activity_id, sku_id, reservation_id, quantity FROM ${ledger.refillOutbox}
             WHERE status = ${OutboxStatus.PENDING} AND (attempts = 0 OR updated_at < NOW(3) - INTERVAL ? SECOND)
             ORDER BY id LIMIT ${Number(batch)} FOR UPDATE SKIP LOCKED`,
       [leaseMs / 1000],
@@ -49,7 +56,7 @@ export async function claimRefills(tx: Tx, batch: number, leaseMs: number): Prom
   );
   if (claimed.length === 0) return [];
   await tx.query(
-    `UPDATE stock_sync_outbox SET attempts = attempts + 1, updated_at = NOW(3) WHERE id IN (${claimed
+    `UPDATE ${ledger.refillOutbox} SET attempts = attempts + 1, updated_at = NOW(3) WHERE id IN (${claimed
       .map(() => '?')
       .join(', ')})`,
     claimed.map((r) => r.id),
@@ -58,9 +65,9 @@ export async function claimRefills(tx: Tx, batch: number, leaseMs: number): Prom
 }
 
 /** PENDING → DONE. */
-export async function markRefillDone(db: DbOrTx, id: string): Promise<void> {
+export async function markRefillDone(db: DbOrTx, ledger: Ledger, id: string): Promise<void> {
   await db.execute(
-    `UPDATE stock_sync_outbox SET status = ${OutboxStatus.DONE}, updated_at = NOW(3)
+    `UPDATE ${ledger.refillOutbox} SET status = ${OutboxStatus.DONE}, updated_at = NOW(3)
         WHERE id = ? AND status = ${OutboxStatus.PENDING}`,
     [id],
   );
@@ -72,10 +79,10 @@ export async function refillsOfSale(
   sale: SaleIds,
 ): Promise<{ reservation_id: string; quantity: number; status: number }[]> {
   return rows(
-    db.execute('SELECT reservation_id, quantity, status FROM stock_sync_outbox WHERE activity_id = ? AND sku_id = ?', [
-      sale.activityId,
-      sale.skuId,
-    ]),
+    db.execute(
+      `SELECT reservation_id, quantity, status FROM ${ledgerOf(sale).refillOutbox} WHERE activity_id = ? AND sku_id = ?`,
+      [sale.activityId, sale.skuId],
+    ),
   );
 }
 
@@ -87,11 +94,12 @@ export async function loggedRefills(
   db: DbOrTx,
   sale: SaleIds,
 ): Promise<{ reservation_id: string; quantity: number }[]> {
+  const ledger = ledgerOf(sale);
   return rows(
     db.execute(
       `SELECT o.reservation_id, o.quantity
-           FROM seckill_stock_log l
-           JOIN stock_sync_outbox o ON o.reservation_id = l.biz_id AND o.kind = '${StockChange.REFILL}'
+           FROM ${ledger.stockLog} l
+           JOIN ${ledger.refillOutbox} o ON o.reservation_id = l.biz_id AND o.kind = '${StockChange.REFILL}'
           WHERE l.activity_id = ? AND l.sku_id = ? AND l.change_type = '${StockChange.REFILL}'
             AND o.activity_id = l.activity_id AND o.sku_id = l.sku_id`,
       [sale.activityId, sale.skuId],
@@ -100,11 +108,12 @@ export async function loggedRefills(
 }
 
 /** How many of the sale's refills have the status. */
-export async function refillCount(db: DbOrTx, activityId: string, status: OutboxStatus): Promise<number> {
+export async function refillCount(db: DbOrTx, sale: SaleRef, status: OutboxStatus): Promise<number> {
   const row = await one<{ n: number }>(
-    db.execute(`SELECT COUNT(*) AS n FROM stock_sync_outbox WHERE activity_id = ? AND status = ${Number(status)}`, [
-      activityId,
-    ]),
+    db.execute(
+      `SELECT COUNT(*) AS n FROM ${ledgerOf(sale).refillOutbox} WHERE activity_id = ? AND status = ${Number(status)}`,
+      [sale.activityId],
+    ),
   );
   return Number(row?.n ?? 0);
 }

@@ -13,6 +13,7 @@ import type { OriginConfig } from '../platform/config.js';
 import type { Db } from '../platform/db/pool.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
+import { LEDGERS, orderEventsOn, transitionsOf, type Ledger } from './ledger.js';
 import { recordOrderEventsOf } from './order-event-store.js';
 import { inTransaction } from '../platform/db/pool.js';
 import { retryOnDeadlock } from '../platform/db/deadlock.js';
@@ -27,7 +28,10 @@ export interface TimeoutJobDeps {
   db: Db;
   log: Logger;
   metrics: Metrics;
-  config: Pick<OriginConfig, 'TIMEOUT_SCAN_MS' | 'TIMEOUT_BATCH_SIZE' | 'LIFECYCLE_TX_RETRIES' | 'ORDER_EVENTS_URL'>;
+  config: Pick<
+    OriginConfig,
+    'TIMEOUT_SCAN_MS' | 'TIMEOUT_BATCH_SIZE' | 'LIFECYCLE_TX_RETRIES' | 'ORDER_EVENTS_URL' | 'SHADOW_ORDER_EVENTS_URL'
+  >;
 }
 
 interface Expired {
@@ -46,17 +50,24 @@ export class TimeoutJob extends PeriodicJob {
     super('timeout', deps.config.TIMEOUT_SCAN_MS, deps.log);
   }
 
+  /** A round over each ledger (real and shadow orders, origin/orders/ledger.ts), each on its own. */
   async round(): Promise<boolean> {
+    let more = false;
+    for (const ledger of LEDGERS) more = (await this.roundOf(ledger)) || more;
+    return more;
+  }
+
+  private async roundOf(ledger: Ledger): Promise<boolean> {
     const limit = this.deps.config.TIMEOUT_BATCH_SIZE;
-    const candidates = await expiredPendingIds(this.deps.db, limit);
+    const candidates = await expiredPendingIds(this.deps.db, ledger, limit);
     if (candidates.length === 0) return false;
     const ids = [...candidates].sort((a, b) => {
       const d = BigInt(a) - BigInt(b);
       return d < 0n ? -1 : d > 0n ? 1 : 0;
     });
-    const timedOut = await retryOnDeadlock(this.deps.config.LIFECYCLE_TX_RETRIES, () => this.timeOut(ids));
+    const timedOut = await retryOnDeadlock(this.deps.config.LIFECYCLE_TX_RETRIES, () => this.timeOut(ledger, ids));
     if (timedOut > 0) {
-      this.deps.metrics.orderTransitions.inc({ transition: 'timeout' }, timedOut);
+      transitionsOf(this.deps.metrics, ledger).inc({ transition: 'timeout' }, timedOut);
       this.deps.log.info({ timedOut }, 'orders timed out; units back in MySQL, refills queued');
       this.onTimedOut(timedOut);
     }
@@ -64,15 +75,16 @@ export class TimeoutJob extends PeriodicJob {
   }
 
   /** One transaction: the conditional updates, then the stock, log and outbox rows of the winners. */
-  private timeOut(ids: string[]): Promise<number> {
+  private timeOut(ledger: Ledger, ids: string[]): Promise<number> {
     return inTransaction(this.deps.db, async (tx) => {
       // Lock the candidates (primary key, ascending) and keep those still PENDING and expired; the
       // conditional UPDATE below then changes exactly them.
-      const locked = await lockOrdersById(tx, ids);
+      const locked = await lockOrdersById(tx, ledger, ids);
       const won: Expired[] = locked.filter((o) => Number(o.status) === OrderStatus.PENDING && Number(o.expired) === 1);
       if (won.length === 0) return 0;
       const changed = await markTimedOut(
         tx,
+        ledger,
         won.map((o) => o.id),
       );
       if (changed !== won.length) throw new Error(`timeout update changed ${changed} of ${won.length} locked orders`);
@@ -93,10 +105,10 @@ export class TimeoutJob extends PeriodicJob {
         reservationId: o.reservation_id,
         quantity: Number(o.quantity),
       }));
-      await logRefills(tx, moved);
-      await queueRefills(tx, moved);
-      if (this.deps.config.ORDER_EVENTS_URL)
-        await recordOrderEventsOf(tx, 'order.timed_out', { ids: won.map((o) => String(o.id)) });
+      await logRefills(tx, ledger, moved);
+      await queueRefills(tx, ledger, moved);
+      if (orderEventsOn(this.deps.config, ledger))
+        await recordOrderEventsOf(tx, ledger, 'order.timed_out', { ids: won.map((o) => String(o.id)) });
       return won.length;
     });
   }

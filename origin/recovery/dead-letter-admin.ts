@@ -24,6 +24,7 @@ import type { SaleStreams } from '../redis/sale-streams.js';
 import type { ActivityCatalog } from '../sale/catalog.js';
 import { compensate } from '../settlement/dead-lettering.js';
 import type { ReservationEvent } from '../settlement/event.js';
+import { ledgerOf } from '../orders/ledger.js';
 import { hasOrderOfReservation } from '../orders/order-store.js';
 import {
   DeadLetterStatus,
@@ -128,7 +129,7 @@ export async function retryDeadLetter(deps: Omit<DeadLetterAdminDeps, 'sales'>, 
   const { row, event, target } = await load(deps, reservationId);
   if (row.status === DeadLetterStatus.GIVEN_UP)
     throw new ContractError('conflict', 'this dead letter was given up; it cannot be retried');
-  if (await hasOrderOfReservation(deps.db, reservationId))
+  if (await hasOrderOfReservation(deps.db, ledgerOf(target), reservationId))
     throw new ContractError('conflict', 'this reservation is settled already');
   // MySQL first: settle.ts must see `retried` before the Stream carries the reservation again. A
   // crash before the script runs leaves `retried` with nothing queued: retrying again repairs it.

@@ -129,7 +129,7 @@ export async function reconcile(deps: ReconcileDeps, activityId: string): Promis
 /** One reading: Redis (1), MySQL (2), Redis after it (3); `held`: Redis's fingerprints did not move from 1 to 3. */
 async function readOnce(deps: ReconcileDeps, sale: Sale, skuId: string) {
   const ledger = await deps.ledger.ledgerSnapshot(sale);
-  const db = await readDbFigures(deps.db, sale.activityId, skuId);
+  const db = await readDbFigures(deps.db, sale, skuId);
   // Snapshot 3: reservations granted after the bound (read after MySQL, so it covers every order
   // MySQL could have for them), and the tranches Redis has added (every release MySQL had applied
   // by its read must be there); last, the fingerprints, so that "held" covers those reads too.
@@ -145,8 +145,9 @@ async function readOnce(deps: ReconcileDeps, sale: Sale, skuId: string) {
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i]);
 
 /** Snapshot 2: MySQL, every figure from one consistent read view. */
-async function readDbFigures(pool: Db, activityId: string, skuId: string): Promise<DbFigures> {
-  const sale = { activityId, skuId };
+async function readDbFigures(pool: Db, of: Sale, skuId: string): Promise<DbFigures> {
+  // The shadow flag goes with it: a shadow sale's rows are in the shadow tables (origin/orders/ledger.ts).
+  const sale = { activityId: of.activityId, skuId, shadow: of.shadow === true };
   return inConsistentSnapshot(pool, async (tx) => {
     const stock = (await stockFigures(tx, sale))!;
     const releases = await releasesOfSale(tx, sale);

@@ -88,6 +88,15 @@ export class SaleStock {
   }
 
   /**
+   * Writes the per-user limit the scripts read (reserve, enter, draw reserve) — only on warmed
+   * buckets; an unwarmed sale gets it from MySQL at warm-up.
+   */
+  async setMaxPerUser(sale: Sale, maxPerUser: number): Promise<void> {
+    for (const k of this.redis.allKeys(sale))
+      if (await this.ops.exists(k.stock)) await this.ops.hset(k.config, 'maxPerUser', String(maxPerUser));
+  }
+
+  /**
    * lua/release-3.lua on the user's home bucket: compensation. `cap` = MySQL available (-1: give
    * nothing back); with buckets the other buckets' stock counts against it.
    */

@@ -8,4 +8,6 @@ export interface Sale {
   activityId: string;
   skuId: string;
   buckets: number;
+  /** A shadow sale (a rehearsal on the production stack): its rows go to the shadow tables (origin/orders/ledger.ts). */
+  shadow?: boolean;
 }

@@ -7,7 +7,7 @@ import type { ReserveRequest, ReserveResponse, EntryResponse } from '../../contr
 import type { OriginConfig } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import { lotteryPurchase, type LotteryEntryDeps } from '../lottery/entry.js';
-import { reserve, type ReserveDeps } from './reserve.js';
+import { assertShadowMatch, reserve, type ReserveDeps } from './reserve.js';
 import { reservationStatus, type ReservationStatusDeps } from './status.js';
 
 /**
@@ -27,6 +27,12 @@ export interface ReserveAnswer {
   answer: 'entered' | 'entered_again' | 'reserved' | 'repeat';
 }
 
+/** A lottery purchase, once the shadow check (the reserve's own, reserve.ts) passed. */
+async function lotteryEntry(deps: ReserveAnswerDeps, req: ReserveRequest) {
+  assertShadowMatch(await deps.catalog.resolve(req.activityId), req);
+  return lotteryPurchase(deps, req);
+}
+
 /**
  * @param traceId the request's (the edge's, once its signature is checked); the body's, when sent, wins.
  * @param log the request's logger, asked for only when a line is written (a child logger per request
@@ -40,7 +46,7 @@ export async function answerReserve(
 ): Promise<ReserveAnswer> {
   // Lottery activities (docs/design.md §10): an entry inside the window, `busy` while the draw runs.
   // An activity already known to be FCFS skips the step without a promise (issue 30.2).
-  const entry = deps.admission.isFcfs(req.activityId) ? null : await lotteryPurchase(deps, req);
+  const entry = deps.admission.isFcfs(req.activityId) ? null : await lotteryEntry(deps, req);
   if (entry) {
     log().info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');
     return { status: entry.status, body: entry.body, answer: entry.status === 202 ? 'entered' : 'entered_again' };

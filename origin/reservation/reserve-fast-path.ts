@@ -17,8 +17,10 @@ import type { OriginConfig } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import { edgeSecretKey, verifyEdgeSignatureSync } from '../platform/http/edge-signature.js';
 import { errorAnswer } from '../platform/http/errors.js';
-import { EDGE_SIGNATURE_REFUSALS, MAX_TRACEPARENT_LOGGED, type InFlightGate } from '../platform/http/middleware.js';
+import { edgeSignatureFailure, MAX_TRACEPARENT_LOGGED, type InFlightGate } from '../platform/http/middleware.js';
+import type { AuthFailureLog } from '../platform/http/auth-failures.js';
 import { countOrderAnswer } from '../orders/order-answers.js';
+import { isShadowForwarded } from '../../contract/shadow.js';
 import { answerReserve, type ReserveAnswerDeps } from './reserve-answer.js';
 import { reserveRequestOf } from './reserve-body.js';
 import { parseJson } from '../platform/http/validate.js';
@@ -34,6 +36,8 @@ const decoder = new TextDecoder();
 export interface ReserveFastPathDeps extends ReserveAnswerDeps {
   /** RESERVE_MAX_IN_FLIGHT, shared with the Hono route (reserve-gate.ts). */
   reserveGate: InFlightGate;
+  /** Where a refused edge signature is counted and logged, as the route's translator does. */
+  authFailures: AuthFailureLog;
   config: ReserveAnswerDeps['config'] &
     Pick<OriginConfig, 'EDGE_ORIGIN_SECRET' | 'MAX_BODY_BYTES' | 'BODY_TIMEOUT_MS' | 'RESERVE_ANSWER_DEADLINE_MS'>;
 }
@@ -68,9 +72,11 @@ export function reserveFastPath(deps: ReserveFastPathDeps, next: RequestListener
     if (body instanceof Error) return body instanceof ContractError ? fail(body) : void res.destroy();
     // From here every answer is counted, as the route's countOrderAnswers counts (order-answers.ts).
     const startedMs = performance.now();
+    // Shadow traffic (contract/shadow.ts) is counted apart, so a rehearsal never moves the real success rate.
+    let shadow = false;
     const refuse = (err: unknown) => {
       const answer = errorAnswer(err as Error, trace(), log);
-      countOrderAnswer(counting, { status: answer.status, error: err, startedMs });
+      countOrderAnswer(counting, { status: answer.status, error: err, startedMs, shadow });
       send(res, answer.status, answer.body, answer.headers);
     };
 
@@ -81,21 +87,28 @@ export function reserveFastPath(deps: ReserveFastPathDeps, next: RequestListener
       timestamp: header(req, 'x-edge-timestamp'),
       signature: header(req, 'x-edge-signature'),
     });
-    if (failure) return refuse(new ContractError('unauthenticated', EDGE_SIGNATURE_REFUSALS[failure]));
+    if (failure) {
+      const refusal = edgeSignatureFailure(failure);
+      deps.authFailures.record(refusal, { path: PATH, log: log() });
+      return refuse(refusal);
+    }
     const callerTrace = traceIdOf(traceparent);
     if (callerTrace !== null) {
       traceId = callerTrace;
       adopted = true;
     }
 
+    let request;
     try {
+      request = reserveRequestOf(parseJson(body));
+      shadow = isShadowForwarded(request.claims);
       gate.enter();
     } catch (err) {
       return refuse(err);
     }
     try {
-      const answer = await answerReserve(deps, reserveRequestOf(parseJson(body)), trace(), log);
-      countOrderAnswer(counting, { status: answer.status, answer: answer.answer, startedMs });
+      const answer = await answerReserve(deps, request, trace(), log);
+      countOrderAnswer(counting, { status: answer.status, answer: answer.answer, startedMs, shadow });
       send(res, answer.status, answer.body);
     } catch (err) {
       refuse(err);

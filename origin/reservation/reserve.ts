@@ -9,6 +9,7 @@
 import { ContractError } from '../../contract/errors.js';
 import { REFUSALS, refusalError as contractRefusal } from '../../contract/refusals.js';
 import type { ReserveRequest } from '../../contract/reservation.js';
+import { isShadowForwarded, shadowMismatch } from '../../contract/shadow.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { FailoverGate } from '../recovery/failover-gate.js';
 import { refusalError } from '../redis/refusals.js';
@@ -50,6 +51,7 @@ type Outcome =
   | 'not_found'
   | 'denied'
   | 'not_eligible'
+  | 'shadow_mismatch'
   | 'unavailable';
 
 export async function reserve(deps: ReserveDeps, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
@@ -63,9 +65,22 @@ export async function reserve(deps: ReserveDeps, req: ReserveRequest, traceId: s
     if (err instanceof ContractError) outcome = err.code as Outcome;
     throw err;
   } finally {
-    deps.metrics.reserveOutcomes.inc({ code: outcome });
-    deps.metrics.reserveLatency.observe({ code: outcome }, (performance.now() - started) / 1000);
+    // Shadow traffic in its own series (the real latency histogram stays the real buyers').
+    if (isShadowForwarded(req.claims)) deps.metrics.shadowReserveOutcomes.inc({ code: outcome });
+    else {
+      deps.metrics.reserveOutcomes.inc({ code: outcome });
+      deps.metrics.reserveLatency.observe({ code: outcome }, (performance.now() - started) / 1000);
+    }
   }
+}
+
+/**
+ * The edge's shadow check again (defence in depth, contract/shadow.ts): the forwarded shadow claim
+ * must match the sale. The edge's claims are signed with the request, so they are the token's.
+ */
+export function assertShadowMatch(sale: { shadow?: boolean }, req: Pick<ReserveRequest, 'claims'>): void {
+  const mismatch = shadowMismatch(sale.shadow === true, isShadowForwarded(req.claims));
+  if (mismatch) throw contractRefusal(mismatch);
 }
 
 async function decide(deps: ReserveDeps, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
@@ -78,6 +93,7 @@ async function decide(deps: ReserveDeps, req: ReserveRequest, traceId: string): 
     if (err instanceof ContractError) throw err;
     throw contractRefusal(REFUSALS.lookupFailed, { cause: err });
   }
+  assertShadowMatch(sale, req);
 
   // The sale's fields written out, not spread: a spread plus five more fields showed in the reserve
   // profile at several µs per request (issue 30.2).

@@ -10,6 +10,7 @@ import type { ReservationRequests } from '../redis/reservation-requests.js';
 import type { ActivityCatalog } from '../sale/catalog.js';
 import { deadLetterOwner } from '../recovery/dead-letter-store.js';
 import { OrderStatus } from '../orders/order-status.js';
+import { ledgerOf } from '../orders/ledger.js';
 import { orderOfReservation, orderOfUser, type OrderRow } from '../orders/order-store.js';
 
 /** What the reservation lookup uses: the sale's catalog, the order and dead-letter rows, the holder in Redis. */
@@ -48,7 +49,7 @@ export async function reservationStatus(
       throw new ContractError('not_found', 'no such reservation');
     throw err;
   });
-  const order = await orderOfReservation(deps.db, reservationId);
+  const order = await orderOfReservation(deps.db, ledgerOf(sale), reservationId);
   if (order) {
     if (String(order.user_id) !== userId)
       throw new ContractError('forbidden', 'this reservation belongs to someone else');
@@ -71,7 +72,7 @@ export async function reservationOfUser(
   userId: string,
 ): Promise<ReservationBody> {
   const sale = await deps.catalog.resolve(activityId);
-  const order = await orderOfUser(deps.db, { activityId, skuId: sale.skuId }, userId);
+  const order = await orderOfUser(deps.db, sale, userId);
   if (order) return fromOrder(order);
   const held = await deps.requests.holderOf(sale, userId);
   if (held) return reservationStatus(deps, held, userId);

@@ -28,7 +28,7 @@ export class ActivityCatalog {
       throw notFound(activityId);
     }
     const skuId = String(row.sku_id);
-    const entry = { activityId, skuId, buckets: Number(row.stock_buckets ?? 1) };
+    const entry = { activityId, skuId, buckets: Number(row.stock_buckets ?? 1), shadow: Number(row.shadow) === 1 };
     this.known.set(activityId, entry);
     return entry;
   }

@@ -7,6 +7,7 @@
 import { ActivityState } from './sale-status.js';
 import { requireActivity, saleOf } from './sale-store.js';
 import { openOrderWork } from '../orders/open-work.js';
+import { shadowRowsLeft } from './shadow-row-store.js';
 import type { Db } from '../platform/db/pool.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
 import type { SaleRegistry } from '../redis/sale-registry.js';
@@ -24,7 +25,14 @@ export type CleanupChecklistDeps = ReconcileDeps &
   };
 
 export interface ChecklistItem {
-  id: 'ended' | 'settled' | 'reconciled' | 'warmup_removed' | 'redis_keys_expire' | 'rate_rules_removed';
+  id:
+    | 'ended'
+    | 'settled'
+    | 'reconciled'
+    | 'warmup_removed'
+    | 'redis_keys_expire'
+    | 'rate_rules_removed'
+    | 'shadow_rows_removed';
   label: string;
   ok: boolean;
   /** What was found, in words. */
@@ -37,7 +45,7 @@ export async function cleanupChecklist(deps: CleanupChecklistDeps, activityId: s
   const ended = record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt);
   const [group, open, rec, registered, ttls, edge] = await Promise.all([
     deps.streams.groupInfo(sale),
-    openOrderWork(deps.db, activityId),
+    openOrderWork(deps.db, sale),
     reconcile(deps, activityId),
     deps.registry.isRegistered(activityId),
     deps.registry.keyTtls(sale),
@@ -45,8 +53,8 @@ export async function cleanupChecklist(deps: CleanupChecklistDeps, activityId: s
   ]);
   const pending = group?.pending ?? 0;
   const lag = group?.lag ?? 0;
-  const outbox = Number(open!.outbox);
-  const unpaid = Number(open!.pending);
+  const outbox = Number(open.outbox);
+  const unpaid = Number(open.pending);
   const soldOutFlag = deps.soldOut.has(activityId);
   const lasting = ttls.filter((k) => k.ttlMs < 0);
   const longest = Math.max(0, ...ttls.map((k) => k.ttlMs));
@@ -105,5 +113,19 @@ export async function cleanupChecklist(deps: CleanupChecklistDeps, activityId: s
             : `the edge serves version ${edge.version} (origin ${record.config.version}) as ${edge.state}`,
     },
   ];
+  if (record.shadow) {
+    // A shadow sale: once cleaned up, no key at all (not merely expiring) and no row of its buyers.
+    const left = await shadowRowsLeft(deps.db, sale);
+    const holding = Object.entries(left).filter(([, n]) => n > 0);
+    items.push({
+      id: 'shadow_rows_removed',
+      label: 'Shadow sale: every shadow row and Redis key removed',
+      ok: holding.length === 0 && ttls.length === 0 && !registered,
+      detail:
+        holding.length === 0 && ttls.length === 0
+          ? 'no shadow row and no Redis key left'
+          : `${holding.map(([t, n]) => `${n} rows in ${t}`).join(', ') || 'no rows'}; ${ttls.length} Redis keys left`,
+    });
+  }
   return { activityId, at: new Date().toISOString(), done: items.every((i) => i.ok), items };
 }

@@ -11,6 +11,7 @@ import { ActivityState } from './sale-status.js';
 import { requireActivity, saleOf } from './sale-store.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
 import { openOrderWork } from '../orders/open-work.js';
+import { removeShadowRows } from './shadow-row-store.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { SaleRegistry } from '../redis/sale-registry.js';
 import type { SaleStreams } from '../redis/sale-streams.js';
@@ -35,7 +36,7 @@ export async function cleanup(deps: CleanupDeps, activityId: string) {
       'conflict',
       `settlement is not finished: ${info.pending} Stream entries pending, ${info.lag} not yet delivered`,
     );
-  const open = await openOrderWork(deps.db, activityId);
+  const open = await openOrderWork(deps.db, sale);
   if (Number(open.outbox) > 0)
     throw new ContractError('conflict', `${open.outbox} refills are not yet applied to Redis (outbox)`);
   if (Number(open.pending) > 0)
@@ -48,9 +49,16 @@ export async function cleanup(deps: CleanupDeps, activityId: string) {
 
   if (record.state !== ActivityState.STOPPED) await setState(deps, activityId, ActivityState.STOPPED);
   else await deps.publisher.publish(activityId);
+  deps.publisher.setSoldOut(activityId, false);
+  if (record.shadow) {
+    // A rehearsal leaves nothing behind: its keys deleted now, its rows gone (shadow-row-store.ts).
+    await deps.registry.remove(sale);
+    const removed = await removeShadowRows(deps.db, sale);
+    deps.log.info({ activityId, removed }, 'shadow sale cleaned up: keys deleted, shadow rows removed');
+    return { activityId, state: ActivityState.STOPPED, shadow: true, removed, reconciliation: rec };
+  }
   const retention = deps.config.CLEANUP_RETENTION_SECONDS;
   await deps.registry.expire(sale, retention);
-  deps.publisher.setSoldOut(activityId, false);
   deps.log.info({ activityId, retentionSeconds: retention }, 'sale cleaned up');
   return { activityId, state: ActivityState.STOPPED, expiresInSeconds: retention, reconciliation: rec };
 }

@@ -85,8 +85,16 @@ export async function createActivity(deps: ActivityOperationsDeps, input: Create
   // A lottery's seed is derived from DRAW_SECRET: only its nonce and commitment go into MySQL.
   const draw = input.admission === 'lottery' ? newDraw(deps.config.DRAW_SECRET, input.activityId) : undefined;
   await insertActivity(deps.db, input, draw);
-  deps.catalog.remember({ activityId: input.activityId, skuId: input.skuId, buckets: input.stockBuckets });
-  deps.log.info({ activityId: input.activityId, stock: input.stock }, 'activity created');
+  deps.catalog.remember({
+    activityId: input.activityId,
+    skuId: input.skuId,
+    buckets: input.stockBuckets,
+    shadow: input.shadow === true,
+  });
+  deps.log.info(
+    { activityId: input.activityId, stock: input.stock, ...(input.shadow ? { shadow: true } : {}) },
+    input.shadow ? 'shadow activity created (rehearsal: shadow tables, shadow tokens only)' : 'activity created',
+  );
   deps.metrics.heldBackUnits.set({ activity: input.activityId }, input.stock - (input.initialRelease ?? input.stock));
   await deps.publisher.publish(input.activityId);
   return deps.publisher.snapshot(input.activityId);
@@ -114,14 +122,14 @@ export async function warmup(
   override: ReplicaOverride = NO_OVERRIDE,
 ): Promise<WarmupResult> {
   const record = await requireActivity(deps.db, activityId);
-  const { skuId, maxPerUser } = record.config;
+  const { maxPerUser } = record.config;
   const sale = saleOf(record);
   // After the end (stopped, or endsAt passed — cleanup stops a sale) there is nothing to load: a
   // warm-up would only put a cleaned-up sale back in front of the consumers.
   if (record.state === ActivityState.STOPPED || Date.now() >= Date.parse(record.config.endsAt))
     throw new ContractError('conflict', `activity ${activityId} has ended; warm-up is only for a sale yet to end`);
   // The Stream may be gone with the rest (FLUSHALL): MySQL's history still forbids a fresh load.
-  if (!(await deps.sales.isWarm(sale)) && (await hasSaleHistory(deps.db, activityId)))
+  if (!(await deps.sales.isWarm(sale)) && (await hasSaleHistory(deps.db, sale)))
     throw new ContractError(
       'conflict',
       'this sale already sold (MySQL has orders) but Redis has no stock: run recover',
@@ -186,8 +194,9 @@ export async function setState(
 
 /**
  * The live switches (docs/design.md §10): state, userRatePerSec, admissionRatePerSec, soldOutThreshold,
- * eligibility. Written to MySQL with a version bump, the state also to Redis (the Lua script reads
- * it), then the snapshot is pushed: in force at the edge within 1 s. Each change is logged with who
+ * eligibility, maxPerUser. Written to MySQL with a version bump, the state, the eligibility rule and
+ * the per-user limit also to Redis (the scripts read them: a purchase, a waiting-room turn, a lottery
+ * entry and the draw), then the snapshot is pushed: in force at the edge within 1 s. Each change is logged with who
  * made it (`actor`, the authenticated operator's name: origin/sale/admin-routes.ts) and each
  * setting's old and new value.
  */
@@ -216,6 +225,7 @@ export async function changeActivity(
   // Before the answer, in the field every decision reads: the rule binds every reservation after it.
   if (settings.eligibility !== undefined)
     await deps.access.setEligibility(saleOf(before), eligibilityField(settings.eligibility));
+  if (settings.maxPerUser !== undefined) await deps.sales.setMaxPerUser(saleOf(before), settings.maxPerUser);
   if (state !== undefined) {
     await updateState(deps.db, activityId, state);
     await deps.sales.setState(saleOf(before), state);

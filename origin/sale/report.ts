@@ -8,6 +8,7 @@ import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
 import { deadLetterCountsByStatus } from '../recovery/dead-letter-store.js';
 import { warmupStatusOf } from './warmup-store.js';
 import { refillLogCount } from './stock-row-store.js';
+import { requireActivity } from './sale-store.js';
 
 /** The report reads MySQL, and runs the reconciliation. */
 export type ReportDeps = ReconcileDeps & { db: Db };
@@ -26,13 +27,15 @@ export interface SaleReport {
 
 export async function saleReport(deps: ReportDeps, activityId: string): Promise<SaleReport> {
   const reconciliation = await reconcile(deps, activityId);
-  const byStatus = await orderCountsByStatus(deps.db, activityId);
+  // A shadow sale's report reads the shadow tables (origin/orders/ledger.ts), a real one's never do.
+  const sale = { activityId, shadow: (await requireActivity(deps.db, activityId)).shadow };
+  const byStatus = await orderCountsByStatus(deps.db, sale);
   // One snapshot, as the one statement this was: a refill logged and queued together counts in both.
   const refills = await inConsistentSnapshot(deps.db, async (tx) => ({
-    logged: await refillLogCount(tx, activityId),
-    applied: await refillCount(tx, activityId, OutboxStatus.DONE),
-    pending: await refillCount(tx, activityId, OutboxStatus.PENDING),
-    refunds: await refundCount(tx, activityId),
+    logged: await refillLogCount(tx, sale),
+    applied: await refillCount(tx, sale, OutboxStatus.DONE),
+    pending: await refillCount(tx, sale, OutboxStatus.PENDING),
+    refunds: await refundCount(tx, sale),
   }));
   const deadLetters = await deadLetterCountsByStatus(deps.db, activityId);
   const orders = {

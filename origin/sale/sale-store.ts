@@ -79,6 +79,11 @@ export const createActivitySchema = z
     soldOutThreshold: z.number().int().min(0).max(100_000_000).default(0),
     eligibility: eligibilitySchema.nullable().default(null),
     overflow: z.enum(OVERFLOW_MODES).default('reject'),
+    /**
+     * A shadow sale (docs/rehearsal.md): only shadow tokens may act on it, its rows go to the shadow
+     * tables and its events to SHADOW_ORDER_EVENTS_URL. Fixed at creation.
+     */
+    shadow: z.boolean({ error: 'shadow must be true or false' }).optional(),
   })
   .strict()
   .superRefine(validWindow)
@@ -93,6 +98,9 @@ export const createActivitySchema = z
   });
 export type CreateActivity = z.infer<typeof createActivitySchema>;
 
+const SHADOW_FIXED =
+  'shadow is fixed at creation: a real sale cannot become a shadow sale, nor a shadow sale a real one (create a new sale)';
+
 /** The live switches (docs/design.md §10): any of them, at least one. */
 export const patchActivitySchema = z
   .object({
@@ -101,6 +109,10 @@ export const patchActivitySchema = z
     admissionRatePerSec: z.number().int().min(1).max(1_000_000),
     soldOutThreshold: z.number().int().min(0).max(100_000_000),
     eligibility: eligibilitySchema.nullable(),
+    /** Units one user may buy in the sale: the next reservation, waiting-room turn, entry or draw obeys it. */
+    maxPerUser: config.maxPerUser,
+    /** Named only to refuse it with a clear message: whether a sale is a shadow sale is fixed at creation. */
+    shadow: z.never({ error: SHADOW_FIXED }),
   })
   .partial()
   .strict()
@@ -116,6 +128,8 @@ export interface ActivityRecord {
   /** Units not yet put on sale (seckill_stock.held_back). */
   heldBack: number;
   warmupStatus: WarmupStatus;
+  /** A shadow sale (created with `shadow: true`, never changed): its rows are in the shadow tables. */
+  shadow: boolean;
 }
 
 /** A seckill_activity row joined with its seckill_stock figures, as mysql2 returns it. */
@@ -143,14 +157,20 @@ interface ActivityRow {
   eligibility: string | null;
   overflow: string;
   warmup_status: WarmupStatus;
+  shadow: number;
   initial_stock: number;
   available: number;
   held_back: number;
 }
 
-/** The sale's stock as the StockStore names it. */
+/** The sale's stock as the StockStore names it (and whether it is a shadow sale: its ledger). */
 export function saleOf(record: ActivityRecord): Sale {
-  return { activityId: record.config.activityId, skuId: record.config.skuId, buckets: record.stockBuckets };
+  return {
+    activityId: record.config.activityId,
+    skuId: record.config.skuId,
+    buckets: record.stockBuckets,
+    shadow: record.shadow,
+  };
 }
 
 function parseEligibility(text: unknown): Eligibility | null {
@@ -166,8 +186,8 @@ export async function insertActivity(db: Db, a: CreateActivity, draw?: NewDraw):
         `INSERT INTO seckill_activity (id, sku_id, title, starts_at, ends_at, state, max_per_user, payment_timeout_seconds,
            user_rate_per_sec, admission_rate_per_sec, admission_shards, stock_buckets,
            description, price_cents, currency, image_url, admission, lottery_window_ms, sold_out_threshold,
-           eligibility, overflow)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           eligibility, overflow, shadow)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           a.activityId,
           a.skuId,
@@ -190,6 +210,7 @@ export async function insertActivity(db: Db, a: CreateActivity, draw?: NewDraw):
           a.soldOutThreshold,
           a.eligibility ? JSON.stringify(a.eligibility) : null,
           a.overflow,
+          a.shadow ? 1 : 0,
         ],
       );
       // The draw's commitment exists from creation on (the seed itself stays out of MySQL until the reveal).
@@ -237,6 +258,8 @@ export async function findActivity(db: Db, activityId: string): Promise<Activity
       soldOutThreshold: Number(r.sold_out_threshold),
       eligibility: parseEligibility(r.eligibility),
       overflow: r.overflow === 'queue' ? 'queue' : 'reject',
+      // Only on a shadow sale, so a real sale's snapshot keeps its body.
+      ...(Number(r.shadow) === 1 ? { shadow: true } : {}),
     },
     state: r.state,
     initialStock: Number(r.initial_stock),
@@ -244,6 +267,7 @@ export async function findActivity(db: Db, activityId: string): Promise<Activity
     stockBuckets: Number(r.stock_buckets ?? 1),
     heldBack: Number(r.held_back),
     warmupStatus: r.warmup_status,
+    shadow: Number(r.shadow) === 1,
   };
 }
 
@@ -284,6 +308,7 @@ const SETTING_COLUMNS = {
   admissionRatePerSec: 'admission_rate_per_sec',
   soldOutThreshold: 'sold_out_threshold',
   eligibility: 'eligibility',
+  maxPerUser: 'max_per_user',
 } as const;
 export type LiveSetting = keyof typeof SETTING_COLUMNS;
 
@@ -312,9 +337,9 @@ export async function updateSettings(db: Db, activityId: string, patch: Partial<
 export async function saleLayoutOf(
   db: Db,
   activityId: string,
-): Promise<{ sku_id: string; stock_buckets: number | null } | undefined> {
-  return one<{ sku_id: string; stock_buckets: number | null }>(
-    db.execute('SELECT sku_id, stock_buckets FROM seckill_activity WHERE id = ?', [activityId]),
+): Promise<{ sku_id: string; stock_buckets: number | null; shadow: number } | undefined> {
+  return one<{ sku_id: string; stock_buckets: number | null; shadow: number }>(
+    db.execute('SELECT sku_id, stock_buckets, shadow FROM seckill_activity WHERE id = ?', [activityId]),
   );
 }
 
@@ -352,13 +377,14 @@ export interface SaleListRow {
   available: number;
   held_back: number;
   warmup_status: string;
+  shadow: number;
 }
 
 /** The most recently created sales, newest first, at most `limit`. */
 export async function latestSales(db: Db, limit: number): Promise<SaleListRow[]> {
   return rows<SaleListRow>(
     db.query(
-      `SELECT a.id, a.title, a.starts_at, a.ends_at, a.state, a.warmup_status, s.initial_stock, s.available, s.held_back
+      `SELECT a.id, a.title, a.starts_at, a.ends_at, a.state, a.warmup_status, a.shadow, s.initial_stock, s.available, s.held_back
          FROM seckill_activity a JOIN seckill_stock s ON s.activity_id = a.id AND s.sku_id = a.sku_id
         ORDER BY a.created_at DESC, a.id DESC LIMIT ${Number(limit)}`,
     ),

@@ -1,12 +1,14 @@
 /**
  * Every statement on `seckill_stock` (a sale's units in MySQL: initial, available, held back) and
- * `seckill_stock_log` (one row per reservation and change) (schema/001, 006). Functions take the
+ * `seckill_stock_log` (one row per reservation and change; a shadow sale's in its ledger's table,
+ * origin/orders/ledger.ts) (schema/001, 006, 011). Functions take the
  * pool or the caller's transaction first, so settlement's and the timeout job's writes stay in
  * their one transaction.
  */
 import type { DbOrTx, Tx } from '../platform/db/pool.js';
 import { affected, one } from '../platform/db/rows.js';
-import { saleLiterals, type SaleIds } from '../orders/order-store.js';
+import { ledgerOf, type Ledger } from '../orders/ledger.js';
+import { saleLiterals, type SaleIds, type SaleRef } from '../orders/order-store.js';
 
 /** `seckill_stock_log.change_type` (and `stock_sync_outbox.kind`): why units moved. */
 export const StockChange = { DEDUCT: 'DEDUCT', REFILL: 'REFILL' } as const;
@@ -73,18 +75,19 @@ export async function logDeductions(
 ): Promise<void> {
   const lit = saleLiterals(sale);
   await tx.execute(
-    `INSERT INTO seckill_stock_log ${LOG_COLUMNS} VALUES ${entries.map(() => `(${lit.activity}, ${lit.sku}, ?, '${StockChange.DEDUCT}', ?)`).join(', ')}`,
+    `INSERT INTO ${ledgerOf(sale).stockLog} ${LOG_COLUMNS} VALUES ${entries.map(() => `(${lit.activity}, ${lit.sku}, ?, '${StockChange.DEDUCT}', ?)`).join(', ')}`,
     entries.flatMap((e) => [e.reservationId, e.quantity]),
   );
 }
 
-/** One REFILL log row per timed-out reservation. */
+/** One REFILL log row per timed-out reservation (of the ledger's orders). */
 export async function logRefills(
   tx: Tx,
+  ledger: Ledger,
   entries: { activityId: string; skuId: string; reservationId: string; quantity: number }[],
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO seckill_stock_log (activity_id, sku_id, biz_id, quantity, change_type) VALUES ${entries.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+    `INSERT INTO ${ledger.stockLog} (activity_id, sku_id, biz_id, quantity, change_type) VALUES ${entries.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
     entries.flatMap((e) => [e.activityId, e.skuId, e.reservationId, e.quantity, StockChange.REFILL]),
   );
 }
@@ -95,7 +98,7 @@ export async function stockLogTotals(db: DbOrTx, sale: SaleIds): Promise<{ deduc
     db.execute(
       `SELECT COALESCE(SUM(CASE WHEN change_type = '${StockChange.DEDUCT}' THEN quantity END), 0) AS deducted,
                 COALESCE(SUM(CASE WHEN change_type = '${StockChange.REFILL}' THEN quantity END), 0) AS refilled
-           FROM seckill_stock_log WHERE activity_id = ? AND sku_id = ?`,
+           FROM ${ledgerOf(sale).stockLog} WHERE activity_id = ? AND sku_id = ?`,
       [sale.activityId, sale.skuId],
     ),
   ))!;
@@ -103,11 +106,11 @@ export async function stockLogTotals(db: DbOrTx, sale: SaleIds): Promise<{ deduc
 }
 
 /** How many refills the sale's log holds. */
-export async function refillLogCount(db: DbOrTx, activityId: string): Promise<number> {
+export async function refillLogCount(db: DbOrTx, sale: SaleRef): Promise<number> {
   const row = await one<{ n: number }>(
     db.execute(
-      `SELECT COUNT(*) AS n FROM seckill_stock_log WHERE activity_id = ? AND change_type = '${StockChange.REFILL}'`,
-      [activityId],
+      `SELECT COUNT(*) AS n FROM ${ledgerOf(sale).stockLog} WHERE activity_id = ? AND change_type = '${StockChange.REFILL}'`,
+      [sale.activityId],
     ),
   );
   return Number(row?.n ?? 0);

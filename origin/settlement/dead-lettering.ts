@@ -6,6 +6,7 @@
  */
 import { inTransaction, type Db } from '../platform/db/pool.js';
 import { recordDeadLetterRow, setRestocked } from '../recovery/dead-letter-store.js';
+import { ledgerOf } from '../orders/ledger.js';
 import { lockOrderOfReservation } from '../orders/order-store.js';
 import { availableUnits } from '../sale/stock-row-store.js';
 import type { SaleStock } from '../redis/sale-stock.js';
@@ -23,7 +24,7 @@ export async function recordDeadLetter(
   reason: string,
 ): Promise<'recorded' | 'already_settled'> {
   return inTransaction(db, async (tx) => {
-    if (await lockOrderOfReservation(tx, e.reservationId)) return 'already_settled' as const;
+    if (await lockOrderOfReservation(tx, ledgerOf(target), e.reservationId)) return 'already_settled' as const;
     await recordDeadLetterRow(tx, {
       activityId: target.activityId,
       skuId: target.skuId,

@@ -8,6 +8,7 @@
  * The caller XACKs only after this returns. One commit per batch instead of one per order.
  */
 import { hash } from 'node:crypto';
+import { ledgerOf, SHADOW_ORDER_PREFIX } from '../orders/ledger.js';
 import { recordCreatedEvents } from '../orders/order-event-store.js';
 import { inTransaction, isDuplicateKey, type Db, type Tx } from '../platform/db/pool.js';
 import { insertPendingOrders, lockOrderOfReservation, orderOwners } from '../orders/order-store.js';
@@ -22,6 +23,8 @@ export interface SettleTarget {
   activityId: string;
   skuId: string;
   paymentTimeoutSeconds: number;
+  /** A shadow sale: its rows go to the shadow tables (origin/orders/ledger.ts). */
+  shadow?: boolean;
   /** Write an `order.created` event (order_event_outbox) with each order: ORDER_EVENTS_URL is set. */
   orderEvents?: boolean;
   /** At most this many events per outbox row (ORDER_EVENTS_BATCH_SIZE); unset: a batch's events in one row. */
@@ -36,13 +39,15 @@ export function storedRequestId(target: SettleTarget, e: ReservationEvent): stri
 /**
  * Deterministic, so a replayed settlement could never mint a second order number. The reservation
  * id's first 12 hex digits (its time, contract/ids.ts) then 12 of its hash: later orders sort later
- * in `uk_order_no`, as in the other indexes of the reservation id.
+ * in `uk_order_no`, as in the other indexes of the reservation id. A shadow sale's numbers start
+ * with SHADOW_ORDER_PREFIX, so a payment callback finds the shadow ledger from the number alone.
  */
-export function orderNoFor(reservationId: string): string {
+export function orderNoFor(reservationId: string, shadow = false): string {
   const dash = reservationId.indexOf('-');
   // The one-shot hash: no Hash object per order (createHash().update().digest() cost about three
   // times the CPU here, a few µs per order of the consumer process).
-  return (reservationId.slice(dash + 1, dash + 13) + hash('sha256', reservationId, 'hex').slice(0, 12)).toUpperCase();
+  const no = (reservationId.slice(dash + 1, dash + 13) + hash('sha256', reservationId, 'hex').slice(0, 12)).toUpperCase();
+  return shadow ? SHADOW_ORDER_PREFIX + no : no;
 }
 
 /** One reservation: a batch of one, so both paths are the same code and the same transaction. */
@@ -167,7 +172,7 @@ type Written =
 async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEvent[], mode: Mode): Promise<Written> {
   const { activityId } = target;
   // Once per order (a SHA-256 each): the order rows and the order events both carry it.
-  const orderNos = winners.map((e) => orderNoFor(e.reservationId));
+  const orderNos = winners.map((e) => orderNoFor(e.reservationId, target.shadow));
   try {
     await insertPendingOrders(
       tx,
@@ -189,7 +194,7 @@ async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEve
     if (mode === 'firstDelivery' && isDuplicateKey(err)) throw new NotFirstSettlement();
     if (!isDuplicateKey(err) || winners.length > 1) throw err;
     const e = winners[0]!;
-    const mine = await lockOrderOfReservation(tx, e.reservationId);
+    const mine = await lockOrderOfReservation(tx, ledgerOf(target), e.reservationId);
     return { kind: 'classified', reservationId: e.reservationId, outcome: mine ? 'duplicate' : 'surplus' };
   }
   await logDeductions(tx, target, winners).catch((err) => {
@@ -198,6 +203,7 @@ async function writeOrders(tx: Tx, target: SettleTarget, winners: ReservationEve
   if (target.orderEvents) {
     await recordCreatedEvents(
       tx,
+      ledgerOf(target),
       activityId,
       winners.map((e, i) => ({
         orderNo: orderNos[i]!,

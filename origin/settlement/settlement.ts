@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { randomHex } from '../../contract/ids.js';
 import { findActivity } from '../sale/sale-store.js';
+import { ledgerOf, orderEventsOn } from '../orders/ledger.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { Db } from '../platform/db/pool.js';
 import type { Logger } from '../platform/logger.js';
@@ -29,6 +30,7 @@ export interface SettlementDeps {
   config: Pick<
     OriginConfig,
     | 'ORDER_EVENTS_URL'
+    | 'SHADOW_ORDER_EVENTS_URL'
     | 'ORDER_EVENTS_BATCH_SIZE'
     | 'SETTLE_DISCOVERY_MS'
     | 'SETTLE_WORKERS'
@@ -57,7 +59,7 @@ export class Settlement {
     const tick = () => {
       this.discovery = setTimeout(() => {
         this.discover()
-          .catch((err) => this.deps.log.warn({ err: err.message }, 'settlement discovery failed'))
+          .catch((err: Error) => this.deps.log.warn({ err: err.message }, 'settlement discovery failed'))
           .finally(() => !this.stopping && tick());
       }, this.deps.config.SETTLE_DISCOVERY_MS);
     };
@@ -90,7 +92,9 @@ export class Settlement {
       const target = {
         ...sale,
         paymentTimeoutSeconds: record.config.paymentTimeoutSeconds,
-        orderEvents: c.ORDER_EVENTS_URL !== undefined,
+        // A shadow sale (docs/rehearsal.md): the shadow tables, its events only to SHADOW_ORDER_EVENTS_URL.
+        shadow: record.shadow,
+        orderEvents: orderEventsOn(c, ledgerOf(record)),
         orderEventsPerRow: c.ORDER_EVENTS_BATCH_SIZE,
       };
       const workers: StreamSettler[] = [];

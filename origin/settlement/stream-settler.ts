@@ -202,7 +202,7 @@ export class StreamSettler {
     } finally {
       for (const [outcome, n] of counts) metrics.settleOutcomes.inc({ outcome }, n);
       const settled = counts.get('settled') ?? 0;
-      if (settled > 0) metrics.ordersSettled.inc(settled);
+      if (settled > 0) (this.target.shadow ? metrics.shadowOrdersSettled : metrics.ordersSettled).inc(settled);
       if (settledTraces.length > 0)
         log.info(
           { activityId: this.target.activityId, orders: settledTraces.length, traceIds: settledTraces },

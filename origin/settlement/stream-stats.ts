@@ -19,10 +19,15 @@ export async function collectStreamGauges(deps: StreamGaugeDeps): Promise<void> 
   // warmed (cleaned up) leaves the gauges.
   deps.metrics.streamPending.reset();
   deps.metrics.streamLag.reset();
+  deps.metrics.shadowStreamBacklog.reset();
   sales.forEach((sale, i) => {
     const info = infos[i];
     if (!info) return;
-    deps.metrics.streamPending.set({ activity: sale.activityId }, info.pending);
-    deps.metrics.streamLag.set({ activity: sale.activityId }, info.lag);
+    // A shadow sale's backlog in its own gauge: the real alerts and panels never see a rehearsal's.
+    if (sale.shadow) deps.metrics.shadowStreamBacklog.set({ activity: sale.activityId }, info.lag + info.pending);
+    else {
+      deps.metrics.streamPending.set({ activity: sale.activityId }, info.pending);
+      deps.metrics.streamLag.set({ activity: sale.activityId }, info.lag);
+    }
   });
 }

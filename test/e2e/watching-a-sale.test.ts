@@ -273,7 +273,9 @@ it('the Grafana dashboard: every query names metrics the origin exports and retu
   const missing: string[] = [];
   const empty: string[] = [];
   const panels = dashboard.panels.filter((p: { type: string }) => p.type !== 'row');
-  expect(panels.length).toBe(12);
+  expect(panels.length).toBe(13);
+  // The shadow rehearsal's panel reads only shadow series: empty while no shadow sale runs, as here.
+  const shadowPanel = (title: string) => title.startsWith('Shadow rehearsal');
   for (const panel of panels)
     for (const { expr } of panel.targets as { expr: string }[]) {
       for (const name of names(expr)) {
@@ -282,7 +284,7 @@ it('the Grafana dashboard: every query names metrics the origin exports and retu
           if (source.includes(':') ? !ruleExpr(source) : !isExported(source)) missing.push(`${panel.title}: ${source}`);
       }
       const data = await prometheus.api<{ result: unknown[] }>(`query?query=${encodeURIComponent(expr)}`);
-      if (data.result.length === 0) empty.push(`${panel.title}: ${expr}`);
+      if (data.result.length === 0 && !shadowPanel(panel.title)) empty.push(`${panel.title}: ${expr}`);
     }
   expect(missing).toEqual([]);
   expect(empty).toEqual([]);
