@@ -62,7 +62,8 @@ function acceptReplicaRisk(value: string | undefined): boolean {
   throw new ContractError('bad_request', 'acceptReplicaRisk must be true or false');
 }
 
-const releaseSchema = z.object({ units: z.number().int().min(1).max(100_000_000) }).strict();
+/** `POST /admin/activities/:id/releases`: units to put on sale from those held back. */
+export const releaseSchema = z.object({ units: z.number().int().min(1).max(100_000_000) }).strict();
 
 /**
  * What the admin routes hand on: each route's service (operations, tranches, warm-up check, deny
