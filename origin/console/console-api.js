@@ -1,3 +1,4 @@
+// @ts-check
 // The console's one door to the origin: the admin token from this tab's sessionStorage as
 // `Authorization: Bearer`. Who the operator is comes from the origin (the token's name, which the
 // admin API records as the actor of every change), never from what is typed here. Every answer is
@@ -59,6 +60,7 @@ export function whoAmI() {
 }
 
 /** Called when the origin refuses the token (401): the page goes back to the login prompt. */
+/** @type {(message: string) => void} */
 let onUnauthenticated = () => {};
 export function whenUnauthenticated(fn) {
   onUnauthenticated = fn;

@@ -1,7 +1,15 @@
+// @ts-check
 // Small DOM and formatting helpers. Text always goes in as textContent, never as HTML: every figure
 // and message shown comes from the origin, and nothing it says can become markup here.
 
-export const $ = (id) => document.getElementById(id);
+/**
+ * One of the page's elements, by its id. The ids name the console's own elements (index.html and the
+ * ones it builds), so the type admits what the console uses of them: an input's value, a dialog's
+ * showModal, a table's tBodies.
+ * @type {(id: string) => PageElement}
+ */
+export const $ = (id) => /** @type {PageElement} */ (document.getElementById(id));
+/** @typedef {HTMLInputElement & HTMLButtonElement & HTMLDialogElement & HTMLTableElement} PageElement */
 
 /** `h('td', {class: 'n'}, 'text', childNode)`: an element with attributes and children. */
 export function h(tag, attrs = {}, ...children) {

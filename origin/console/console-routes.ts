@@ -17,6 +17,7 @@ import { cleanupChecklist } from '../sale/cleanup-checklist.js';
 import { saleReport } from '../sale/report.js';
 import { listSales, liveView, type SaleConsoleDeps } from './sale-console.js';
 import { LoopDelay } from './sale-signals.js';
+import { SaleCharts, type SaleChartDeps } from './sale-charts.js';
 import type { OriginConfig } from '../platform/config.js';
 import { projectPath } from '../platform/paths.js';
 import { adminToken } from '../platform/http/middleware.js';
@@ -40,6 +41,12 @@ const CONTENT_TYPES: Record<string, string> = {
   css: 'text/css; charset=utf-8',
 };
 
+/** The chart library's files as the console names them → their name in node_modules/uplot/dist. */
+const CHART_LIBRARY: [string, string][] = [
+  ['uplot.js', 'uPlot.iife.min.js'],
+  ['uplot.css', 'uPlot.min.css'],
+];
+
 /** The console's files, read once at start: name → [content type, bytes]. Only these are served. */
 function consoleFiles(): Map<string, [string, Buffer]> {
   const dir = projectPath('origin', 'console');
@@ -49,6 +56,11 @@ function consoleFiles(): Map<string, [string, Buffer]> {
     if (type) files.set(name, [type, readFileSync(`${dir}/${name}`)]);
   }
   if (!files.has('index.html')) throw new Error(`no console at ${dir}`);
+  // uPlot (the charts), served from this origin under the console's CSP: no CDN.
+  for (const [name, file] of CHART_LIBRARY) {
+    const type = CONTENT_TYPES[name.slice(name.lastIndexOf('.') + 1)]!;
+    files.set(name, [type, readFileSync(projectPath('node_modules', 'uplot', 'dist', file))]);
+  }
   return files;
 }
 
@@ -60,6 +72,8 @@ export interface ConsoleRouteDeps {
   saleConsole: SaleConsoleDeps;
   report: ReportInput;
   checklist: ChecklistInput;
+  /** The charts' series and the alert banners (sale-charts.ts). */
+  charts: SaleChartDeps;
   config: Pick<OriginConfig, 'ADMIN_OPERATORS'>;
 }
 
@@ -72,6 +86,7 @@ export function consoleRoutes(deps: ConsoleRouteDeps) {
   const app = new Hono<OriginEnv>();
   const files = consoleFiles();
   const loop = new LoopDelay();
+  const charts = new SaleCharts(deps.charts);
   const serve = (name: string) => {
     const file = files.get(name);
     if (!file) throw new ContractError('not_found', 'no such console file');
@@ -88,11 +103,16 @@ export function consoleRoutes(deps: ConsoleRouteDeps) {
   // made with this token (adminToken), so the console shows it instead of asking for one.
   app.get('/api/whoami', (c) => c.json({ operator: c.get('operator') }));
 
-  app.get('/api/sales', async (c) => c.json(await listSales(deps.saleConsole)));
+  app.get('/api/sales', async (c) => {
+    const list = await listSales(deps.saleConsole);
+    const extras = await Promise.all(list.sales.map((s) => charts.overview(s)));
+    return c.json({ ...list, sales: list.sales.map((s, i) => ({ ...s, ...extras[i] })) });
+  });
 
-  app.get('/api/sales/:id/live', idParam(), async (c) =>
-    c.json(await liveView(deps.saleConsole, loop, c.req.valid('param').id)),
-  );
+  app.get('/api/sales/:id/live', idParam(), async (c) => {
+    const live = await liveView(deps.saleConsole, loop, c.req.valid('param').id);
+    return c.json({ ...live, ...(await charts.live(live.activityId, live.warmupStatus)) });
+  });
 
   app.get('/api/sales/:id/report', idParam(), async (c) =>
     c.json(await saleReport(deps.report, c.req.valid('param').id)),

@@ -1,3 +1,4 @@
+// @ts-check
 // One sale on one screen, read again every REFRESH_MS: the console's live view
 // (`/admin/console/api/sales/:id/live`) and the admin API's own answers — warm-up verification,
 // reconciliation, dead letters, parked order events — and, once the sale has ended, the cleanup
@@ -5,12 +6,18 @@
 import { api, ApiError } from './console-api.js';
 import { $, NA, clock, h, num, pct, rate, replaceRows, setText, timeOf } from './console-dom.js';
 import { buildSwitches, lastChange, showCurrent } from './console-switches.js';
+import { clearAlerts, showAlerts } from './console-alerts.js';
+import { destroyCharts, drawCharts } from './console-charts.js';
 
 /** The issue asks for at least one refresh a second. */
 const REFRESH_MS = 1_000;
 const COUNTDOWN_TICK_MS = 250;
 
-let current = null; // { activityId, timer, ticker, previous, act, live, offsetMs }
+/**
+ * The sale on screen, or null.
+ * @type {{ activityId: string, timer: number, ticker: number, previous: any, live: any, offsetMs: number, act?: (what: string, call: () => Promise<any>, versionOf?: (answer: any) => number) => void } | null}
+ */
+let current = null;
 
 export function showSale(activityId) {
   hideSale();
@@ -33,6 +40,8 @@ export function hideSale() {
     clearInterval(current.ticker);
   }
   current = null;
+  destroyCharts();
+  clearAlerts();
   $('sale-view').hidden = true;
 }
 
@@ -56,6 +65,10 @@ async function poll() {
   if (rec.status === 'fulfilled') showReconciliation(rec.value);
   if (dead.status === 'fulfilled') showDeadLetters(dead.value.deadLetters);
   if (parked.status === 'fulfilled') showParked(parked.value.events.filter((e) => e.activityId === id));
+  if (live.status === 'fulfilled') {
+    showAlerts(live.value.alerts, warmup.status === 'fulfilled' ? warmup.value : null);
+    drawCharts(live.value);
+  }
   if (live.status === 'fulfilled' && live.value.publicState === 'ended') {
     const list = await api('GET', `/admin/console/api/sales/${id}/cleanup-checklist`).catch(() => null);
     if (list && current === mine) showChecklist(list);
@@ -77,7 +90,8 @@ function showLive(live) {
   const seconds = before ? (at - before.at) / 1000 : 0;
   const perSecond = (pick) => (before ? rate(pick(live), pick(before.live), seconds) : null);
 
-  setText($('sale-title'), `${live.config.title} (${live.activityId})`);
+  // A shadow sale (a rehearsal on the production stack) says so in its title.
+  setText($('sale-title'), `${live.shadow ? '[SHADOW rehearsal] ' : ''}${live.config.title} (${live.activityId})`);
   badge($('sale-state'), 'state', live.state);
   badge($('sale-public-state'), 'public', live.publicState);
   badge(

@@ -1,3 +1,4 @@
+// @ts-check
 // The sales list and the create form. The form offers every option of `POST /admin/activities`;
 // before creating, it asks the origin to check the body with the API's own schema
 // (`POST /admin/console/api/activities/check`) and shows each refused field's message beside it, so
@@ -5,6 +6,7 @@
 // defaults (shown as placeholders) apply.
 import { api, ApiError } from './console-api.js';
 import { $, h, num, replaceRows, setText } from './console-dom.js';
+import { showOverview } from './console-overview.js';
 
 /** How often the list is read again while shown. */
 const LIST_REFRESH_MS = 2_000;
@@ -65,13 +67,14 @@ async function refresh() {
   try {
     const { sales } = await api('GET', '/admin/console/api/sales');
     if (!shown) return;
+    showOverview(sales);
     replaceRows(
       $('sales').tBodies[0],
       sales.map((s) =>
         h(
           'tr',
           { dataset: { activity: s.activityId } },
-          h('th', { scope: 'row' }, h('a', { href: `#/sale/${s.activityId}` }, `${s.title} (${s.activityId})`)),
+          h('th', { scope: 'row' }, h('a', { href: `#/sale/${s.activityId}` }, `${s.shadow ? '[SHADOW] ' : ''}${s.title} (${s.activityId})`)),
           h('td', {}, s.state),
           h('td', {}, s.publicState ?? 'n/a'),
           h('td', { class: 'n' }, s.left === null ? 'not warm' : num(s.left)),

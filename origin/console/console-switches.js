@@ -1,3 +1,4 @@
+// @ts-check
 // The seeds' switches, prepared in advance: one click each, asked for confirmation, sent to the
 // existing admin API (which records the operator as the actor and pushes the change to the edge).
 // What each answered is shown in #action-result; whether the edge serves it is console-sale.js's job.
@@ -53,6 +54,13 @@ export function buildSwitches(activityId, onChanged) {
     h(
       'div',
       { class: 'switch-row' },
+      field('sw-max-per-user', 'Most per user (units)', { inputmode: 'numeric' }),
+      button('sw-max-per-user-apply', 'Apply'),
+      h('span', { id: 'now-max-per-user', class: 'now' }),
+    ),
+    h(
+      'div',
+      { class: 'switch-row' },
       field('sw-claim', 'Eligibility claim', { inputmode: 'text' }),
       field('sw-values', 'values (comma-separated)', { inputmode: 'text' }),
       button('sw-eligibility-on', 'Turn eligibility on'),
@@ -85,7 +93,16 @@ export function buildSwitches(activityId, onChanged) {
     const raw = $(id).value.trim();
     return raw === '' || !Number.isFinite(Number(raw)) ? raw : Number(raw);
   };
-  const act = async (what, call, versionOf) => {
+  /**
+   * Asks, makes the change and says how it went in the result line. Returns nothing: it is called
+   * from click handlers, and every error it meets ends in the result line.
+   * @param {string} what
+   * @param {() => Promise<any>} call
+   * @param {(answer: any) => number} [versionOf]
+   */
+  const act = (what, call, versionOf) => void attempt(what, call, versionOf);
+  /** @type {(what: string, call: () => Promise<any>, versionOf?: (answer: any) => number) => Promise<void>} */
+  const attempt = async (what, call, versionOf) => {
     if (!(await confirmAction(`${what}?`))) return;
     const result = $('action-result');
     try {
@@ -100,9 +117,14 @@ export function buildSwitches(activityId, onChanged) {
       );
       onChanged();
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
       result.dataset.kind = 'error';
-      setText(result, `${what}: refused (${err.code}): ${err.message}`);
+      if (err instanceof ApiError) setText(result, `${what}: refused (${err.code}): ${err.message}`);
+      // No answer (the network, the call's timeout): the change may or may not have been made.
+      else
+        setText(
+          result,
+          `${what}: no answer (${/** @type {Error} */ (err).message}); check the figures before trying again.`,
+        );
     }
   };
 
@@ -121,6 +143,9 @@ export function buildSwitches(activityId, onChanged) {
   );
   $('sw-threshold-apply').addEventListener('click', () =>
     patch(`Set the sold-out threshold to ${$('sw-threshold').value}`, { soldOutThreshold: numberOf('sw-threshold') }),
+  );
+  $('sw-max-per-user-apply').addEventListener('click', () =>
+    patch(`Set the per-user limit to ${$('sw-max-per-user').value}`, { maxPerUser: numberOf('sw-max-per-user') }),
   );
   $('sw-eligibility-on').addEventListener('click', () => {
     const values = $('sw-values')
@@ -163,6 +188,7 @@ export function showCurrent(live) {
   setText($('now-user-rate'), `now ${c.userRatePerSec}/s`);
   setText($('now-admission-rate'), `now ${c.admissionRatePerSec}/s`);
   setText($('now-threshold'), `now ${c.soldOutThreshold ?? 0}`);
+  setText($('now-max-per-user'), `now ${c.maxPerUser}`);
   setText(
     $('now-eligibility'),
     c.eligibility ? `now: ${c.eligibility.claim} ∈ {${c.eligibility.values.join(', ')}}` : 'now: off',

@@ -1,3 +1,4 @@
+// @ts-check
 // The operator console's entry: the login prompt (the admin token, kept in this tab's
 // sessionStorage, sent as Authorization: Bearer), then the origin says whose token it is (the
 // operator every change is recorded as), then the sales list (#/sales) or one sale (#/sale/<id>).
@@ -27,7 +28,7 @@ async function route() {
     // A refused token has already brought the prompt back with the origin's message (api()).
     if (err instanceof ApiError && err.status === 401) return;
     session.signOut();
-    return showLogin(`The origin could not say whose token this is: ${err.message}`);
+    return showLogin(`The origin could not say whose token this is: ${/** @type {Error} */ (err).message}`);
   }
   if (!session.token()) return; // signed out while asking
   $('login').hidden = true;
@@ -50,7 +51,8 @@ $('login-form').addEventListener('submit', (e) => {
   if (token.length < 8) return setText($('login-error'), 'The admin token has at least 8 characters.');
   session.signIn(token);
   $('login-token').value = '';
-  route();
+  // route() answers its own errors (back to the login prompt with the reason).
+  void route();
 });
 
 $('sign-out').addEventListener('click', () => {
@@ -59,5 +61,5 @@ $('sign-out').addEventListener('click', () => {
 });
 
 whenUnauthenticated((message) => showLogin(message));
-window.addEventListener('hashchange', route);
-route();
+window.addEventListener('hashchange', () => void route());
+void route();

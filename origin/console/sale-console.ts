@@ -36,7 +36,10 @@ export const SALES_LIST_LIMIT = 100;
 export async function listSales(deps: Pick<SaleConsoleDeps, 'db' | 'publisher'>) {
   const sales = await latestSales(deps.db, SALES_LIST_LIMIT);
   const ids = sales.map((s) => String(s.id));
-  const counts = await orderCountsOfSales(deps.db, ids);
+  const counts = await orderCountsOfSales(
+    deps.db,
+    sales.map((s) => ({ activityId: String(s.id), shadow: Number(s.shadow) === 1 })),
+  );
   const byId = new Map(counts.map((c) => [String(c.activity_id), c]));
   const now = Date.now();
   const snapshots = await Promise.all(ids.map((id) => deps.publisher.snapshot(id).catch(() => null)));
@@ -51,6 +54,8 @@ export async function listSales(deps: Pick<SaleConsoleDeps, 'db' | 'publisher'>)
       return {
         activityId: String(s.id),
         title: s.title,
+        /** A shadow (rehearsal) sale: its orders are in the shadow tables. */
+        shadow: Number(s.shadow) === 1,
         startsAt: s.starts_at.toISOString(),
         endsAt: s.ends_at.toISOString(),
         state: s.state,
@@ -90,6 +95,8 @@ export async function liveView(deps: SaleConsoleDeps, loop: LoopDelay, activityI
     activityId,
     serverTime: new Date(now).toISOString(),
     config: record.config,
+    /** A shadow (rehearsal) sale: shadow tokens only, its orders in the shadow tables. */
+    shadow: record.shadow,
     state: record.state,
     publicState: publicState(snapshot, now),
     soldOut: snapshot.soldOut,

@@ -30,7 +30,7 @@ async function readingsOf(registry: Registry, name: string): Promise<Reading[] |
  * Σ of metric `name` over the values `where` keeps (a histogram: its `_sum` or `_count` series by
  * `series`); null when not registered. A value labelled with another activity is never counted.
  */
-async function total(
+export async function total(
   registry: Registry,
   name: string,
   opts: { where?: (l: Labels) => boolean; activityId?: string; series?: string } = {},

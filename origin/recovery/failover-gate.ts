@@ -5,6 +5,8 @@
 /** The sales this process keeps closed after a failover, and since when (ms). */
 export class FailoverGate {
   private readonly closed = new Map<string, number>();
+  /** The last reopening of each sale: when it was closed and reopened (ms), for the console's banner. */
+  private readonly reopened = new Map<string, { closedAt: number; reopenedAt: number }>();
 
   isClosed(activityId: string): boolean {
     return this.closed.has(activityId);
@@ -21,6 +23,12 @@ export class FailoverGate {
   }
 
   open(activityId: string): void {
+    const closedAt = this.closed.get(activityId);
+    if (closedAt !== undefined) this.reopened.set(activityId, { closedAt, reopenedAt: Date.now() });
     this.closed.delete(activityId);
+  }
+
+  lastReopened(activityId: string): { closedAt: number; reopenedAt: number } | undefined {
+    return this.reopened.get(activityId);
   }
 }
