@@ -1,20 +1,26 @@
 /**
  * `npm run bench`: every benchmark, one after another, each in its own process so none warms or
- * loads another. Each prints its own figures and the ratio to the baseline it measured in the same
- * run.
+ * loads another. Each prints its own figures and its ratio to its floor — the cheapest program doing
+ * the same work, measured in the same run with the same load tool — against the goal
+ * (docs/performance.md), beside the ratios to the baselines it measured before.
  *
  *   npm run bench                                  all of them
  *   npm run bench -- reserve edge-doomed           some, by name (`draw` runs only when named)
  *   npm run bench -- --json results.json           also write the figures as JSON (shape below)
  *   npm run bench -- reserve -- --seconds 5        options after `--` go to each chosen benchmark
  *
- * JSON: {"reserve": {ratio, p99Ms, rps, bareRps}, "settle": {ordersPerSec, eventsOnPerSec,
+ * JSON: {"reserve": {ratio, p99Ms, rps, bareRps, floor (2xx/s of node:http + the reserve EVALSHA), okRps (the origin's 2xx/s),
+ * ratioToFloor, floorCpuUsPerReq, cpuUsPerReq}, "settle": {ordersPerSec, eventsOnPerSec,
  * eventsCostPct, perMessagePerSec, bareUpdatePerSec, consumerCpuMsPerKOrders,
- * consumerCpuMsPerKOrdersEventsOn, serverCpuMsPerKOrders, serverCpuMsPerKOrdersEventsOn}, "edgeDoomed": {worstRatio, originCalls, scenarios: [...]}, "cluster": ...,
+ * consumerCpuMsPerKOrdersEventsOn, serverCpuMsPerKOrders, serverCpuMsPerKOrdersEventsOn, floor (orders/s
+ * of the bare writes with events rows), ratioToFloor (eventsOnPerSec ÷ floor), floorEventsOff,
+ * ratioToFloorEventsOff}, "edgeDoomed": {worstRatio, floor (req/s of the fixed-409 Worker), ratioToFloor
+ * (the worst scenario's), originCalls, scenarios: [... each with floor, ratioToFloor]}, "cluster": ...,
  * "denyList": {bytesPerId, lookupNs, pushSeconds, runs: [...]},
  * "redisWait": {ratio, rpsWait0, rpsWait1, p99MsWait0, p99MsWait1, non2xxWait1, waitTimeoutMs},
  * "draw" (only when named): {entrants, units, ratio (winners final ÷ bare HMAC pass), winnersFinalMs,
- * publishedMs, drawCpuMs, winnersCpuMs, cpuRatio, drawHeapMb, retainedMb, bareHmacMs, drawHmacPassMs},
+ * publishedMs, drawCpuMs, winnersCpuMs, cpuRatio, drawHeapMb, retainedMb, bareHmacMs, drawHmacPassMs,
+ * floor (the bare HMAC pass, ms), ratioToFloor (= ratio)},
  * "waitingLine": {joinRatio, joinRatioBatched, pollRatio, joinCpuUs, joinCpuUsMemory, pollCpuUs, pollCpuUsMemory}};
  * a benchmark not run (or failed) is null, a figure a benchmark does not report is null.
  */
@@ -61,7 +67,17 @@ const BENCHES: Record<string, Bench> = {
     key: 'reserve',
     module: 'bench/reserve.ts',
     export: 'benchReserve',
-    summarize: figures({ ratio: 'ratio', p99Ms: 'reserve.p99', rps: 'reserve.rps', bareRps: 'base.rps' }),
+    summarize: figures({
+      ratio: 'ratio',
+      p99Ms: 'reserve.p99',
+      rps: 'reserve.rps',
+      bareRps: 'base.rps',
+      floor: 'floor.okRps',
+      okRps: 'reserve.okRps',
+      ratioToFloor: 'ratioToFloor',
+      floorCpuUsPerReq: 'floor.cpuUsPerReq',
+      cpuUsPerReq: 'reserve.cpuUsPerReq',
+    }),
   },
   settle: {
     key: 'settle',
@@ -79,6 +95,11 @@ const BENCHES: Record<string, Bench> = {
       consumerCpuMsPerKOrdersEventsOn: ['consumerCpuMsPerKOrdersEventsOn', 'consumerCpuMsPerKOrdersWithEvents'],
       serverCpuMsPerKOrders: 'serverCpuMsPerKOrders',
       serverCpuMsPerKOrdersEventsOn: 'serverCpuMsPerKOrdersEventsOn',
+      // The floor: the same rows written bare (bench/lib/settle-floor.ts), with events rows and without.
+      floor: 'floor',
+      ratioToFloor: 'ratioToFloor',
+      floorEventsOff: 'floorEventsOff',
+      ratioToFloorEventsOff: 'ratioToFloorEventsOff',
     }),
   },
   'edge-doomed': {
@@ -123,6 +144,8 @@ const BENCHES: Record<string, Bench> = {
           'retainedMb',
           'bareHmacMs',
           'drawHmacPassMs',
+          'floor',
+          'ratioToFloor',
         ].map((name) => [name, name]),
       ),
     ),

@@ -9,8 +9,15 @@
  * Settlement runs twice: order events off, then on (ORDER_EVENTS_URL pointing at a local receiver
  * answering 204, so the order-event worker delivers alongside), to show what events cost.
  *
- * With `--rounds R` the two settle runs are repeated R times, alternating which goes first, and the
- * median of each is reported (this shared machine moves figures by ±50 % from one run to the next).
+ * Its floor, measured in the same rounds on the same database (bench/lib/settle-floor.ts): a bare
+ * program writing the same rows — orders, stock log, the outbox rows when events are on, the
+ * conditional stock UPDATE — with the stores' own statements, in batches of SETTLE_BATCH_SIZE on
+ * `--workers` connections, and nothing else. The goal is settlement with events on at ≥ 0.8 of the
+ * floor with events rows (`ratioToFloor`, the median of the rounds' ratios).
+ *
+ * With `--rounds R` the settle runs and the floor runs are repeated R times, alternating which goes
+ * first, and the median of each is reported (this shared machine moves figures by ±50 % from one
+ * run to the next).
  *
  *   npx tsx bench/settle.ts [--reservations 50000] [--workers 4] [--baseline-reservations 5000] [--rounds 1]
  */
@@ -22,11 +29,14 @@ import mysql from 'mysql2/promise';
 import { newReservationId } from '../contract/ids.js';
 import { affected, one, rows } from '../origin/platform/db/rows.js';
 import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../origin/redis/keys.js';
+import { loadConfig } from '../origin/platform/config.js';
+import { createPool } from '../origin/platform/db/pool.js';
 import { createLogger } from '../origin/platform/logger.js';
 import { StockStore } from '../origin/redis/stock-store.js';
 import { freePort, stopChild, waitForHttp } from '../support/processes.js';
 import { benchOptions, runAsScript } from './lib/cli.js';
 import { cpuMsOf, machineLoad, mysqldPid, redisServerPid } from './lib/proc.js';
+import { floorReservations, runSettleFloor } from './lib/settle-floor.js';
 import { adminCall, BENCH_SECRETS, benchDatabase, createOpenSale, spawnOrigin } from './lib/stack.js';
 
 const options = benchOptions({
@@ -38,6 +48,9 @@ const baselineN = options['baseline-reservations'];
 const rounds = options.rounds;
 
 const newId = () => String(randomInt(1, 2 ** 40));
+
+/** The goal: settlement with order events on at this share of its floor's orders/s, or more. */
+const FLOOR_GOAL = 0.8;
 
 /** `concurrency` connections each running `step` until `total` steps are done; steps/s. */
 async function timed(total: number, concurrency: number, step: (i: number) => Promise<void>) {
@@ -146,6 +159,15 @@ export async function benchSettle() {
   const port = await freePort();
   const originUrl = `http://127.0.0.1:${port}`;
   const env = { ...BENCH_SECRETS, MYSQL_URL: mysqlUrl, REDIS_URL: redisUrl, LOG_LEVEL: 'warn' };
+  // The consumer process's settings (this environment over the defaults): the floor writes batches
+  // of its SETTLE_BATCH_SIZE, outbox rows of its ORDER_EVENTS_BATCH_SIZE, on a pool like its own.
+  const settings = loadConfig({
+    ...env,
+    SETTLE_BATCH_SIZE: process.env.SETTLE_BATCH_SIZE,
+    ORDER_EVENTS_BATCH_SIZE: process.env.ORDER_EVENTS_BATCH_SIZE,
+    MYSQL_PREPARED_STATEMENTS: process.env.MYSQL_PREPARED_STATEMENTS,
+  });
+  const floorDb = createPool(mysqlUrl, workers, settings.MYSQL_PREPARED_STATEMENTS);
   const http = spawnOrigin({ ...env, PORT: String(port), ORIGIN_ROLE: 'http' });
   // Reservations are queued through the origin's own stock store, as a purchase queues them.
   const store = await StockStore.connect({
@@ -281,6 +303,41 @@ export async function benchSettle() {
     }
   }
 
+  /**
+   * The floor (bench/lib/settle-floor.ts): N reservations of a sale of its own written in
+   * settlement's batches, from empty tables as every settle run starts; orders/s from the first
+   * BEGIN to the last COMMIT, and the CPU of this process (the floor's client) and of MySQL per
+   * 1,000 orders.
+   */
+  async function settleFloor(orderEvents: boolean) {
+    const activityId = newId();
+    for (const table of ['seckill_order', 'seckill_stock_log', 'order_event_outbox'])
+      await pool.query(`TRUNCATE TABLE ${table}`);
+    await stockRow(pool, activityId, N);
+    const reservations = floorReservations(activityId, N);
+    const target = {
+      activityId,
+      skuId: '1',
+      paymentTimeoutSeconds: 900,
+      orderEvents,
+      orderEventsPerRow: settings.ORDER_EVENTS_BATCH_SIZE,
+    };
+    const clientCpu = process.cpuUsage();
+    const mysqlCpu = cpuMsOf(mysqldPid());
+    const run = await runSettleFloor(floorDb, target, reservations, {
+      batchSize: settings.SETTLE_BATCH_SIZE,
+      connections: workers,
+    });
+    const client = process.cpuUsage(clientCpu);
+    const mysqlMsPerKOrders = ((cpuMsOf(mysqldPid()) - mysqlCpu) / N) * 1000;
+    const orders = await one<{ n: number }>(
+      pool.query('SELECT COUNT(*) AS n FROM seckill_order WHERE activity_id = ?', [activityId]),
+    );
+    if (Number(orders?.n) !== N) throw new Error(`the floor wrote ${orders?.n} orders, not ${N}`);
+    await pool.query('DELETE FROM seckill_stock WHERE activity_id = ?', [activityId]);
+    return { ...run, clientCpuMsPerKOrders: ((client.user + client.system) / 1000 / N) * 1000, mysqlMsPerKOrders };
+  }
+
   try {
     await waitForHttp(`${originUrl}/healthz`);
     const bare = await bareUpdates(pool, baselineN);
@@ -304,24 +361,35 @@ export async function benchSettle() {
           },
         ),
       );
+    type FloorRun = Awaited<ReturnType<typeof settleFloor>>;
+    const floorOnRuns: FloorRun[] = [];
+    const floorOffRuns: FloorRun[] = [];
+    const floorOn = async () => floorOnRuns.push(await settleFloor(true));
+    const floorOff = async () => floorOffRuns.push(await settleFloor(false));
     // Alternate which goes first as well (the earlier rows are deleted before each run, but the
     // server's buffer pool and purge still carry some of a previous run).
     for (let r = 0; r < rounds; r++) {
-      if (r % 2 === 0) {
-        await eventsOff();
-        await eventsOn();
-      } else {
-        await eventsOn();
-        await eventsOff();
-      }
+      const order = [eventsOff, eventsOn, floorOn, floorOff];
+      for (const step of r % 2 === 0 ? order : order.reverse()) await step();
     }
-    const median = (runs: Run[]) => [...runs].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(runs.length / 2)]!;
+    const median = <R extends { perSecond: number }>(runs: R[]) =>
+      [...runs].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(runs.length / 2)]!;
     const off = median(offRuns);
     const on = median(onRuns);
+    const floorWithEvents = median(floorOnRuns);
+    const floorNoEvents = median(floorOffRuns);
+    // Each round's settle run against the same round's floor run, then the median of those ratios.
+    const ratiosToFloor = (runs: Run[], floors: FloorRun[]) => runs.map((r, i) => r.perSecond / floors[i]!.perSecond);
+    const medianRatio = (ratios: number[]) => [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!;
+    const onRatios = ratiosToFloor(onRuns, floorOnRuns);
+    const offRatios = ratiosToFloor(offRuns, floorOffRuns);
+    const ratioToFloor = medianRatio(onRatios);
+    const ratioToFloorEventsOff = medianRatio(offRatios);
     if (rounds > 1) {
-      const each = (runs: Run[], figure: (r: Run) => number) => runs.map((r) => Math.round(figure(r))).join(', ');
+      const each = <R>(runs: R[], figure: (r: R) => number) => runs.map((r) => Math.round(figure(r))).join(', ');
       console.log(
-        `orders/s per round — events off: ${each(offRuns, (r) => r.perSecond)}; events on: ${each(onRuns, (r) => r.perSecond)}`,
+        `orders/s per round — events off: ${each(offRuns, (r) => r.perSecond)}; events on: ${each(onRuns, (r) => r.perSecond)}; ` +
+          `floor events off: ${each(floorOffRuns, (r) => r.perSecond)}; floor events on: ${each(floorOnRuns, (r) => r.perSecond)}`,
       );
       console.log(
         `CPU ms per 1,000 orders per round, consumer until the last order / MySQL — events off: ${each(offRuns, (r) => r.cpuUntilSettledMsPerKOrders)} / ${each(offRuns, (r) => r.serverCpuMsPerKOrders)}; ` +
@@ -349,6 +417,8 @@ export async function benchSettle() {
     console.table({
       'bare hot-row UPDATE autocommit': row(bare),
       "seeds' per-message transaction": row(perMessage),
+      [`floor: the same rows, events off${rounds > 1 ? ' (median)' : ''}`]: row(floorNoEvents),
+      [`floor: the same rows, events on${rounds > 1 ? ' (median)' : ''}`]: row(floorWithEvents),
       [`settle, events off (from the first order${rounds > 1 ? ', median' : ''})`]: row(off),
       [`settle, events on (from the first order${rounds > 1 ? ', median' : ''})`]: row(on),
     });
@@ -387,8 +457,36 @@ export async function benchSettle() {
         `${cpuPerOrder(offRuns).toFixed(0)} → ${cpuPerOrder(onRuns).toFixed(0)} ms per 1,000 orders, ` +
         `${((cpuPerOrder(onRuns) / cpuPerOrder(offRuns) - 1) * 100).toFixed(0)} % more`,
     );
+    const fixed = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ');
+    console.log(
+      `settle / floor with events on = ${ratioToFloor.toFixed(2)} (goal ≥ ${FLOOR_GOAL}) — ${ratioToFloor >= FLOOR_GOAL ? 'met' : 'NOT met'}` +
+        `${rounds > 1 ? ` (median; rounds ${fixed(onRatios)})` : ''}; events off: ${ratioToFloorEventsOff.toFixed(2)}` +
+        `${rounds > 1 ? ` (rounds ${fixed(offRatios)})` : ''}`,
+    );
+    const floorCpu = (runs: FloorRun[], figure: 'clientCpuMsPerKOrders' | 'mysqlMsPerKOrders') =>
+      medianOf(runs.map((r) => r[figure])).toFixed(0);
+    console.log(
+      `floor CPU per 1,000 orders (median), its client process / MySQL: events on ${floorCpu(floorOnRuns, 'clientCpuMsPerKOrders')} / ${floorCpu(floorOnRuns, 'mysqlMsPerKOrders')} ms, ` +
+        `events off ${floorCpu(floorOffRuns, 'clientCpuMsPerKOrders')} / ${floorCpu(floorOffRuns, 'mysqlMsPerKOrders')} ms ` +
+        `(settlement, from the first order: consumer / MySQL above)`,
+    );
     await adminCall(originUrl, 'PATCH', `/admin/activities/${activities.at(-1)![0]}`, { state: 'stopped' });
     return {
+      floor: floorWithEvents.perSecond,
+      ratioToFloor,
+      ratiosToFloor: onRatios,
+      floorEventsOff: floorNoEvents.perSecond,
+      ratioToFloorEventsOff,
+      floorCpuMsPerKOrders: {
+        eventsOn: {
+          client: medianOf(floorOnRuns.map((r) => r.clientCpuMsPerKOrders)),
+          mysql: medianOf(floorOnRuns.map((r) => r.mysqlMsPerKOrders)),
+        },
+        eventsOff: {
+          client: medianOf(floorOffRuns.map((r) => r.clientCpuMsPerKOrders)),
+          mysql: medianOf(floorOffRuns.map((r) => r.mysqlMsPerKOrders)),
+        },
+      },
       ordersPerSec: off.perSecond,
       eventsOnPerSec: on.perSecond,
       eventsCostPct: (1 - on.perSecond / off.perSecond) * 100,
@@ -407,6 +505,7 @@ export async function benchSettle() {
   } finally {
     await stopChild(http);
     receiver.close();
+    await floorDb.end();
     await pool.end();
     await redis.quit();
     await store.close();
