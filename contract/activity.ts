@@ -40,7 +40,26 @@ export const drawPublicSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
-  /** The draw's rule: 1 (before the digest) or 2; absent means 1. */
+  /**
+   * The close record (scheme 3), published from the window's close on beside the digest, before the
+   * seed: the parameters that decide the outcome, and closeDigest = SHA-256 of them with the digest
+   * (origin/lottery/draw-rule.ts closeText). `verify-draw` replays the winners from these units.
+   */
+  parameters: z
+    .object({
+      units: z.number().int().min(0),
+      maxPerUser: z.number().int().min(1),
+      eligibility: z.object({ claim: z.string(), values: z.array(z.string()) }).nullable(),
+    })
+    .optional(),
+  closeDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+  /**
+   * The draw's rule: 1 (before the digest), 2 (tickets over the digest) or 3 (2, with the scheme bound
+   * into the commitment and the close record); absent means 1.
+   */
   scheme: z.number().int().min(1).optional(),
   entrants: z.number().int().min(0).optional(),
   /** Entrants passed over at the draw: denied, or not eligible under the rule in force at the close. */
@@ -96,6 +115,11 @@ export const activityConfigSchema = z.object({
    * Absent means `reject` (snapshots from before the option, hand-written test configs).
    */
   overflow: z.enum(OVERFLOW_MODES).optional(),
+  /**
+   * A shadow sale (a rehearsal on the production stack, contract/shadow.ts): only shadow tokens may act
+   * on it, and no real token. Absent on a real sale. Never in the public body.
+   */
+  shadow: z.literal(true).optional(),
 });
 export type ActivityConfig = z.infer<typeof activityConfigSchema>;
 
@@ -135,6 +159,9 @@ export interface PublicActivity {
   drawSeed?: string;
   /** SHA-256 of the closed entrant list, public from the window's close on (before drawSeed). */
   drawEntrantsDigest?: string;
+  /** Scheme 3: the parameters fixed at the close and the close record's digest, public from the close on. */
+  drawParameters?: DrawPublic['parameters'];
+  drawCloseDigest?: string;
   draw?: Omit<DrawPublic, 'commitment' | 'seed'>;
   /** Coarse stock left (docs/design.md §10); absent when the edge has no figure yet. */
   stockHint?: StockHint;
@@ -213,6 +240,9 @@ function lotteryFields(s: ActivitySnapshot): Partial<PublicActivity> {
     lotteryWindowMs: s.config.lotteryWindowMs ?? LOTTERY_WINDOW_DEFAULT_MS,
     ...(commitment ? { drawCommitment: commitment } : {}),
     ...(s.draw?.entrantsDigest ? { drawEntrantsDigest: s.draw.entrantsDigest } : {}),
+    ...(s.draw?.parameters && s.draw.closeDigest
+      ? { drawParameters: s.draw.parameters, drawCloseDigest: s.draw.closeDigest }
+      : {}),
     ...(seed ? { drawSeed: seed, draw: summary } : {}),
   };
 }

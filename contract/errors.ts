@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   not_eligible: 403,
   denied: 403,
   challenge_failed: 403,
+  /** A real token on a shadow (rehearsal) sale, or a shadow token on a real one (contract/shadow.ts). */
+  shadow_mismatch: 403,
   not_found: 404,
   request_timeout: 408,
   sold_out: 409,
@@ -23,6 +25,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   busy: 503,
+  line_full: 503,
   paused: 503,
   not_ready: 503,
   unavailable: 503,

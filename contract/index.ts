@@ -8,4 +8,5 @@ export * from './activity.js';
 export * from './reservation.js';
 export * from './product.js';
 export * from './eligibility.js';
+export * from './shadow.js';
 export * from './edge-figures.js';

@@ -132,7 +132,7 @@ async function readColo(activityId: string, now: number): Promise<ActivitySnapsh
   try {
     const res = await caches.default.match(coloKey(activityId));
     if (!res) return undefined;
-    const { snapshot, storedAt } = (await res.json()) as { snapshot: ActivitySnapshot | null; storedAt: number };
+    const { snapshot, storedAt } = await res.json<{ snapshot: ActivitySnapshot | null; storedAt: number }>();
     return now - storedAt <= COLO_CACHE_TTL_MS ? snapshot : undefined;
   } catch {
     return undefined; // a cache problem only costs a DO read

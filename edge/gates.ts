@@ -3,7 +3,15 @@
  * switches (from the cached snapshot), then who may buy (eligibility by a JWT claim), then the
  * per-user gate (which also holds the deny list, docs/design.md §10), then admission to the origin.
  */
-import { isEligible, publicState, REFUSALS, type ActivitySnapshot, type ContractError } from '../contract/index.js';
+import {
+  isEligible,
+  isShadowToken,
+  publicState,
+  REFUSALS,
+  shadowMismatch,
+  type ActivitySnapshot,
+  type ContractError,
+} from '../contract/index.js';
 import type { EntryAnswer } from './durable/admission.js';
 import { admissionShard as admissionObject, admissionShardName, userGate } from './durable/names.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
@@ -36,6 +44,15 @@ export function assertOpen(snapshot: ActivitySnapshot, now: number): void {
 export function assertEligible(snapshot: ActivitySnapshot, claims: Record<string, unknown> | undefined): void {
   if (isEligible(snapshot.config.eligibility, claims)) return;
   throw refuse(REFUSALS.notEligible);
+}
+
+/**
+ * 403 `shadow_mismatch` when the token's kind does not match the sale's (contract/shadow.ts): a real
+ * token on a shadow (rehearsal) sale, or a shadow token on a real sale.
+ */
+export function assertShadowMatch(snapshot: ActivitySnapshot, claims: Record<string, unknown> | undefined): void {
+  const mismatch = shadowMismatch(snapshot.config.shadow === true, isShadowToken(claims));
+  if (mismatch) throw refuse(mismatch);
 }
 
 /** FNV-1a: a stable, cheap spread of user ids over shards. */
@@ -272,9 +289,10 @@ export async function enterLine(
     ...limits,
   });
   if (answer.kind === 'admitted') addToLease(shard.name, lease, answer.granted);
-  else if (answer.kind === 'waiting') {
+  else if (answer.kind === 'waiting' || answer.kind === 'full') {
     // Tokens of this window were granted before the line formed: spending them now on newcomers
-    // would put those ahead of the buyers already waiting. They lapse, as unspent leases do.
+    // would put those ahead of the buyers already waiting (or let them past a full line). They
+    // lapse, as unspent leases do.
     lease.tokens = 0;
     lease.lined = true;
   }

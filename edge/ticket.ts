@@ -99,8 +99,8 @@ export function checkTicket(
       signature: signature!,
       kid: kid!,
       expiresAt: expiresAt!,
-      activityId: activityId!,
-      userId: userId!,
+      activityId,
+      userId,
     },
     expect,
   );

@@ -30,7 +30,8 @@ export default defineProject({
     root,
     include: ['test/edge/**/*.test.ts'],
     globalSetup: ['test/edge/global-setup.ts'],
-    testTimeout: 20_000,
+    // A deadline for a hang, not for speed: edge files run beside the origin project's.
+    testTimeout: 60_000,
     // The per-request JSON log lines are the Worker working as designed: show them for failing tests only.
     silent: 'passed-only',
   },

@@ -10,6 +10,7 @@ import type { ReserveFastPathDeps } from './reservation/reserve-fast-path.js';
 import { lifecycleAdminRoutes } from './sale/lifecycle-routes.js';
 import { bodySizeLimit, rawBody, traceContext } from './platform/http/middleware.js';
 import { opsRoutes } from './watch/ops-routes.js';
+import { openApiRoutes } from './openapi/openapi-routes.js';
 import { ScrapeReads } from './watch/scrape-reads.js';
 import { orderEventRoutes } from './orders/order-event-routes.js';
 import { paymentRoutes } from './orders/payment-routes.js';
@@ -17,7 +18,7 @@ import type { OriginEnv } from './platform/http/types.js';
 
 function baseApp(parts: OriginParts) {
   const app = new Hono<OriginEnv>();
-  app.use('*', traceContext({ log: parts.log }));
+  app.use('*', traceContext({ log: parts.log, authFailures: parts.authFailures }));
   app.onError(onError);
   app.notFound((c) => c.json(errorBody('not_found', 'no such route', c.get('traceId') ?? ''), 404));
   return app;
@@ -27,6 +28,7 @@ function baseApp(parts: OriginParts) {
 export function reservationDeps(parts: OriginParts): InternalRouteDeps & ReserveFastPathDeps {
   return {
     reserveGate: parts.reserveGate,
+    authFailures: parts.authFailures,
     failover: parts.failover,
     catalog: parts.catalog,
     soldOut: parts.soldOut,
@@ -64,6 +66,14 @@ export function createApp(parts: OriginParts) {
         config: parts.config,
       },
       report: { db: parts.db, ledger: parts.stock.ledger, config: parts.config },
+      charts: {
+        db: parts.db,
+        metrics: parts.metrics,
+        series: parts.series,
+        failover: parts.failover,
+        shortBuckets: parts.shortBuckets,
+        config: parts.config,
+      },
       checklist: {
         db: parts.db,
         ledger: parts.stock.ledger,
@@ -75,6 +85,8 @@ export function createApp(parts: OriginParts) {
       config: parts.config,
     }),
   );
+  // Also before them: the API reference's page files answer without the token (openapi/openapi-routes.ts).
+  app.route('/admin', openApiRoutes({ config: parts.config }));
   app.route('/admin', adminRoutes(saleOperationParts(parts)));
   app.route(
     '/admin',
@@ -91,8 +103,12 @@ export function createApp(parts: OriginParts) {
   return app;
 }
 
-/** `/healthz` and `/metrics`, with the reads a scrape makes, on whichever listener serves them. */
-function healthAndMetrics(parts: OriginParts) {
+/** The scrape-time reads of one origin: one instance, shared by /metrics and the console's series job. */
+const scrapeReadsByParts = new WeakMap<OriginParts, ScrapeReads>();
+
+export function scrapeReadsOf(parts: OriginParts): ScrapeReads {
+  const kept = scrapeReadsByParts.get(parts);
+  if (kept) return kept;
   const scrapeReads = new ScrapeReads({
     db: parts.db,
     log: parts.log,
@@ -106,6 +122,13 @@ function healthAndMetrics(parts: OriginParts) {
     orderEventGauges: { db: parts.db, metrics: parts.metrics, config: parts.config },
     config: parts.config,
   });
+  scrapeReadsByParts.set(parts, scrapeReads);
+  return scrapeReads;
+}
+
+/** `/healthz` and `/metrics`, with the reads a scrape makes, on whichever listener serves them. */
+function healthAndMetrics(parts: OriginParts) {
+  const scrapeReads = scrapeReadsOf(parts);
   return opsRoutes({
     db: parts.db,
     requests: parts.stock.requests,

@@ -41,7 +41,7 @@ async function main() {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-main().catch((err) => {
+main().catch((err: Error) => {
   console.error(`origin failed to start: ${err.message}`);
   process.exit(1);
 });

@@ -10,7 +10,7 @@ migrate(config.MYSQL_URL)
         (r.skipped.length ? ` (already applied: ${r.skipped.length})` : ''),
     );
   })
-  .catch((err) => {
+  .catch((err: Error) => {
     console.error(`migrate failed: ${err.message}`);
     process.exitCode = 1;
   });

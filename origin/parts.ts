@@ -15,6 +15,8 @@ import { createEdgePush, type EdgePush } from './platform/edge-push.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { FailoverGate } from './recovery/failover-gate.js';
 import { ShortBuckets } from './sale/replica-layout.js';
+import { SaleSeriesStore } from './watch/sale-series.js';
+import { AuthFailureLog } from './platform/http/auth-failures.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
 import { StockStore } from './redis/stock-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
@@ -43,12 +45,16 @@ export interface OriginParts {
   failover: FailoverGate;
   /** Units in buckets whose primary is short of replicas (sale/replica-layout.ts; set by the failover watch). */
   shortBuckets: ShortBuckets;
+  /** The console's per-second series of each sale in its window, bounded (watch/sale-series.ts; fed by watch/series-job.ts). */
+  series: SaleSeriesStore;
   /** Lottery activities: entry window, then drawing, then FCFS (docs/design.md §10). */
   lotteryAdmission: LotteryAdmission;
   /** Pushes the edge when reservations cross the stock hint / early sold-out lines (docs/design.md §10). */
   stockWatch: StockWatch;
   /** RESERVE_MAX_IN_FLIGHT: one count per origin for the reserve route and its fast path together. */
   reserveGate: InFlightGate;
+  /** Refused credentials, counted and logged sampled (platform/http/auth-failures.ts). */
+  authFailures: AuthFailureLog;
   close(): Promise<void>;
 }
 
@@ -143,8 +149,10 @@ export async function buildOriginParts(
     lotteryAdmission: new LotteryAdmission(db, stock.lotteryEntries),
     stockWatch,
     reserveGate: createReserveGate({ config, metrics }),
+    authFailures: new AuthFailureLog({ metrics, intervalMs: config.AUTH_FAILURE_LOG_INTERVAL_MS }),
     failover,
     shortBuckets,
+    series: new SaleSeriesStore(config.CONSOLE_SERIES_POINTS, config.CONSOLE_SERIES_SALES),
     async close() {
       await Promise.allSettled([stock.close(), db.end()]);
     },

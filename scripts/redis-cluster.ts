@@ -80,8 +80,12 @@ export async function startLocalCluster(options: number | ClusterOptions = 3): P
   const servers: ChildProcess[] = [];
   const alive = (s: ChildProcess) => s.exitCode === null && s.signalCode === null;
   const stop = async () => {
-    for (const s of servers) if (alive(s)) (s.kill('SIGCONT'), s.kill('SIGTERM'));
-    await Promise.all(servers.map((s) => (alive(s) ? new Promise((r) => s.once('exit', r)) : null)));
+    const running = servers.filter(alive);
+    for (const s of running) {
+      s.kill('SIGCONT');
+      s.kill('SIGTERM');
+    }
+    await Promise.all(running.map((s) => new Promise((r) => s.once('exit', r))));
     rmSync(dir, { recursive: true, force: true });
   };
   const spawnNode = (port: number) =>

@@ -19,7 +19,7 @@ export async function mintUserToken(
   userId: string,
   opts: { ttlSeconds?: number; secret?: string } = {},
 ): Promise<string> {
-  if (!isId(userId)) throw new Error(`user id must be a decimal positive 64-bit integer, got "${userId}"`);
+  if (!isId(userId)) throw new Error(`user id must be a decimal positive 64-bit integer, got "${String(userId)}"`);
   const exp = Math.floor(Date.now() / 1000) + (opts.ttlSeconds ?? DEV_TOKEN_TTL_SECONDS);
   return sign({ sub: userId, exp }, opts.secret ?? userTokenSecret(), 'HS256');
 }

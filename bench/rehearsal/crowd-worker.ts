@@ -12,7 +12,15 @@ process.once('disconnect', () => process.exit(1));
 
 const send = (m: WorkerMessage) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
 
-process.once('message', async ({ o, sale, slice }: WorkerStart) => {
+// A failure ends the worker with its error, as an unhandled rejection would: the coordinator sees the exit.
+process.once('message', (start: WorkerStart) => {
+  drive(start).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+});
+
+async function drive({ o, sale, slice }: WorkerStart) {
   const rec = new Recorder(sale.startsAt);
   const monitor = new LoadMonitor(sale.startsAt);
   monitor.start();
@@ -35,4 +43,4 @@ process.once('message', async ({ o, sale, slice }: WorkerStart) => {
   }
   await send({ type: 'done', rec: rec.toJSON(), maxArrivalLagMs: driver.maxArrivalLagMs, samples: monitor.samples });
   process.exit(0);
-});
+}

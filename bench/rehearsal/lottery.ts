@@ -34,7 +34,7 @@ export async function awaitDraw(edgeUrl: string, activityId: string, rec: Record
     const winners = await redis.hgetall(activityKeys(activityId, activityId).winners);
     for (const [userId, reservationId] of Object.entries(winners)) rec.reserved(userId, reservationId, 202, 'draw');
   } finally {
-    redis.quit();
+    await redis.quit();
   }
   const drawnAt = Date.parse(activity.draw.drawnAt);
   rec.lastReservedAt = Math.max(rec.lastReservedAt ?? 0, drawnAt);

@@ -2,12 +2,12 @@
  * The rehearsal's result: one JSON-able object (funnel, latency per outcome, timeline, settlement,
  * verdict), its console summary, and the files report.json + report.html.
  */
-import { summarizeLoad, type LoadSample, type LoadSummary } from './monitor.js';
+import { summarizeLoad, type LoadSample } from './monitor.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LatencyHistogram, type LatencySummary } from './histogram.js';
+import { LatencyHistogram } from './histogram.js';
 import type { RehearsalOptions } from './options.js';
-import { SERIES, type Recorder, type Series, type Step } from './recorder.js';
+import { SERIES, type Recorder, type Step } from './recorder.js';
 import type { SettlementFacts } from './settlement.js';
 import { renderHtml, settleText } from './report-html.js';
 import type { OrderSuccess } from './baseline.js';

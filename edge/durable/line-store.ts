@@ -5,6 +5,7 @@
  * the next sequence number, the counters). This module owns the SQL; the shard decides when to
  * write (edge/durable/admission.ts: changed entries in batches, joins possibly at once).
  */
+import type { Claims } from '../../contract/eligibility.js';
 import type { LineMeta, LineOutcome, StoredEntry } from './waiting-line.js';
 
 const STATE = { waiting: 0, admitted: 1, done: 2, dropped: 3 } as const;
@@ -78,7 +79,11 @@ export class LineStore {
     if (!line) return undefined;
     const entries: StoredEntry[] = [];
     for (const row of this.sql.exec<EntryRow>('SELECT * FROM waiting_entry ORDER BY seq')) entries.push(fromRow(row));
-    return { epoch: line.epoch, meta: { nextSeq: line.next_seq, figures: JSON.parse(line.figures) }, entries };
+    return {
+      epoch: line.epoch,
+      meta: { nextSeq: line.next_seq, figures: JSON.parse(line.figures) as LineMeta['figures'] },
+      entries,
+    };
   }
 
   /** Writes the line's row and the given entries (undefined: no longer held, deleted) in one transaction. */
@@ -150,7 +155,7 @@ function fromRow(r: EntryRow): StoredEntry {
         userId: r.user_id,
         requestId: r.request_id!,
         quantity: r.quantity!,
-        ...(r.claims ? { claims: JSON.parse(r.claims) } : {}),
+        ...(r.claims ? { claims: JSON.parse(r.claims) as Claims } : {}),
         enqueuedAt: r.enqueued_at!,
         lastAnswerAt: r.last_answer_at!,
         pollAfterMs: r.poll_after_ms!,

@@ -39,7 +39,12 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<EdgeEnv>
     // the whole chunked body — is counted while it is read.
     if (declared !== null && req.headers.get('transfer-encoding') === null)
       c.set('body', declared === '0' ? '' : await readDeclared(req, maxBytes, timeoutMs));
-    else c.set('body', req.body ? await readBounded(req.body, maxBytes, timeoutMs, drainMs) : '');
+    // A request body's chunks are bytes (workerd types the stream's chunks as any).
+    else
+      c.set(
+        'body',
+        req.body ? await readBounded(req.body as ReadableStream<Uint8Array>, maxBytes, timeoutMs, drainMs) : '',
+      );
     return next();
   };
 }

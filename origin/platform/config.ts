@@ -73,11 +73,24 @@ const envSchema = z.object({
   /** Serve /metrics and /healthz on their own listener (METRICS_HOST:METRICS_PORT) instead of HOST:PORT. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   METRICS_HOST: z.string().default('127.0.0.1'),
+  /** Failed authentications (admin, metrics, payment webhook, edge signature) are all counted; the
+   * log gets the first of a route at once, then at most one line per route this often. */
+  AUTH_FAILURE_LOG_INTERVAL_MS: int(10_000, 0),
   /** What /metrics reads at scrape time (Redis INFO and SLOWLOG per node, MySQL status, the edge's
    * figures) gives up after this long; the last values stay and the failure is counted. */
   METRICS_READ_TIMEOUT_MS: int(500, 10),
   /** Those scrape-time reads are reused for this long, so several scrapers cost one read. */
   METRICS_CACHE_MS: int(1_000, 0),
+  /** The operator console's charts (docs/console.md): points kept per sale at 1 s, and again at most
+   * as many coarser ones for the older part of the run (origin/watch/sale-series.ts). */
+  CONSOLE_SERIES_POINTS: int(600, 60),
+  /** Sales whose series are kept at most (the one that ended first is dropped). */
+  CONSOLE_SERIES_SALES: int(20, 1),
+  /** A sale's series start this long before its start. */
+  CONSOLE_SERIES_LEAD_SECONDS: int(600, 0),
+  /** Where docs/ is published (e.g. https://github.com/<owner>/<repo>/blob/main); set, the console's
+   * alert banners link their docs section there, unset they name the file and section. */
+  CONSOLE_DOCS_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** A reserve answer slower than this counts as `timeout` in seckill_order_answers_total: the edge
    * gave up on it at its ORIGIN_TIMEOUT_MS (800 ms by default), so the buyer never saw it. */
   RESERVE_ANSWER_DEADLINE_MS: int(800, 1),
@@ -206,7 +219,13 @@ const envSchema = z.object({
   OUTBOX_CLAIM_LEASE_MS: int(10_000, 100),
   /** Downstream order events (docs/design.md §10) are POSTed here (http or https); unset = no events are written at all. */
   ORDER_EVENTS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
-  /** HMAC-SHA256 key of `x-event-signature`; required when ORDER_EVENTS_URL is set. */
+  /**
+   * Where a shadow sale's order events go (docs/rehearsal.md: the rehearsal's own receiver); unset =
+   * a shadow sale's events are not written at all. Never ORDER_EVENTS_URL: a rehearsal's orders
+   * never reach the real receiver. Same delivery settings and secret as ORDER_EVENTS_URL.
+   */
+  SHADOW_ORDER_EVENTS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  /** HMAC-SHA256 key of `x-event-signature`; required when ORDER_EVENTS_URL or SHADOW_ORDER_EVENTS_URL is set. */
   ORDER_EVENTS_SECRET: z.string().min(16).optional(),
   /** Delivery tries of one event before it is parked (admin lists and retries parked events). */
   ORDER_EVENTS_MAX_ATTEMPTS: int(10, 1),
@@ -343,6 +362,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (c.ORDER_EVENTS_URL && !c.ORDER_EVENTS_SECRET)
     fail('ORDER_EVENTS_SECRET', 'required when ORDER_EVENTS_URL is set');
+  if (c.SHADOW_ORDER_EVENTS_URL && !c.ORDER_EVENTS_SECRET)
+    fail('ORDER_EVENTS_SECRET', 'required when SHADOW_ORDER_EVENTS_URL is set');
+  if (c.SHADOW_ORDER_EVENTS_URL && c.SHADOW_ORDER_EVENTS_URL === c.ORDER_EVENTS_URL)
+    fail('SHADOW_ORDER_EVENTS_URL', "must not be ORDER_EVENTS_URL: a rehearsal's events never reach the real receiver");
   if (c.REQUEST_TIMEOUT_MS <= Math.max(c.HEADERS_TIMEOUT_MS, c.BODY_TIMEOUT_MS))
     fail('REQUEST_TIMEOUT_MS', 'must exceed HEADERS_TIMEOUT_MS and BODY_TIMEOUT_MS (it is the backstop of both)');
   if (c.ORDER_EVENTS_TIMEOUT_MS >= c.ORDER_EVENTS_LEASE_MS)

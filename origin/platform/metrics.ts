@@ -17,10 +17,38 @@ export function createMetrics() {
     registry,
     // The five signals of a sale (docs/watching-a-sale.md); the scrape-time ones are set by
     // origin/watch/scrape-reads.ts.
+    authFailures: counter(
+      'seckill_origin_auth_failures_total',
+      'Requests refused for failed authentication (401) by the route group that asks for the credential and why',
+      ['route', 'reason'],
+    ),
     orderAnswers: counter(
       'seckill_order_answers_total',
       'Every answer of POST /internal/reserve by outcome; decided="true" when it told the buyer where the purchase stands',
       ['outcome', 'decided'],
+    ),
+    // A shadow sale's traffic (docs/rehearsal.md) in series of its own, so the real series above
+    // (and every alert and panel built on them) count real buyers only.
+    shadowOrderAnswers: counter(
+      'seckill_shadow_order_answers_total',
+      'Answers of POST /internal/reserve to shadow (rehearsal) traffic, by outcome; decided as seckill_order_answers_total',
+      ['outcome', 'decided'],
+    ),
+    shadowReserveOutcomes: counter(
+      'seckill_shadow_reserve_total',
+      'Reserve calls of shadow (rehearsal) traffic by outcome code',
+      ['code'],
+    ),
+    shadowOrdersSettled: counter('seckill_shadow_orders_settled_total', 'Orders written by settlement for shadow sales'),
+    shadowOrderTransitions: counter(
+      'seckill_shadow_order_lifecycle_total',
+      'Shadow orders: payment callbacks by outcome, timeouts, refills',
+      ['transition'],
+    ),
+    shadowStreamBacklog: gauge(
+      'seckill_shadow_stream_backlog',
+      'A shadow sale: reservation events not yet delivered plus delivered and not acknowledged',
+      ['activity'],
     ),
     redisSlowlogEntries: counter(
       'seckill_redis_slowlog_entries_total',
@@ -75,6 +103,16 @@ export function createMetrics() {
     edgeWaitingLine: gauge('seckill_edge_waiting_line_length', 'Buyers waiting in the waiting line, per activity', [
       'activity',
     ]),
+    edgeWaitingLineLongestShard: gauge(
+      'seckill_edge_waiting_line_longest_shard',
+      "The longest admission shard's waiting line, per activity (a join beyond WAITING_LINE_MAX is refused)",
+      ['activity'],
+    ),
+    edgeWaitingLineBytes: gauge(
+      'seckill_edge_waiting_line_storage_bytes',
+      "Bytes the activity's admission shards hold in Durable Object storage (the waiting line's rows)",
+      ['activity'],
+    ),
     reserveOutcomes: new client.Counter({
       name: 'seckill_reserve_total',
       help: 'Reserve calls by outcome code',

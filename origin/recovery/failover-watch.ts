@@ -131,7 +131,7 @@ export class FailoverWatch extends PeriodicJob {
       if (!this.watched.has(sale.activityId))
         this.watched.set(sale.activityId, {
           sale,
-          primaries: Array(sale.buckets).fill(null),
+          primaries: Array<string | null>(sale.buckets).fill(null),
           alerted: false,
           replicaVerdict: '',
           unknown: '',

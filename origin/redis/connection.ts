@@ -71,8 +71,8 @@ export class RedisConnection {
       queueWhileOffline: true,
       name: 'origin-ops',
     });
-    request.on('error', (err) => opts.log.debug({ err: err.message }, 'redis error'));
-    ops.on('error', (err) => opts.log.debug({ err: err.message }, 'redis ops error'));
+    request.on('error', (err: Error) => opts.log.debug({ err: err.message }, 'redis error'));
+    ops.on('error', (err: Error) => opts.log.debug({ err: err.message }, 'redis ops error'));
     const lua = readScripts();
     const connection = new RedisConnection(opts, new ScriptRunner(request, lua), new ScriptRunner(ops, lua), lua);
     try {
@@ -116,7 +116,7 @@ export class RedisConnection {
    */
   open(name: string, commandTimeoutMs: number, queueWhileOffline: boolean, what: string, tracked = true): RedisClient {
     const redis = createRedis(this.opts.redis, { commandTimeoutMs, queueWhileOffline, name });
-    redis.on('error', (err) => this.opts.log.debug({ err: err.message }, what));
+    redis.on('error', (err: Error) => this.opts.log.debug({ err: err.message }, what));
     if (tracked) this.track(redis);
     return redis;
   }

@@ -31,8 +31,8 @@ export class LedgerReads {
       bounds: all.flatMap((p) => p.bounds),
       units: new Map(all.flatMap((p) => [...p.units])),
       open: all.flatMap((p) => p.open),
-      released: Object.assign({}, ...all.map((p) => p.released)),
-      refilled: Object.assign({}, ...all.map((p) => p.refilled)),
+      released: Object.assign({}, ...all.map((p) => p.released)) as Record<string, string>,
+      refilled: Object.assign({}, ...all.map((p) => p.refilled)) as Record<string, string>,
       // A release is split over the buckets: its shares add up.
       tranches: all.reduce((sum, p) => {
         for (const [id, units] of p.tranches) sum.set(id, (sum.get(id) ?? 0) + units);

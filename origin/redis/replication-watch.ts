@@ -108,7 +108,7 @@ export class ReplicationWatch {
     if (!(this.redis.request.redis instanceof Cluster)) {
       // One server serves every key: one question for all sales.
       const id = sales.length ? await ask(sales[0]!, 0) : null;
-      for (const sale of sales) result.set(sale.activityId, Array(sale.buckets).fill(id));
+      for (const sale of sales) result.set(sale.activityId, Array<string | null>(sale.buckets).fill(id));
       return result;
     }
     await Promise.all(

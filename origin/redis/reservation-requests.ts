@@ -193,7 +193,7 @@ export class ReservationRequests {
           .exec()) ?? [];
       const [[markErr], [waitErr, count]] = results as [[Error | null, unknown], [Error | null, unknown]];
       if (markErr && attempt < 2 && (await this.followedRedirect(markErr))) continue;
-      if (markErr || waitErr) throw markErr ?? waitErr;
+      if (markErr || waitErr) throw (markErr ?? waitErr)!;
       return Number(count);
     }
   }

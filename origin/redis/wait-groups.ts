@@ -81,7 +81,8 @@ export class WaitGroups {
 
   private send(key: string, group: Group): void {
     const batch = group.queued.splice(0, WAIT_GROUP_MAX_RESERVATIONS);
-    this.sendBatch(batch).finally(() => {
+    // Fire and forget: sendBatch never rejects (every error goes to the batch's callers).
+    void this.sendBatch(batch).finally(() => {
       if (group.queued.length > 0) this.send(key, group);
       else {
         group.busy = false;
@@ -98,7 +99,7 @@ export class WaitGroups {
     pipeline.call('WAIT', wait.replicas, wait.timeoutMs);
     let results: [Error | null, unknown][];
     try {
-      results = ((await pipeline.exec()) ?? []) as [Error | null, unknown][];
+      results = (await pipeline.exec()) ?? [];
     } catch (err) {
       for (const w of batch) w.reject(err);
       return;

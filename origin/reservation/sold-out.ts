@@ -27,7 +27,7 @@ export class SoldOutFlags {
   set(activityId: string, soldOut: boolean): boolean {
     const changed = this.apply(activityId, soldOut);
     if (changed) {
-      this.store.publishSoldOut(activityId, soldOut).catch((err) => {
+      this.store.publishSoldOut(activityId, soldOut).catch((err: Error) => {
         this.log.warn({ activityId, err: err.message }, 'sold-out broadcast failed');
       });
     }

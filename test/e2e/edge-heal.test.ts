@@ -4,11 +4,12 @@
  * proxy down, an admin pause (or reopen) is never pushed; once it is back up, the edge shows the
  * change within 5 s — no new push needed, because each ActivityDO refetches from the origin.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEdge } from '../helpers/edge.js';
+import { createAsyncServer } from '../helpers/async-server.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import type { TestOrigin } from '../helpers/origin.js';
 import { startTestStack } from '../helpers/stack.js';
@@ -21,7 +22,7 @@ let target: string | null = null;
 let pushesRefused = 0;
 
 beforeAll(async () => {
-  proxy = createServer(async (req, res) => {
+  proxy = createAsyncServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (!target) {

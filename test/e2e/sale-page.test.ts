@@ -686,7 +686,7 @@ it('lottery (answers stood in): "You\'re in the draw — results at hh:mm:ss", d
     `(d => [d.getHours(), d.getMinutes(), d.getSeconds()].map(n => String(n).padStart(2, '0')).join(':'))(new Date(${drawAt.getTime()}))`,
   );
   expect(hhmmss).toMatch(/^\d\d:\d\d:\d\d$/);
-  expect(await text(page, '#status')).toBe(`You're in the draw — results at ${hhmmss}`);
+  expect(await text(page, '#status')).toBe(`You're in the draw — results at ${String(hhmmss)}`);
   await shot(page, '18-entered');
   await statusKind(page, 'drawing');
   expect(await text(page, '#status')).toBe('Drawing the winners…');

@@ -49,6 +49,19 @@ function chunked(totalBytes: number, chunkBytes = 4096): ReadableStream<Uint8Arr
   });
 }
 
+/** Asks again every 250 ms until the answer has `status`; fails after `ms`. */
+async function waitForStatus(ask: () => Promise<Response>, status: number, ms: number): Promise<void> {
+  let last = 0;
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+    const res = await ask();
+    last = res.status;
+    await res.arrayBuffer();
+    if (last === status) return;
+    await sleep(250);
+  }
+  expect(last, `no ${status} within ${ms} ms`).toBe(status);
+}
+
 async function expectError(res: Response, status: number, code: string): Promise<Json> {
   const body = (await res.json()) as Json;
   expect({ status: res.status, error: body.error }).toEqual({ status, error: code });
@@ -278,13 +291,12 @@ describe('8.7 JWT, signatures, messages', () => {
     const first = await expectError(await tickets(forged), 401, 'unauthenticated');
     const again = await expectError(await tickets(forged), 401, 'unauthenticated');
     expect(again.message).toBe(first.message);
-    // Valid 31 s from now by its nbf (30 s of leeway): refused now, accepted a second or two later.
-    const early = `Bearer ${await sign({ sub: newUserId(), exp: nowS() + 600, nbf: nowS() + 31 }, secret)}`;
+    // Valid 33 s from now by its nbf (30 s of leeway): refused now, accepted once its time comes.
+    const early = `Bearer ${await sign({ sub: newUserId(), exp: nowS() + 600, nbf: nowS() + 33 }, secret)}`;
     expect((await expectError(await tickets(early), 401, 'unauthenticated')).message).toBe(
       'the bearer token is not valid yet',
     );
-    await sleep(2_100);
-    expect((await tickets(early)).status).toBe(200);
+    await waitForStatus(() => tickets(early), 200, 10_000);
   });
 
   it('caps the lifetime (24 h by default), with or without iat', async () => {
@@ -373,18 +385,25 @@ describe('issue 13: the public state answers before the JWT and ticket', () => {
       [{ endsAt: past, startsAt: new Date(Date.now() - 60_000).toISOString() }, 410, 'ended'],
       [{ startsAt: future }, 425, 'too_early'],
     ] as const) {
-      const activityId = await openActivity(over); // the push leaves the snapshot in this isolate's memory
-      const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/purchase?t=x`, {
-        method: 'POST',
-        headers: { 'idempotency-key': 'k' },
-        body: '{"quantity":1}',
-      });
-      await expectError(res, status, code);
-      await expectError(
-        await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST' }),
-        status,
-        code,
-      );
+      // The push leaves the snapshot in this isolate's memory for ACTIVITY_CACHE_TTL_MS. Answers that
+      // came later may be from a reload (which meets the JWT check first): such a round proves
+      // nothing about the cached state and is played again on a new activity.
+      let inMemory = false;
+      for (const deadline = Date.now() + 6_000; !inMemory && Date.now() < deadline;) {
+        const pushed = Date.now();
+        const activityId = await openActivity(over);
+        const purchaseRes = await SELF.fetch(`${BASE}/api/activities/${activityId}/purchase?t=x`, {
+          method: 'POST',
+          headers: { 'idempotency-key': 'k' },
+          body: '{"quantity":1}',
+        });
+        const ticketRes = await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST' });
+        if (Date.now() - pushed >= ACTIVITY_CACHE_TTL_MS) continue;
+        inMemory = true;
+        await expectError(purchaseRes, status, code);
+        await expectError(ticketRes, status, code);
+      }
+      expect(inMemory, `${code}: no round answered within ${ACTIVITY_CACHE_TTL_MS} ms of its push`).toBe(true);
     }
   });
 
@@ -423,23 +442,36 @@ describe('issue 13: the public state answers before the JWT and ticket', () => {
   });
   it('a steady stream of anonymous clicks keeps the snapshot fresh: past the cache TTL every click is still answered on the state', async () => {
     const activityId = await openActivity({ soldOut: true });
-    const statuses: number[] = [];
-    const until = Date.now() + 4 * ACTIVITY_CACHE_TTL_MS;
-    while (Date.now() < until) {
-      const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/purchase`, {
-        method: 'POST',
-        headers: { 'idempotency-key': 'k' },
-        body: '{"quantity":1}',
-      });
-      statuses.push(res.status);
-      await res.arrayBuffer();
-      await sleep(ACTIVITY_CACHE_TTL_MS / 6);
+    // One round is a stream of clicks ACTIVITY_CACHE_TTL_MS / 6 apart for 4 TTLs. A round whose
+    // clicks came further apart than half the TTL (a loaded machine stalled the loop) is not the
+    // steady stream this test is about, and is run again; one steady round must hold.
+    let steady: number[] | undefined;
+    for (let round = 0; round < 5 && !steady; round++) {
+      const statuses: number[] = [];
+      let widestGap = 0;
+      let last = Date.now();
+      const until = last + 4 * ACTIVITY_CACHE_TTL_MS;
+      while (Date.now() < until) {
+        const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/purchase`, {
+          method: 'POST',
+          headers: { 'idempotency-key': 'k' },
+          body: '{"quantity":1}',
+        });
+        statuses.push(res.status);
+        await res.arrayBuffer();
+        widestGap = Math.max(widestGap, Date.now() - last);
+        last = Date.now();
+        await sleep(ACTIVITY_CACHE_TTL_MS / 6);
+      }
+      expect(statuses.filter((s) => s !== 401).every((s) => s === 409)).toBe(true);
+      if (widestGap < ACTIVITY_CACHE_TTL_MS / 2) steady = statuses;
     }
+    expect(steady, 'no round of clicks came steadily enough').toBeDefined();
+    const statuses = steady!;
     // A hit past half its TTL is reloaded after its answer, so the entry never expires under this
     // stream (without that, each expiry would send one click on to the JWT: about 4 × 401 here).
     expect(statuses.length).toBeGreaterThanOrEqual(8);
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(1);
-    expect(statuses.filter((s) => s !== 401).every((s) => s === 409)).toBe(true);
   });
 });
 
@@ -492,7 +524,7 @@ describe('issue 13: a refusal at the edge is an answer, not a fault', () => {
 
 describe('issue 13: a repeat click refused by the user gate costs no gate call', () => {
   it('a user who just bought is refused (429) from isolate memory, before the ticket, until the gate has a token again', async () => {
-    const activityId = await openActivity({ userRatePerSec: 1 });
+    const activityId = await openActivity({ userRatePerSec: 0.2 });
     const user = newUserId();
     const url = await purchaseUrlFor(activityId, user);
     const gate = userGate(env, shardOf(user, parseSettings(env).userGateShards));
@@ -502,16 +534,16 @@ describe('issue 13: a repeat click refused by the user gate costs no gate call',
     for (let i = 0; i < 5; i++) {
       const res = await purchase(url, user, { key: `again-${i}` });
       await expectError(res, 429, 'rate_limited');
-      expect(Number(res.headers.get('retry-after'))).toBe(1);
+      expect(Number(res.headers.get('retry-after'))).toBe(5);
     }
     // A forged ticket of the same user: the remembered refusal answers before the ticket crypto
     // (re-pushed first, so the snapshot is in isolate memory however slow this machine is).
-    expect((await push(snapshotOf(activityId, { userRatePerSec: 1 }))).status).toBe(200);
+    expect((await push(snapshotOf(activityId, { userRatePerSec: 0.2 }))).status).toBe(200);
     await expectError(await purchase(url.slice(0, -64) + 'f'.repeat(64), user, { key: 'forged' }), 429, 'rate_limited');
     expect((await gate.stats()).calls).toBe(callsAfterPurchase);
     expect((await originCalls(activityId)).reserve).toBe(1);
-    // The memory ends no later than the gate's own refusal: 1.1 s after the purchase the gate is asked and admits.
-    await sleep(Math.max(0, started + 1_100 - Date.now()));
+    // The memory ends no later than the gate's own refusal: 5.1 s after the purchase the gate is asked and admits.
+    await sleep(Math.max(0, started + 5_100 - Date.now()));
     expect((await purchase(url, user, { key: 'buy' })).status).toBe(200);
     expect((await gate.stats()).calls).toBe(callsAfterPurchase + 1);
   });

@@ -4,8 +4,9 @@
  * status, or no answer for a while).
  */
 import { once } from 'node:events';
-import { createServer, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAsyncServer } from './async-server.js';
 import {
   EVENT_SIGNATURE_HEADER,
   EVENT_TIMESTAMP_HEADER,
@@ -32,7 +33,7 @@ export async function startEventReceiver(secret: string, decide: (e: OrderEventB
     for await (const c of req) chunks.push(c as Buffer);
     return Buffer.concat(chunks).toString('utf8');
   };
-  const server = createServer(async (req, res) => {
+  const server = createAsyncServer(async (req, res) => {
     inFlight++;
     try {
       const body = await read(req);

@@ -57,7 +57,7 @@ describe('the compiled origin (dist/)', () => {
   it('the draw hashing worker loads from dist/ and hashes pages as the main thread alone does', () => {
     // Three pages of an entrant list, passed over with 0 and then 1 worker by the compiled code.
     const script = `
-      import { DrawHashThreads } from '${pathToFileURL(join(PROJECT_ROOT, 'dist/origin/lottery/draw-hash-threads.js'))}';
+      import { DrawHashThreads } from '${pathToFileURL(join(PROJECT_ROOT, 'dist/origin/lottery/draw-hash-threads.js')).href}';
       const pages = [0, 1, 2].map((p) => Array.from({ length: 500 }, (_, i) => (7000 + p * 500 + i) + ':1').join('\\n'));
       const reader = { entryCounts: async () => [1500], entryPage: async (_s, _b, start) => pages[start / 500] };
       const read = { pageSize: 500, inFlight: 2 };

@@ -8,16 +8,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { activityKeys } from '../../origin/redis/keys.js';
-import { scalar } from '../helpers/db.js';
-import { counterValue, expectGuarantees, signedCall, storm } from '../helpers/drill.js';
-import { allReopened, drillCluster, reserveAt, run, sleep, STOCK, USERS, userBase } from '../helpers/drill-cluster.js';
+import { counterValue, expectGuarantees, storm } from '../helpers/drill.js';
+import { allReopened, drillCluster, reserveAt, sleep, STOCK, USERS, userBase } from '../helpers/drill-cluster.js';
 import { waitFor } from '../helpers/origin.js';
 
 const stage = drillCluster();
 
 describe('drill (a): SIGKILL the master of the sale a second into a storm (3 masters + 3 replicas, WAIT 1)', () => {
   it(`${USERS} users on ${STOCK} units: no acknowledged reservation lost, the sale reopens by itself`, async () => {
-    const { t, cluster, redis, httpOrigins, failoverLog } = stage;
+    const { t, cluster, httpOrigins } = stage;
     const { activityId, skuId } = await t.sale({ stock: STOCK, acceptReplicaRisk: true });
     const master = await cluster.masterOf(activityKeys(activityId, skuId, 0, 1).stock);
     let killedAt: number | null = null;

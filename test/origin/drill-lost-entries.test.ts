@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { scalar } from '../helpers/db.js';
 import { counterValue, expectGuarantees, signedCall, storm } from '../helpers/drill.js';
-import { allReopened, drillCluster, reserveAt, run, sleep, STOCK, USERS, userBase } from '../helpers/drill-cluster.js';
+import { allReopened, drillCluster, reserveAt, run, userBase } from '../helpers/drill-cluster.js';
 import { waitFor } from '../helpers/origin.js';
 
 const stage = drillCluster();

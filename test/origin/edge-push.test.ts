@@ -3,10 +3,11 @@
  * the §9 signature: a created activity is pushed at once, and the list of live activities is pushed
  * at start and every EDGE_LIVE_LIST_PUSH_MS, without sales that ended long ago.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { verifyEdgeRequest } from '../../contract/signing.js';
+import { createAsyncServer } from '../helpers/async-server.js';
 import { uniqueId } from '../helpers/ids.js';
 import { TEST_SECRETS, startTestOrigin, waitFor, type TestOrigin } from '../helpers/origin.js';
 
@@ -21,7 +22,7 @@ let origin: TestOrigin;
 const received: Received[] = [];
 
 beforeAll(async () => {
-  edge = createServer(async (req, res) => {
+  edge = createAsyncServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
@@ -77,14 +78,14 @@ it('pushes a created activity at once, and the live list (signed) at start and p
   ]);
   expect(received.some((r) => r.path === `/internal/activities/${live}` && r.signed)).toBe(true);
 
+  // A push already on its way when the sale was aged may still list it: the third push after the
+  // update is built after it, however slow the machine.
   const seenAt = lists().length;
   const list = await waitFor(
-    async () =>
-      lists()
-        .slice(seenAt)
-        .find((r) => r.body.activityIds.includes(live)),
+    async () => lists().slice(seenAt)[2],
     (r) => r !== undefined,
   );
+  expect(list!.body.activityIds).toContain(live);
   expect(list!.signed).toBe(true);
   expect(list!.body.activityIds).not.toContain(endedLongAgo);
   expect(lists().every((r) => r.signed)).toBe(true);

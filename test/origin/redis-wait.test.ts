@@ -89,13 +89,13 @@ describe('REDIS_WAIT_REPLICAS=1', () => {
   it('a burst without a replica: every reservation unconfirmed in about one WAIT timeout, none lost', async () => {
     const { activityId } = await t.sale({ stock: 50, acceptReplicaRisk: true });
     const users = Array.from({ length: 30 }, user);
-    const started = Date.now();
+    const waitsBefore = await waitCalls();
     const answers = await Promise.all(users.map((u) => reserve(activityId, u)));
-    const tookMs = Date.now() - started;
     expect(answers.map((a) => a.status)).toEqual(users.map(() => 503));
     // Reservations asked for together wait behind one WAIT (origin/redis/wait-groups.ts), not one
-    // 2 s timeout each after the other (30 × 2 s).
-    expect(tookMs).toBeLessThan(15_000);
+    // 2 s timeout each after the other (30 × 2 s): the primary ran a handful of WAITs, not 30 (those
+    // that arrive while one WAIT runs share the next).
+    expect((await waitCalls()) - waitsBefore).toBeLessThanOrEqual(7);
     // Written on the primary although not promised: each is settled, none twice, none lost.
     await waitFor(
       () => scalar(t.db.pool, 'SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?', [activityId]),

@@ -203,7 +203,7 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
         .filter((l) => /failover|replica|redis/i.test(String(l.msg)) || l.err !== undefined)
         .slice(-30)
         .map((l) => `${l.time} ${l.msg}${l.err ? ` (${l.err})` : ''}`);
-      throw new Error(`${(err as Error).message}\nthe origin's failover lines:\n${said.join('\n')}`);
+      throw new Error(`${(err as Error).message}\nthe origin's failover lines:\n${said.join('\n')}`, { cause: err });
     } finally {
       storming = false; // on a failure too: a storm left running holds the origin's stop in afterAll
       await storm;

@@ -1,3 +1,4 @@
+// @ts-check
 // The sale page's decisions, without the DOM or the network: which text to show for an activity and
 // a clock, and what to do with each answer of the purchase API (docs/design.md §3, §10). sale.v5.js does
 // the fetching and the drawing; this module is unit-tested in Node (test/origin/sale-flow.test.ts).
@@ -14,6 +15,9 @@ const RESERVATION_POLL = /^\/api\/reservations\/([1-9][0-9]{0,19})-[0-9a-f]{32}$
 // optionally with a signed `?t=` like the purchase URL. Nothing else is ever fetched.
 const QUEUE_POLL =
   /^\/api\/activities\/([1-9][0-9]{0,19})\/(entries|waiting)\/[A-Za-z0-9_-]{1,128}(\?t=[A-Za-z0-9._-]{1,512})?$/;
+
+/** @typedef {import('../../../contract/activity.js').PublicActivity} PublicActivity GET /api/activities/:id */
+/** @typedef {import('../../../contract/reservation.js').ReservationBody} ReservationBody a reservation's status */
 
 /** Lottery window when the public activity does not name one (docs/design.md §10 default). */
 export const DEFAULT_LOTTERY_WINDOW_MS = 3000;
@@ -50,7 +54,11 @@ export function clockTime(ms, offsetMs = 0) {
   return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
 }
 
-/** The headline timer: before the start a countdown, then "ends in …", then nothing to count. */
+/**
+ * The headline timer: before the start a countdown, then "ends in …", then nothing to count.
+ * @param {PublicActivity} activity
+ * @param {number} now
+ */
 export function timer(activity, now) {
   const starts = Date.parse(activity.startsAt);
   const ends = Date.parse(activity.endsAt);
@@ -93,7 +101,11 @@ export function safeImageUrl(url) {
   return /^https:\/\/[^\s"'<>\\^`{|}@]+$/.test(url) ? url : null;
 }
 
-/** The sale's rules, one line each. */
+/**
+ * The sale's rules, one line each.
+ * @param {PublicActivity} activity
+ * @param {string} [locale]
+ */
 export function rules(activity, locale) {
   const max = Number.isSafeInteger(activity.maxPerUser) && activity.maxPerUser > 0 ? activity.maxPerUser : 1;
   const when = (iso) => new Date(iso).toLocaleString(locale, { dateStyle: 'medium', timeStyle: 'short' });
@@ -116,6 +128,10 @@ export function drawTime(activity, entry) {
 // countdown text beside it). `final` statuses end the purchase; `holds` means the user has a unit.
 const status = (kind, text, extra) => Object.assign({ kind, text }, extra);
 
+/**
+ * @param {ReservationBody} r
+ * @param {number} [offsetMs]
+ */
 export function reservationStatus(r, offsetMs = 0) {
   switch (r.status) {
     case 'queued':

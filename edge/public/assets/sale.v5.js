@@ -1,3 +1,4 @@
+// @ts-check
 // Sale page: product, rules, countdown by the server's clock, stock hint, then ticket → purchase →
 // poll (reservation, lottery entry or waiting-room place). No framework; calls only the public API
 // (docs/design.md §3, §10). The decisions live in sale-flow.v1.js; this file fetches and draws.
@@ -19,7 +20,13 @@ import {
   timer,
 } from './sale-flow.v1.js';
 
-const $ = (id) => document.getElementById(id);
+/**
+ * One of the page's elements, by its id (index.html's fixed elements), typed with what the page uses
+ * of them: an input's value, a button's disabled, an image's src.
+ * @type {(id: string) => PageElement}
+ */
+const $ = (id) => /** @type {PageElement} */ (document.getElementById(id));
+/** @typedef {HTMLInputElement & HTMLButtonElement & HTMLImageElement} PageElement */
 const params = new URLSearchParams(location.search);
 const pathId = /^\/a\/([^/]+)$/.exec(location.pathname);
 const requested = (pathId && pathId[1]) || params.get('activity') || '1';
@@ -53,6 +60,7 @@ const AMBIENT = {
 /** Refusals after which clicking again cannot help. */
 const BLOCKING = new Set(['sold_out', 'ended', 'limit', 'not_eligible', 'denied']);
 
+/** @type {import('../../../contract/activity.js').PublicActivity | null} GET /api/activities/:id */
 let activity = null;
 let clockOffset = 0; // server time minus client time, so the countdown ignores a wrong client clock
 let busy = false;
@@ -195,7 +203,10 @@ async function pollReservation(pollUrl) {
     const res = await api('GET', pollUrl);
     if (res.status === 200) {
       const r = res.body;
-      if (typeof r.orderNo === 'string') (show('order-no', r.orderNo), ($('order').hidden = false));
+      if (typeof r.orderNo === 'string') {
+        show('order-no', r.orderNo);
+        $('order').hidden = false;
+      }
       const s = reservationStatus(r, clockOffset);
       if (s) setStatus(s);
       if (s && s.final) return;
@@ -226,7 +237,10 @@ async function follow(step) {
   for (let polls = 0; polls < MAX_QUEUE_POLLS; polls++) {
     if (step.do === 'stop') {
       const r = step.status.reservation;
-      if (r && typeof r.orderNo === 'string') (show('order-no', r.orderNo), ($('order').hidden = false));
+      if (r && typeof r.orderNo === 'string') {
+        show('order-no', r.orderNo);
+        $('order').hidden = false;
+      }
       return setStatus(step.status);
     }
     if (step.do === 'lookup') return (await findOwnReservation()) || setStatus(step.refusal);
@@ -297,7 +311,8 @@ async function buy() {
 
 $('buy').addEventListener('click', () => void buy());
 $('product-image').addEventListener('error', () => ($('product-image').hidden = true));
-(async () => {
+// Start-up: loadActivity() and the reservation lookup answer their own errors in the status line.
+void (async () => {
   if (!activityId) return loadActivity(); // says 'No such sale.'; nothing to retry
   while (!(await loadActivity())) await sleep(2000);
   render();

@@ -31,6 +31,7 @@ export async function listen(
       requestTimeout: bounds.REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: bounds.TIMEOUT_CHECK_MS,
     },
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- @hono/node-server's listener answers its own errors (a 500) and never rejects; Node ignores the promise
     before(getRequestListener(fetch)),
   );
   // The edge keeps connections open; keep them longer than its idle timeout to avoid resets.

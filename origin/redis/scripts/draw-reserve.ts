@@ -57,7 +57,7 @@ export const drawReserveScript: Script<DrawReserveInput, DrawReserveResult[]> = 
   },
   decode: (reply) => {
     if (reply.length % STRIDE !== 0) throw new Error(`draw-reserve answered ${reply.length} slots, not 3 a winner`);
-    const results: DrawReserveResult[] = new Array(reply.length / STRIDE);
+    const results = new Array<DrawReserveResult>(reply.length / STRIDE);
     for (let i = 0; i < results.length; i++) results[i] = decodeOne(reply, i * STRIDE);
     return results;
   },

@@ -5,5 +5,5 @@ export const primaryScript: Script<void, string | null> = {
   name: 'primary',
   keys: (k) => [k.stock],
   args: () => [],
-  decode: (reply) => (reply ? String(reply as unknown) : null),
+  decode: (reply) => (reply ? String(reply) : null),
 };
