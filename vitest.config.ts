@@ -3,12 +3,12 @@ import { defineConfig } from 'vitest/config';
 // Two projects: `origin` runs in Node against the real Redis and MariaDB (origin, e2e, chaos);
 // `edge` runs the Worker inside workerd (edge/vitest.config.ts). Both run in one `vitest run`,
 // files side by side: most of a file's time is spent waiting on Redis, MariaDB, workerd, Chromium
-// or a child process, so four files at once keep two cores busy. One worker limit for both projects
+// or a child process, so three files at once keep two cores busy without starving the time-bound parts of each. One worker limit for both projects
 // (vitest runs projects with different limits one after the other). Each file owns its database,
 // ids, ports and Redis keys (test/helpers/), and no assertion depends on how fast the machine is.
 export default defineConfig({
   test: {
-    maxWorkers: 4,
+    maxWorkers: 3,
     projects: [
       './edge/vitest.config.ts',
       {
