@@ -15,11 +15,18 @@ export default defineConfig({
         test: {
           name: 'origin',
           environment: 'node',
+          // test/<area>/ mirrors the code it tests: origin/<feature>/ → test/origin/<feature>/,
+          // contract/, bench/, ops/; edge modules that run in Node (the sale page's script, the
+          // isolate cache) in test/edge-node/; whole-stack tests in test/e2e/; repo-wide checks in
+          // test/repo/ and test/docs/. test/edge/ (workerd) is the edge project's.
           include: [
             'test/origin/**/*.test.ts',
             'test/e2e/**/*.test.ts',
             'test/contract/**/*.test.ts',
-            'test/unit/**/*.test.ts',
+            'test/edge-node/**/*.test.ts',
+            'test/bench/**/*.test.ts',
+            'test/ops/**/*.test.ts',
+            'test/repo/**/*.test.ts',
             'test/docs/**/*.test.ts',
           ],
           // Deadlines for a hang, not for speed: with four files at once (and whatever else shares the

@@ -3,7 +3,7 @@
  * (all of Redis, one object per job), catalog, sold-out flags, edge push, publisher, failover gate.
  * Built once at start and closed on stop. Only the composition root sees this object (server.ts,
  * app.ts, report-cli.ts): it hands each service exactly the parts that service names in its own deps
- * type; no feature module imports it (test/unit/code-shape.test.ts).
+ * type; no feature module imports it (test/repo/code-shape.test.ts).
  */
 import { ActivityCatalog } from './sale/catalog.js';
 import { SnapshotPublisher } from './sale/snapshot-publisher.js';

@@ -4,7 +4,7 @@
  * TypeScript types of the public API (openapi-typescript), and the route tables of docs/api.md and
  * README.md between their `<!-- openapi:… -->` markers. Every file goes through prettier, so
  * `npm run format` leaves them as they are and the test that compares them with the repo
- * (test/unit/openapi-documents.test.ts) sees only real changes.
+ * (test/origin/openapi/openapi-documents.test.ts) sees only real changes.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Durability drills (test/origin/drill-*.test.ts): a storm of users buying through real origin
+ * Durability drills (test/origin/recovery/drill-*.test.ts): a storm of users buying through real origin
  * processes while a Redis process is killed, and the guarantees checked afterwards against MySQL.
  */
 import { expect } from 'vitest';

@@ -1,7 +1,7 @@
 // @ts-check
 // The sale page's decisions, without the DOM or the network: which text to show for an activity and
 // a clock, and what to do with each answer of the purchase API (docs/design.md §3, §10). sale.v5.js does
-// the fetching and the drawing; this module is unit-tested in Node (test/origin/sale-flow.test.ts).
+// the fetching and the drawing; this module is unit-tested in Node (test/edge-node/sale-flow.test.ts).
 // Assets are immutable per name: change this file → new name (and the import in sale.v*.js).
 
 // Every value read from the address, storage or an answer is checked before it goes into a fetch
