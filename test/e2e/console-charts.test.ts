@@ -19,6 +19,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { Settlement } from '../../origin/settlement/settlement.js';
 import { launchBrowser } from '../helpers/browser.js';
+import { openConsole as openConsoleTab, readBanner as banner } from '../helpers/console-page.js';
 import type { RunningEdge } from '../helpers/edge.js';
 import { uniqueId } from '../helpers/ids.js';
 import { waitFor, type TestOrigin } from '../helpers/origin.js';
@@ -79,29 +80,11 @@ afterAll(async () => {
   await origin?.stop();
 });
 
-/** A console tab at `width`, signed in, on `hash`; page errors and CSP violations are collected. */
+/** A console tab at `width`, signed in as the operator, on `hash`; closed after each test. */
 async function openConsole(hash: string, width = 1280, height = 900) {
-  const context = await browser.newContext({ viewport: { width, height }, locale: 'en-GB' });
-  contexts.push(context);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  page.on('console', (m) => {
-    if (process.env.DEBUG_CONSOLE) console.log('page:', m.type(), m.text());
-    if (m.type() === 'error' && !/status of 40[0-9]/.test(m.text())) errors.push(m.text());
-  });
-  page.on('pageerror', (err) => process.env.DEBUG_CONSOLE && console.log('pageerror', err.message));
-  page.on(
-    'response',
-    (r) => process.env.DEBUG_CONSOLE && r.status() >= 400 && console.log('response', r.status(), r.url()),
-  );
-  await page.goto(`${origin.url}/admin/console/`);
-  await page.waitForSelector('#login:not([hidden])');
-  await page.fill('#login-token', OPERATOR_TOKEN);
-  await page.press('#login-token', 'Enter');
-  await page.waitForSelector('#who:not([hidden])');
-  await page.goto(`${origin.url}/admin/console/${hash}`);
-  return { page, errors };
+  const tab = await openConsoleTab(browser, origin.url, OPERATOR_TOKEN, hash, { width, height });
+  contexts.push(tab.context);
+  return tab;
 }
 
 /** Until `expression` (evaluated over CDP, which the page's CSP does not govern) is truthy. */
@@ -170,21 +153,6 @@ async function buyers(activityId: string, ids: string[]): Promise<Record<string,
     }),
   );
   return answers;
-}
-
-/** Banner `id`'s text (its paragraphs joined by one space) once it matches `pattern`. */
-async function banner(page: Page, id: string, pattern: RegExp, timeoutMs = 20_000) {
-  await page.waitForSelector(`#alerts .alert[data-alert="${id}"]`, { timeout: timeoutMs });
-  const read = async () =>
-    (
-      await page
-        .locator(`#alerts .alert[data-alert="${id}"]`)
-        .innerText()
-        .catch(() => '')
-    ).replace(/\s*\n+\s*/g, ' ');
-  const text = await waitFor(read, (t) => pattern.test(t), timeoutMs).catch(async () => read());
-  expect(text).toMatch(pattern);
-  return text;
 }
 
 let opened = '';

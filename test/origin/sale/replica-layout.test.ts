@@ -4,16 +4,23 @@
  * leaves the promoted primary with no replica, so WAIT never confirms and its units cannot be sold.
  * Warm-up says so and keeps the sale closed unless the operator accepts the risk; after a master is
  * SIGKILLed (and not restarted) the failover watch logs the failover, alerts on the bucket short of
- * replicas with its units, shows it in the gauges, and the public units left exclude it.
+ * replicas with its units, shows it in the gauges and as a banner in the console (Chromium), and the
+ * public units left exclude it.
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityKeys } from '../../../origin/redis/keys.js';
 import { counterValue } from '../../helpers/drill.js';
-import { startTestOrigin, waitFor, type TestOrigin } from '../../helpers/origin.js';
+import { launchBrowser } from '../../helpers/browser.js';
+import { openConsole, readBanner } from '../../helpers/console-page.js';
+import { startTestOrigin, TEST_SECRETS, waitFor, type TestOrigin } from '../../helpers/origin.js';
 import { startLocalCluster, type LocalCluster } from '../../helpers/redis-cluster.js';
 
 const BUCKETS = 3;
+const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/console/', import.meta.url));
 let cluster: LocalCluster;
 let t: TestOrigin;
 const lines: Record<string, any>[] = [];
@@ -228,6 +235,24 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
         200,
       );
     expect(await gauge('seckill_redis_replicas_in_sync', { node: `127.0.0.1:${promoted}` })).toBe(0);
+
+    // The operator sees it in the console, in words, with the units and the next step.
+    const browser = await launchBrowser('the console banner of a bucket short of replicas');
+    try {
+      const tab = await openConsole(browser, t.url, TEST_SECRETS.ADMIN_TOKEN, `#/sale/${activityId}`);
+      const text = await readBanner(
+        tab.page,
+        'short_replicas',
+        /^Critical: [\d,]+ units? cannot be sold: their bucket’s Redis primary has too few replicas in sync \(bucket \d+: [\d,]+ units?.*\)\. Since \d\d:\d\d:\d\d\. Next: redis-cli/,
+        60_000,
+      );
+      for (const b of onMaster) expect(text).toContain(`bucket ${b}:`);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await tab.page.screenshot({ path: join(ARTIFACTS, 'banner-short-of-replicas.png'), fullPage: true });
+      expect(tab.errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
 
     // Recovery proved the sale on the promoted primary and reopened it (no WAIT is needed for that).
     await waitFor(
