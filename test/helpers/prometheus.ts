@@ -1,12 +1,13 @@
 /**
  * Prometheus and promtool for tests (Debian's `prometheus` package, installed by
  * scripts/prometheus.sh): where they are, the repo's rule files, and a private Prometheus server
- * (free port, temporary TSDB) started with a config derived from ops/prometheus/prometheus.yml.
+ * (free port, temporary TSDB) started with a config derived from ops/prometheus/prometheus.yml and
+ * the repo's rule files, optionally on a shorter clock.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../support/processes.js';
 import { PROMETHEUS_DIR, prometheusConfig } from '../../scripts/prometheus-config.js';
@@ -31,15 +32,57 @@ export interface RunningPrometheus {
   stop(): Promise<void>;
 }
 
-/** The repo's config with the test's target and intervals (scripts/prometheus-config.ts). */
-export function testPrometheusConfig(opts: { target: string; intervalSeconds: number }): string {
-  return prometheusConfig(opts);
+/** A Prometheus config and the rule files it names, written beside it. */
+export interface PrometheusSetup {
+  config: string;
+  /** Rule files by name (relative to the config, as Prometheus resolves them). */
+  ruleFiles: Record<string, string>;
 }
 
-export async function startPrometheus(config: string): Promise<RunningPrometheus> {
+/** `30s` → `10s` for a divisor of 3: whole seconds, at least 1. */
+function divideDuration(value: number, unit: string, divisor: number): string {
+  const seconds = value * (unit === 'm' ? 60 : unit === 'h' ? 3600 : 1);
+  return `${Math.max(1, Math.round(seconds / divisor))}s`;
+}
+
+/**
+ * One of the repo's rule files with every time in it divided by `divisor`: range windows (`[30s]`)
+ * and `for:` durations. Rule names (e.g. `…:rate30s`) and expressions are left as they are, so a test
+ * runs the shipped rules on a shorter clock.
+ */
+export function rulesOnShorterClock(text: string, divisor: number): string {
+  return text
+    .replace(/\[(\d+)([smh])\]/g, (_, n: string, unit: string) => `[${divideDuration(Number(n), unit, divisor)}]`)
+    .replace(
+      /^(\s+for: )(\d+)([smh])$/gm,
+      (_, lead: string, n: string, unit: string) => `${lead}${divideDuration(Number(n), unit, divisor)}`,
+    );
+}
+
+/**
+ * The repo's config with the test's target and intervals (scripts/prometheus-config.ts), its rule
+ * files copied beside it with their times divided by `timeDivisor` (1: as shipped).
+ */
+export function testPrometheusConfig(opts: {
+  target: string;
+  intervalSeconds: number;
+  timeDivisor?: number;
+}): PrometheusSetup {
+  const divisor = opts.timeDivisor ?? 1;
+  const ruleFiles: Record<string, string> = {};
+  const config = prometheusConfig(opts).replace(/^(\s+- )(\S+\.yml)$/gm, (_, lead: string, path: string) => {
+    const name = basename(path);
+    ruleFiles[name] = rulesOnShorterClock(readFileSync(path, 'utf8'), divisor);
+    return `${lead}${name}`;
+  });
+  return { config, ruleFiles };
+}
+
+export async function startPrometheus({ config, ruleFiles }: PrometheusSetup): Promise<RunningPrometheus> {
   assertPrometheusInstalled();
   const dir = mkdtempSync(join(tmpdir(), 'seckill-prometheus-'));
   writeFileSync(join(dir, 'prometheus.yml'), config);
+  for (const [name, text] of Object.entries(ruleFiles)) writeFileSync(join(dir, name), text);
   let port = await freePort();
   while (port >= 55_000) port = await freePort();
   const url = `http://127.0.0.1:${port}`;
