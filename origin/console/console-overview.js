@@ -24,6 +24,7 @@ function byId(id) {
  * @property {number} stock
  * @property {number | null} left
  * @property {number | null} successRate
+ * @property {number} successRateWindowSeconds the window successRate is over
  * @property {(number | null)[]} spark
  * @property {{ id: string, level: string, title: string }[]} alerts
  */
@@ -65,7 +66,9 @@ function card(s) {
       h(
         'dd',
         { class: 'card-rate' },
-        s.successRate === null ? 'no answers in the last 30 s' : `${num(s.successRate * 100, 1)} % (last 30 s)`,
+        s.successRate === null
+          ? `no answers in the last ${s.successRateWindowSeconds} s`
+          : `${num(s.successRate * 100, 1)} % (last ${s.successRateWindowSeconds} s)`,
       ),
       h('dt', {}, 'Reserved /s'),
       h('dd', {}, canvas),

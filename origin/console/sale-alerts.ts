@@ -59,11 +59,12 @@ export interface AlertFacts {
   deadLetters: { open: number; units: number; since: number | null };
   /** The Stream backlog now and for how many seconds it has grown without emptying. */
   backlog: { now: number | null; growingSeconds: number };
-  /** Decided ÷ all answers over the last RECENT_SECONDS, and the rehearsal's baseline. */
+  /** Decided ÷ all answers over the last window, and the rehearsal's baseline. */
   successRate: { recent: number | null; answers: number; baseline: number | null };
 }
 
-/** The window the success rate and backlog growth are judged over (the alerts' own 30 s). */
+/** The window the success rate and backlog growth are judged over by default (the alerts' own 30 s;
+ * CONSOLE_ALERT_WINDOW_SECONDS). */
 export const RECENT_SECONDS = 30;
 /** Below this share of the baseline the success rate alerts (SuccessRateBelowBaseline). */
 export const SUCCESS_ALERT_SHARE = 0.8;
@@ -100,7 +101,12 @@ export class FirstSeen {
 }
 
 /** The banners for one sale, most urgent first. */
-export function saleAlerts(f: AlertFacts, seen: FirstSeen, activityId: string): SaleAlert[] {
+export function saleAlerts(
+  f: AlertFacts,
+  seen: FirstSeen,
+  activityId: string,
+  windowSeconds = RECENT_SECONDS,
+): SaleAlert[] {
   const out: SaleAlert[] = [];
   const firstSeen = (id: AlertId, active: boolean) => iso(seen.since(`${activityId}:${id}`, active, f.now));
 
@@ -152,13 +158,13 @@ export function saleAlerts(f: AlertFacts, seen: FirstSeen, activityId: string): 
     out.push({
       id: 'success_rate',
       level: 'critical',
-      title: `Order success rate ${(f.successRate.recent! * 100).toFixed(1)} % over the last ${RECENT_SECONDS} s, below 80 % of the baseline (${(f.successRate.baseline! * 100).toFixed(1)} %): buyers get errors or timeouts instead of answers.`,
+      title: `Order success rate ${(f.successRate.recent! * 100).toFixed(1)} % over the last ${windowSeconds} s, below 80 % of the baseline (${(f.successRate.baseline! * 100).toFixed(1)} %): buyers get errors or timeouts instead of answers.`,
       since: rateSince,
       next: 'Look at Redis and MySQL pressure below; if it is this sale alone, pause it rather than let buyers retry into it.',
       docs: docs(CONSOLE_DOCS, 'Success rate below the baseline'),
     });
 
-  const growing = f.backlog.growingSeconds >= RECENT_SECONDS;
+  const growing = f.backlog.growingSeconds >= windowSeconds;
   const growSince = firstSeen('backlog', growing);
   if (growing)
     out.push({
@@ -242,6 +248,7 @@ export function readBaseline(path = projectPath('ops', 'prometheus', 'baseline.y
 export function seriesFacts(
   view: SeriesView | null,
   now: number,
+  windowSeconds = RECENT_SECONDS,
 ): Pick<AlertFacts, 'backlog'> & {
   recent: { rate: number | null; answers: number };
 } {
@@ -256,7 +263,7 @@ export function seriesFacts(
     last !== null && last > 0 && (b[i] ?? 0) < last ? view.t[view.t.length - 1]! - (view.t[i]! - view.dur[i]!) : 0;
   let answers = 0;
   let decided = 0;
-  for (let k = view.t.length - 1; k >= 0 && view.t[k]! > now / 1000 - RECENT_SECONDS; k--) {
+  for (let k = view.t.length - 1; k >= 0 && view.t[k]! > now / 1000 - windowSeconds; k--) {
     const a = view.series.answers[k];
     const d = view.series.decided[k];
     if (a === null || a === undefined || d === null || d === undefined) continue;
@@ -271,6 +278,8 @@ export interface AlertFactDeps {
   registry: Registry;
   failover: Pick<FailoverGate, 'closedSince' | 'lastReopened'>;
   shortBuckets: Pick<ShortBuckets, 'unitsOf'>;
+  /** The success rate's window (CONSOLE_ALERT_WINDOW_SECONDS). */
+  windowSeconds: number;
 }
 
 /** Reads every fact for one sale (see the file comment for where each comes from). */
@@ -293,7 +302,7 @@ export async function readAlertFacts(
     .filter((v) => String(v.labels.activity) === activityId && v.value > 0)
     .map((v) => ({ bucket: Number(v.labels.bucket), units: v.value }));
   const unitsShort = deps.shortBuckets.unitsOf(activityId);
-  const fromSeries = seriesFacts(view, now);
+  const fromSeries = seriesFacts(view, now, deps.windowSeconds);
   const closedSince = deps.failover.closedSince(activityId);
   return {
     now,

@@ -18,7 +18,7 @@ export interface SaleChartDeps {
   series: Pick<SaleSeriesStore, 'view'>;
   failover: Pick<FailoverGate, 'closedSince' | 'lastReopened'>;
   shortBuckets: Pick<ShortBuckets, 'unitsOf'>;
-  config: Pick<OriginConfig, 'CONSOLE_DOCS_URL'>;
+  config: Pick<OriginConfig, 'CONSOLE_DOCS_URL' | 'CONSOLE_ALERT_WINDOW_SECONDS'>;
 }
 
 /** Points of the overview's sparkline: the last two minutes at one point a second. */
@@ -41,13 +41,17 @@ export class SaleCharts {
   /** The sale's banners now. */
   async alerts(activityId: string, warmupStatus: string): Promise<ShownAlert[]> {
     const facts = await readAlertFacts(
-      { ...this.deps, registry: this.deps.metrics.registry },
+      {
+        ...this.deps,
+        registry: this.deps.metrics.registry,
+        windowSeconds: this.deps.config.CONSOLE_ALERT_WINDOW_SECONDS,
+      },
       activityId,
       warmupStatus,
       this.deps.series.view(activityId),
       this.baseline,
     );
-    return this.shown(saleAlerts(facts, this.seen, activityId));
+    return this.shown(saleAlerts(facts, this.seen, activityId, this.deps.config.CONSOLE_ALERT_WINDOW_SECONDS));
   }
 
   /** What the live view adds: the series (null before the sale's window) and the banners. */
@@ -63,9 +67,11 @@ export class SaleCharts {
   async overview(s: { activityId: string; publicState: string | null; warmupStatus: string }) {
     const live = s.publicState !== null && s.publicState !== 'ended';
     const view = live ? this.deps.series.view(s.activityId) : null;
-    const recent = seriesFacts(view, Date.now()).recent;
+    const windowSeconds = this.deps.config.CONSOLE_ALERT_WINDOW_SECONDS;
+    const recent = seriesFacts(view, Date.now(), windowSeconds).recent;
     return {
       successRate: recent.rate,
+      successRateWindowSeconds: windowSeconds,
       spark: view ? view.series.reserved.slice(-SPARK_POINTS) : [],
       alerts: live ? await this.alerts(s.activityId, s.warmupStatus) : [],
     };

@@ -88,6 +88,8 @@ const envSchema = z.object({
   CONSOLE_SERIES_SALES: int(20, 1),
   /** A sale's series start this long before its start. */
   CONSOLE_SERIES_LEAD_SECONDS: int(600, 0),
+  /** The window the console's success-rate and backlog banners are judged over (the alert rules' 30 s). */
+  CONSOLE_ALERT_WINDOW_SECONDS: int(30, 1),
   /** Where docs/ is published (e.g. https://github.com/<owner>/<repo>/blob/main); set, the console's
    * alert banners link their docs section there, unset they name the file and section. */
   CONSOLE_DOCS_URL: z.url({ protocol: /^https?$/ }).optional(),
