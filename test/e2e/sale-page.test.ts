@@ -25,6 +25,8 @@ import { uniqueId } from '../helpers/ids.js';
 import { waitFor, type TestOrigin } from '../helpers/origin.js';
 import { startTestStack } from '../helpers/stack.js';
 
+/** How often the sale page re-reads the activity (REFRESH_MS in edge/public/assets/sale.v5.js). */
+const PAGE_REFRESH_MS = 10_000;
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/sale-page/', import.meta.url));
 /** How far the buyer's own clock is off: an hour fast. */
 const CLIENT_CLOCK_SKEW_MS = 3_600_000;
@@ -494,9 +496,14 @@ it('a stock hint the page does not know (stood in: the real edge only sends know
 it('paused, reopened and ended by the operator: the page follows the sale state (real switches)', async () => {
   const { activityId } = await openSale(5);
   const { page, errors } = await openPage();
+  // The page re-reads the activity every 10 s (3 s while paused): the test moves the page's clock
+  // past each re-read instead of waiting for it (playwright's clock; the sale runs for an hour).
+  await page.clock.install();
+  const nextRefresh = () => page.clock.fastForward(PAGE_REFRESH_MS + 1_000);
   await page.goto(`${edge.url}/a/${activityId}?token=${await tokenFor('8500001')}`);
   await buyEnabled(page);
   expect((await origin.admin('PATCH', `/admin/activities/${activityId}`, { state: 'paused' })).status).toBe(200);
+  await nextRefresh();
   await statusKind(page, 'paused');
   expect(await text(page, '#status')).toBe('The sale is paused; it may resume shortly.');
   expect(await text(page, '#state')).toBe('Paused');
@@ -504,10 +511,12 @@ it('paused, reopened and ended by the operator: the page follows the sale state 
   await shot(page, '11-paused');
 
   expect((await origin.admin('PATCH', `/admin/activities/${activityId}`, { state: 'open' })).status).toBe(200);
+  await nextRefresh();
   await buyEnabled(page);
   expect(await text(page, '#status')).toBe('');
 
   expect((await origin.admin('PATCH', `/admin/activities/${activityId}`, { state: 'stopped' })).status).toBe(200);
+  await nextRefresh();
   await statusKind(page, 'ended');
   expect(await text(page, '#status')).toBe('The sale has ended.');
   expect(await text(page, '#countdown-label')).toBe('Ended');
