@@ -2,7 +2,8 @@
  * One real redis-server for a test that needs persistence: AOF on (`appendfsync` as asked) in a
  * temporary folder, on a free port below 55000. `kill()` SIGKILLs it (a crash: nothing flushed
  * beyond what the fsync policy wrote), `restart()` starts it again on the same port and folder, so
- * it loads its append-only file. `stop()` ends it and removes the folder.
+ * it loads its append-only file. `freeze()` stops the process (SIGSTOP: connections stay open, nothing
+ * answers) until `thaw()` (SIGCONT). `stop()` ends it and removes the folder.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +19,9 @@ export interface PersistentRedis {
   port: number;
   url: string;
   kill(): Promise<void>;
+  /** Stops the process where it is: no command gets an answer until thaw(). */
+  freeze(): void;
+  thaw(): void;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -69,8 +73,11 @@ export async function startPersistentRedis(appendfsync: 'always' | 'everysec'): 
     port,
     url: `redis://127.0.0.1:${port}`,
     kill: () => down('SIGKILL'),
+    freeze: () => void server?.kill('SIGSTOP'),
+    thaw: () => void server?.kill('SIGCONT'),
     restart: up,
     async stop() {
+      server?.kill('SIGCONT'); // a frozen server cannot act on SIGTERM
       await down('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     },
