@@ -39,7 +39,7 @@ export interface ActivityKeys {
   /** Hash releaseId -> units: tranches of held-back stock already added (docs/design.md §10). */
   tranches: string;
   /**
-   * Deny list (issue 24): hash userId -> signed revision of the user's row (+ denied, − allowed
+   * Deny list: hash userId -> signed revision of the user's row (+ denied, − allowed
    * again). Every bucket holds its own copy, so the scripts read it in the bucket's slot.
    */
   denied: string;
@@ -88,7 +88,6 @@ export function keyspace(prefix = ''): Keyspace {
 /** The keyspace without a prefix (REDIS_KEY_PREFIX unset): docs/design.md §5's names as written. */
 const UNPREFIXED = keyspace('');
 export const ACTIVITY_REGISTRY_KEY = UNPREFIXED.registry;
-export const SOLD_OUT_CHANNEL = UNPREFIXED.soldOutChannel;
 export function activityKeys(activityId: string, skuId: string, bucket = 0, buckets = 1): ActivityKeys {
   return UNPREFIXED.activity(activityId, skuId, bucket, buckets);
 }

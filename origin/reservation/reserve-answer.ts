@@ -45,7 +45,7 @@ export async function answerReserve(
   log: () => Logger,
 ): Promise<ReserveAnswer> {
   // Lottery activities (docs/design.md §10): an entry inside the window, `busy` while the draw runs.
-  // An activity already known to be FCFS skips the step without a promise (issue 30.2).
+  // An activity already known to be FCFS skips the step without a promise.
   const entry = deps.admission.isFcfs(req.activityId) ? null : await lotteryEntry(deps, req);
   if (entry) {
     log().info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');

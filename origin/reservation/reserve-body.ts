@@ -1,7 +1,7 @@
 /**
  * The body of `POST /internal/reserve` checked against the contract's schema, on the fast path
  * (reserve-fast-path.ts). The edge's usual body is accepted by hand first — zod's parse of it cost
- * about 1 µs of the origin's CPU per reserve (issue 30.2) — and anything the hand check does not
+ * about 1 µs of the origin's CPU per reserve — and anything the hand check does not
  * accept outright (a bad or missing field, another shape, claims that break their rule) goes
  * through the schema itself, so every refusal is the schema's own, word for word.
  */

@@ -1,6 +1,6 @@
 /**
  * `POST /internal/reserve` outside Hono: the sale's hot route, answered from Node's own request and
- * response. In the reserve profile (issue 30) Hono's middleware chain, the web Request/Response
+ * response. In the reserve profile Hono's middleware chain, the web Request/Response
  * adapter and two child loggers per request cost about a fifth of the origin's CPU per reserve.
  *
  * Every check of the general stack stays, in the same order and with the same answers: body size

@@ -96,7 +96,7 @@ async function decide(deps: ReserveDeps, req: ReserveRequest, traceId: string): 
   assertShadowMatch(sale, req);
 
   // The sale's fields written out, not spread: a spread plus five more fields showed in the reserve
-  // profile at several µs per request (issue 30.2).
+  // profile at several µs per request.
   const result = deps.soldOut.has(req.activityId)
     ? await deps.requests.repeatOf(sale, req.userId)
     : await deps.requests.reserve({
