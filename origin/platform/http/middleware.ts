@@ -118,7 +118,7 @@ export const EDGE_SIGNATURE_REFUSALS = {
   bad_signature: 'bad edge signature',
 } as const;
 
-/** The 401 of a refused edge signature (the route and the fast path alike). */
+/** The 401 of a refused edge signature (the signature middleware and the reserve chain alike). */
 export function edgeSignatureFailure(failure: keyof typeof EDGE_SIGNATURE_REFUSALS): AuthFailure {
   const reason = failure === 'bad_signature' ? 'invalid' : failure;
   return new AuthFailure('/internal', reason, EDGE_SIGNATURE_REFUSALS[failure]);
@@ -187,8 +187,8 @@ export function adminToken(opts: { operators: readonly AdminOperator[] }): Middl
 
 /**
  * Sheds load: at most `max` requests in progress through this gate; the rest get 503 `busy` with
- * Retry-After at once, before any Redis or MySQL work. One gate can serve several paths (the reserve
- * route and its fast path share one).
+ * Retry-After at once, before any Redis or MySQL work. One gate can serve several ways in (the
+ * reserve chain's, whichever adapter called it).
  */
 export class InFlightGate {
   private inFlight = 0;
