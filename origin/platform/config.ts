@@ -4,7 +4,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { KEY_PREFIX_PATTERN } from '../redis/keys.js';
+
+/** What REDIS_KEY_PREFIX may hold: no braces (they would move the hash tag), no spaces. */
+export const KEY_PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{0,64}$/;
 
 export const DEV_SECRETS = {
   ADMIN_TOKEN: 'dev-admin-token',

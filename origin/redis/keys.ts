@@ -8,10 +8,9 @@
  * pub/sub channel — so two stacks sharing one Redis never see each other's sales (as BullMQ's
  * `prefix`). The prefix goes before the hash tag and never contains braces, so the tag stays the slot.
  */
-export const CONSUMER_GROUP = 'settle';
+import { KEY_PREFIX_PATTERN } from '../platform/config.js';
 
-/** What REDIS_KEY_PREFIX may hold: no braces (they would move the hash tag), no spaces. */
-export const KEY_PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{0,64}$/;
+export const CONSUMER_GROUP = 'settle';
 
 export interface ActivityKeys {
   stock: string;
