@@ -1,5 +1,5 @@
 /**
- * Cluster benchmark (issue 9, docs/design.md §10), in one run on fresh servers of its own:
+ * Cluster benchmark (docs/design.md §10), in one run on fresh servers of its own:
  *   1. Redis level, pipelined: decisions/s of lua/reserve-6.lua on one key of one standalone Redis,
  *      on one key of a 3-master cluster, and on 8 buckets over the 3 masters (each user on its home
  *      bucket). Every decision is a new user granted a unit (DECRBY + HSET + XADD), never a refusal.

@@ -1,5 +1,5 @@
 /**
- * The lottery draw at scale (docs/design.md §10, issue 30.1): 200,000 entrants for 20,000 units by default
+ * The lottery draw at scale (docs/design.md §10): 200,000 entrants for 20,000 units by default
  * (`--entrants 1000000 --units 100000` for the issue's goal), on the real Redis and MySQL the draw
  * uses. The entries are written as lua/enter-6.lua leaves them (the entrant hash and the entry list,
  * pipelined; bench/lottery.ts measures entering itself), then:

@@ -3,7 +3,7 @@
  * ticket and buy once (then click again: a 429 from the isolate's memory) through the real edge
  * Worker (Miniflare, workerd's own socket) against a stand-in origin. Every `--step` users it prints
  * the edge workerd's RSS and the request rate of that step, so memory per user and a rate that falls
- * with the crowd both show (issue 13: 2,223 req/s at 200k users against 1,118 at 1M).
+ * with the crowd both show.
  *
  *   npx tsx bench/edge-memory.ts [--users 100000] [--step 10000] [--concurrency 32]
  *   node --expose-gc --import tsx bench/edge-memory.ts --structures [--entries 50000]

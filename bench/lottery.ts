@@ -1,5 +1,5 @@
 /**
- * Lottery benchmark (docs/design.md §10, issue 12): what entering costs and what the draw costs at scale.
+ * Lottery benchmark (docs/design.md §10): what entering costs and what the draw costs at scale.
  *  - entries: N users through StockStore.enter (lua/enter-6.lua on the request path, `--concurrency`
  *    in flight), entries/s, and Redis memory for the entrant hash (used_memory delta, MEMORY USAGE);
  *  - the draw: the real runDraw (origin/lottery/draw.ts) on those entries — digest the closed list,

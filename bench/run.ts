@@ -150,7 +150,7 @@ const BENCHES: Record<string, Bench> = {
       ),
     ),
   },
-  // The persisted waiting line against the in-memory one (issue 30 goal 6: ≤ 1.2× per join and per poll).
+  // The persisted waiting line against the in-memory one (goal: ≤ 1.2× per join and per poll).
   'waiting-line': {
     key: 'waitingLine',
     module: 'bench/waiting-line.ts',

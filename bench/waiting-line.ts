@@ -1,6 +1,6 @@
 /**
- * Cost of the persisted waiting line (issue 25 item 1, issue 30 goal 6: at most 1.2× today's
- * in-memory line per join and per poll), measured in one run against the in-memory line.
+ * Cost of the persisted waiting line (goal: at most 1.2× the in-memory line per join and per
+ * poll), measured in one run against the in-memory line.
  *
  * workerd (Miniflare, SQLite-backed Durable Objects on local disk) runs bench/worker/waiting-line-worker.ts:
  * the real AdmissionDO with its line in storage, joins written before their answer (`sync`, the

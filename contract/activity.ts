@@ -33,7 +33,7 @@ export const drawPublicSchema = z.object({
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
   /**
-   * SHA-256 of the closed entrant list (scheme 2, issue 24.3): published from the window's close on,
+   * SHA-256 of the closed entrant list (scheme 2): published from the window's close on,
    * before the seed; every ticket depends on it, and `verify-draw` checks the published list against it.
    */
   entrantsDigest: z

@@ -45,7 +45,7 @@ export class ContractError extends Error {
   /**
    * Whether a new ContractError records where it was thrown. The edge turns it off
    * (edge/errors.ts): there a ContractError is the answer to a doomed click, thousands a second,
-   * recording the stack costs about as much as building the answer (issue 13), and nothing reads
+   * recording the stack costs about as much as building the answer, and nothing reads
    * it — the error handlers log stacks only of errors that are not ContractErrors.
    */
   static recordStack = true;

@@ -4,7 +4,7 @@
  * `x-event-timestamp: <ms>`. Web Crypto only (contract/signing.ts), so a receiver written in
  * TypeScript — Node or a Worker — can verify with the same code that signs.
  */
-import { hmacHex, verifyHmacHex } from './signing.js';
+import { verifyHmacHex } from './signing.js';
 
 export const EVENT_TIMESTAMP_HEADER = 'x-event-timestamp';
 export const EVENT_SIGNATURE_HEADER = 'x-event-signature';
@@ -24,14 +24,6 @@ export interface OrderEventBody {
 /** The signed string: the one definition, also used by the origin's synchronous signer. */
 export function orderEventSignedString(ts: string, body: string): string {
   return `${ts}\n${body}`;
-}
-
-export async function signOrderEvent(secret: string, body: string, now = Date.now()): Promise<Record<string, string>> {
-  const ts = String(now);
-  return {
-    [EVENT_TIMESTAMP_HEADER]: ts,
-    [EVENT_SIGNATURE_HEADER]: `v1=${await hmacHex(secret, orderEventSignedString(ts, body))}`,
-  };
 }
 
 /**

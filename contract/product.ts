@@ -1,5 +1,5 @@
 /**
- * What an activity sells, as the sale page shows it: description, price and picture (issue 11).
+ * What an activity sells, as the sale page shows it: description, price and picture.
  * One rule for both sides: the admin API validates with it, the edge re-checks pushed snapshots.
  * Web APIs only (runs in workerd and Node alike).
  */

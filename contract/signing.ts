@@ -37,7 +37,7 @@ function bytes(data: string | Uint8Array): Uint8Array<ArrayBuffer> {
   return (typeof data === 'string' ? encoder.encode(data) : new Uint8Array(data)) as Uint8Array<ArrayBuffer>;
 }
 
-export async function sha256Hex(data: string | Uint8Array): Promise<string> {
+async function sha256Hex(data: string | Uint8Array): Promise<string> {
   return toHex(await crypto.subtle.digest('SHA-256', bytes(data)));
 }
 
@@ -45,12 +45,8 @@ export async function hmacHex(secret: string, message: string | Uint8Array): Pro
   return toHex(await crypto.subtle.sign('HMAC', await hmacKey(secret), bytes(message)));
 }
 
-export async function hmacBytes(secret: string, message: string | Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.sign('HMAC', await hmacKey(secret), bytes(message)));
-}
-
 function hexToBytes(hex: string): Uint8Array<ArrayBuffer> | null {
-  // Lowercase only: one spelling per signature, so nothing can be replayed under another (issue 8.7).
+  // Lowercase only: one spelling per signature, so nothing can be replayed under another.
   if (hex.length % 2 !== 0 || !/^[0-9a-f]*$/.test(hex)) return null;
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
@@ -66,15 +62,6 @@ export async function verifyHmacHex(
   const sig = hexToBytes(signatureHex);
   if (!sig || sig.length !== 32) return false;
   return crypto.subtle.verify('HMAC', await hmacKey(secret), sig, bytes(message));
-}
-
-export async function verifyHmacBytes(
-  secret: string,
-  message: string | Uint8Array,
-  signature: Uint8Array,
-): Promise<boolean> {
-  if (signature.length !== 32) return false;
-  return crypto.subtle.verify('HMAC', await hmacKey(secret), bytes(signature), bytes(message));
 }
 
 /** The signed string of §9; the one definition, also used by the origin's synchronous verifier. */

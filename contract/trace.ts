@@ -16,11 +16,6 @@ export function newTraceId(): string {
   return crypto.randomUUID().replaceAll('-', '');
 }
 
-/** The trace id of an incoming `traceparent`, or a fresh one when absent or malformed. */
-export function traceIdFrom(traceparent: string | null | undefined): string {
-  return traceIdOf(traceparent) ?? newTraceId();
-}
-
 export function traceparentFor(traceId: string): string {
   return `00-${traceId}-${randomHex(8)}-01`;
 }

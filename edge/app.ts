@@ -49,7 +49,7 @@ const VERSIONED_ASSET_CACHE = 'public, max-age=31536000, immutable';
 const FAVICON_CACHE = 'public, max-age=86400';
 
 /**
- * The page's security headers (issue 8.6), one list for the Worker and edge/public/_headers (a test
+ * The page's security headers, one list for the Worker and edge/public/_headers (a test
  * checks they agree). A strict CSP: scripts and styles only from this origin, no inline script, no
  * framing; no Referer ever leaves the page, so the `?token=` in its address cannot leak to a
  * subresource or the API, even before the script strips it. Images: this origin and any https host,

@@ -2,7 +2,7 @@
  * The user's identity: `Authorization: Bearer <JWT HS256>` signed with USER_TOKEN_SECRET, with
  * `sub` = user id (a contract id) and `exp`. Anything else is 401 `unauthenticated`.
  *
- * Rules (issue 8.7): only compact JWTs of unpadded base64url (RFC 7515 §2); `iat` / `nbf` / `exp`
+ * Rules: only compact JWTs of unpadded base64url (RFC 7515 §2); `iat` / `nbf` / `exp`
  * with JWT_LEEWAY_SECONDS of clock skew; a lifetime (`exp − iat`, or `exp − now` without `iat`) of
  * at most JWT_MAX_LIFETIME_SECONDS, so a leaked long-lived token is refused; `iss` / `aud` checked
  * when JWT_ISSUER / JWT_AUDIENCE are set. Signature and iss/aud by hono/jwt; times here, because

@@ -6,12 +6,12 @@ import type { ErrorHandler, NotFoundHandler } from 'hono';
 import { ContractError, errorBody, randomHex, type ErrorCode } from '../contract/index.js';
 import type { EdgeEnv } from './context.js';
 
-// At the edge a ContractError is an answer, never a fault to trace: no stack is recorded (issue 13).
+// At the edge a ContractError is an answer, never a fault to trace: no stack is recorded.
 ContractError.recordStack = false;
 
 /**
  * Error bodies up to the trace id, built once per (code, message): a doomed click's refusal is a
- * string concatenation, not an object build and JSON.stringify (issue 13). Messages are fixed
+ * string concatenation, not an object build and JSON.stringify. Messages are fixed
  * texts, so the map stays small; it is bounded anyway.
  */
 const prebuilt = new Map<string, string>();

@@ -35,7 +35,7 @@ const PASS_THROUGH: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'paused',
   'not_ready',
   'unavailable',
-  // The origin's own deny-list and eligibility refusals (issue 24): a purchase or a waiting-room
+  // The origin's own deny-list and eligibility refusals: a purchase or a waiting-room
   // turn the edge's copy let through ends with them, as the edge's early refusal would.
   'denied',
   'not_eligible',

@@ -1,8 +1,8 @@
 /**
  * The edge's refusals as shared ContractError instances: a doomed click (sold out, a replayed
  * forged ticket or token, a remembered rate limit) throws the one instance of its (code, message,
- * retryAfter) instead of building an Error per click — in a CPU profile of forged-ticket load,
- * constructing the ContractError was the costliest function of the isolate's own (issue 30).
+ * retryAfter) instead of building an Error per click: under a flood of doomed clicks, building the error would
+ * be most of the isolate's own work per click.
  * Safe to share: the error handler only reads an error's code, message and retryAfter, and a
  * ContractError at the edge carries no stack (edge/errors.ts). Bounded: a countdown's retryAfter
  * or an activity id in a message makes new keys, so a full map is cleared (forgetting only costs a

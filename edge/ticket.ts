@@ -20,7 +20,7 @@ const MAX_TICKET_LENGTH = 256;
 
 /**
  * Tickets whose signature this isolate refused, per key set (a deployment's keys never change
- * within an isolate): a client replaying a forged ticket costs a lookup, not an HMAC (issue 13), and
+ * within an isolate): a client replaying a forged ticket costs a lookup, not an HMAC, and
  * gets the same answer. Only the signature refusal is kept — it depends on nothing but the ticket
  * and the keys. Bounded; an entry lives REFUSED_TICKET_TTL_MS (≤ 256-character keys: ≈ 5 MB at most).
  */
@@ -68,7 +68,7 @@ export async function verifyTicket(
 /**
  * `verifyTicket` for the purchase route: a ticket it can refuse without the HMAC (malformed, or a
  * forged one this isolate already refused) is refused synchronously — a replayed forged ticket
- * costs a lookup and a throw, no async call and no rejected-promise chain (issue 30) — and only a
+ * costs a lookup and a throw, no async call and no rejected-promise chain — and only a
  * ticket whose signature must be computed returns the promise of that check.
  */
 export function checkTicket(

@@ -2,7 +2,7 @@
   Draw reserve: the lottery draw's winners of one batch, in draw order, each decided by the reserve
   rule (lua/includes/reserve-rule.lua, the same as a purchase's lua/reserve-6.lua) one after the
   other in one atomic call — the outcome of each is exactly that of one reserve-6 call after another,
-  for one round trip per batch instead of one per winner (issue 30.1). Single-bucket sales only (with
+  for one round trip per batch instead of one per winner. Single-bucket sales only (with
   buckets a reservation may borrow across slots; the draw then calls reserve-6 one winner at a time).
 
   Input:

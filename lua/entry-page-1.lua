@@ -2,7 +2,7 @@
   Entry page: one page of a bucket's closed lottery entry list (docs/lottery.md), as ONE string — the
   "userId:quantity" lines joined by "\n" — instead of one reply element per entry: the draw reads a
   million entries two or three times, and parsing a million small replies (and collecting them) cost
-  more than hashing them (issue 30.1).
+  more than hashing them.
 
   Input:
     KEYS[1] entry list   sk:{A:S}:entry-list   list of "userId:quantity" in entry order

@@ -51,7 +51,7 @@ export interface OriginParts {
   lotteryAdmission: LotteryAdmission;
   /** Pushes the edge when reservations cross the stock hint / early sold-out lines (docs/design.md §10). */
   stockWatch: StockWatch;
-  /** RESERVE_MAX_IN_FLIGHT: one count per origin for the reserve route and its fast path together. */
+  /** RESERVE_MAX_IN_FLIGHT: one count per origin for every reserve chain it runs. */
   reserveGate: InFlightGate;
   /** Refused credentials, counted and logged sampled (platform/http/auth-failures.ts). */
   authFailures: AuthFailureLog;

@@ -5,6 +5,7 @@
 import type { OriginConfig } from './platform/config.js';
 import { buildOriginParts, saleOperationParts, type OriginParts } from './parts.js';
 import { LiveListJob, createLiveListPush } from './platform/edge-push.js';
+import { liveActivityIds } from './sale/sale-store.js';
 import { createApp, createOpsApp, reservationDeps, scrapeReadsOf } from './app.js';
 import { SeriesJob } from './watch/series-job.js';
 import { reserveFastPath } from './reservation/reserve-fast-path.js';
@@ -12,11 +13,7 @@ import { listen } from './platform/http/listen.js';
 import type { Logger } from './platform/logger.js';
 import { DrawJob } from './lottery/draw-job.js';
 import { FailoverWatch } from './recovery/failover-watch.js';
-import {
-  orderEventWorkerFor,
-  shadowOrderEventWorkerFor,
-  type OrderEventWorker,
-} from './orders/order-event-worker.js';
+import { orderEventWorkerFor, shadowOrderEventWorkerFor, type OrderEventWorker } from './orders/order-event-worker.js';
 import { OutboxWorker } from './orders/outbox-worker.js';
 import { TimeoutJob } from './orders/timeout-job.js';
 import { WarmupJob } from './sale/warmup-job.js';
@@ -107,7 +104,12 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             () => settlement?.behindWithin(config.ORDER_EVENTS_POLL_MS) ?? false,
           ),
           // A shadow sale's events (docs/rehearsal.md): their own outbox, to SHADOW_ORDER_EVENTS_URL only.
-          shadowOrderEvents: shadowOrderEventWorkerFor({ db: parts.db, log: parts.log, metrics: parts.metrics, config }),
+          shadowOrderEvents: shadowOrderEventWorkerFor({
+            db: parts.db,
+            log: parts.log,
+            metrics: parts.metrics,
+            config,
+          }),
           draws: new DrawJob({
             db: parts.db,
             log: parts.log,
@@ -142,14 +144,15 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
   const liveList =
     config.ORIGIN_ROLE !== 'consumers' && config.EDGE_URL
       ? new LiveListJob(
-          parts.db,
+          // Every activity not ended more than EDGE_LIVE_AFTER_END_SECONDS ago: an ended sale still
+          // answers `ended`, and its holders still poll and pay.
+          () => liveActivityIds(parts.db, config.EDGE_LIVE_AFTER_END_SECONDS),
           createLiveListPush({
             edgeUrl: config.EDGE_URL,
             secret: config.EDGE_ORIGIN_SECRET,
             timeoutMs: config.EDGE_PUSH_TIMEOUT_MS,
             log: parts.log,
           }),
-          config.EDGE_LIVE_AFTER_END_SECONDS,
           config.EDGE_LIVE_LIST_PUSH_MS,
           parts.log,
         )

@@ -1,4 +1,4 @@
--- Product fields of an activity, shown on the sale page (issue 11). All optional (NULL = not set);
+-- Product fields of an activity, shown on the sale page. All optional (NULL = not set);
 -- price is in the currency's minor unit (cents; whole yen for JPY), currency an ISO 4217 code.
 ALTER TABLE seckill_activity
   ADD COLUMN description VARCHAR(2000) NULL,

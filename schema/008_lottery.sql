@@ -1,4 +1,4 @@
--- Lottery admission (docs/design.md §10, issue 12): the activity's admission mode, the draw record (one per
+-- Lottery admission (docs/design.md §10): the activity's admission mode, the draw record (one per
 -- lottery activity: the secret seed from creation on, the lease that makes the draw run once, the
 -- published summary) and the published entrant list. Runs on MySQL 8 and MariaDB >= 10.6.
 

@@ -1,4 +1,4 @@
--- A draw no insider can predict or steer (issue 24.3). New draws (scheme 2) keep no seed in MySQL
+-- A draw no insider can predict or steer. New draws (scheme 2) keep no seed in MySQL
 -- before the reveal: the seed is HMAC(DRAW_SECRET, activity id, seed_nonce), and only its commitment
 -- is stored at creation; `seed` is written when the winners are final. At the close the digest of
 -- the closed entrant list is recorded (and published) before the seed is revealed, and every ticket

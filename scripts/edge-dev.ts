@@ -12,7 +12,7 @@
  * An optional secret needs one more step: wrangler.toml declares `[secrets] required`, and with that
  * list present `wrangler dev` hands the Worker only the secrets it names, silently dropping the rest
  * of the env file — so BOT_CHECK_SECRET never arrived and, with BOT_CHECK_URL set, every request
- * was a 500 (issue 24). It cannot simply join `required`: `wrangler deploy` would then demand it of
+ * was a 500. It cannot simply join `required`: `wrangler deploy` would then demand it of
  * every deployment, bot check or not. So when an optional secret is set, wrangler runs on a copy of
  * wrangler.toml (in the owner-only throw-away folder) whose `required` list also names it
  * (scripts/edge-dev-config.ts), with the Worker, its assets and its local state where the original has them.

@@ -37,6 +37,7 @@ import {
   ticketOf,
   type DrawParameters,
 } from '../origin/lottery/draw-rule.js';
+import type { EntrantRow } from '../origin/lottery/draw-store.js';
 
 export interface DrawCheck {
   name: string;
@@ -49,15 +50,6 @@ export interface DrawVerification {
   checks: DrawCheck[];
   /** With a user: their entrant id, 1-based place in the draw order (null: not an entrant) and outcome. */
   user?: { userId: string; entrant: string; place: number | null; won: boolean; excluded: boolean };
-}
-
-interface Line {
-  ticket: string;
-  quantity: number;
-  won: boolean;
-  entrant?: string;
-  entry?: number;
-  excluded?: boolean;
 }
 
 /** Rate-limited pages (429) are asked again after Retry-After, this many times at most. */
@@ -94,7 +86,7 @@ export async function verifyDraw(
   if (!seed || !activity.draw) throw new Error(`activity ${activityId} has not been drawn yet (no drawSeed)`);
   if (!activity.draw.entrantsPublished) throw new Error(`the entrant list of ${activityId} is not published yet`);
 
-  const list: Line[] = [];
+  const list: EntrantRow[] = [];
   for (let after = ''; ;) {
     const page = await getJson(`${edgeUrl}/api/activities/${activityId}/draw/entrants?after=${after}`);
     list.push(...page.entrants);

@@ -39,7 +39,7 @@ export interface StartEdgeOptions {
   /**
    * Serve the edge Worker on a socket of its own (Miniflare's `unsafeDirectSockets`) instead of
    * through Miniflare's entry worker, which routes every request to the Worker in a second hop
-   * (about 160 µs of workerd CPU per request here: docs/performance.md). Production has no such
+   * (its cost is in docs/performance.md). Production has no such
    * hop, so load that measures the edge (the rehearsal) goes direct. `url` is then the Worker's own
    * socket; `port` is that socket's port.
    */

@@ -1,7 +1,7 @@
 /**
  * The Worker bench/waiting-line.ts runs in workerd: the real AdmissionDO three ways — its line kept in
  * SQLite storage with joins written before their answer (SYNC, the default), with joins in the next
- * batch (BATCHED), and in memory only as before issue 25 (MEMORY) — and one route that makes a batch
+ * batch (BATCHED), and in memory only, as the line was first kept (MEMORY) — and one route that makes a batch
  * of `enter` or `poll` calls to one shard, so the HTTP cost is shared by many calls.
  *
  *   POST /<SYNC|BATCHED|MEMORY>/<join|poll>?shard=<name>   body: a JSON array of calls

@@ -14,7 +14,7 @@
  * the rest resets the connection under whoever is still sending, and a client or proxy that writes
  * the whole body before it reads the answer sees a network error instead of the 413. Under
  * `wrangler dev` that is its proxy Worker, which reports any failed non-GET forward as "Your worker
- * restarted mid-request" (503): workerd never restarted (issue 24).
+ * restarted mid-request" (503): workerd never restarted.
  */
 import type { MiddlewareHandler } from 'hono';
 import { ContractError } from '../../contract/index.js';
@@ -58,7 +58,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
  * A body of declared length (already checked against the limit): read whole by the runtime, raced
- * against the deadline. A doomed click pays one native read instead of a JS reader loop (issue 13).
+ * against the deadline. A doomed click pays one native read instead of a JS reader loop.
  */
 async function readDeclared(req: Request, maxBytes: number, timeoutMs: number): Promise<string> {
   let timer: ReturnType<typeof setTimeout> | undefined;

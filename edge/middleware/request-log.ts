@@ -4,9 +4,9 @@
  * as the id), exposes it to handlers, and logs one JSON line per request with trace id, user,
  * activity and outcome — except for doomed refusals (sold out, too early, ended, paused, rate
  * limited, busy, unknown activity) and cheap attack refusals (bad ticket, no valid JWT, oversized
- * body, a malformed request from a caller not yet authenticated — issue 24): at a sale's peak they are 99 % of the traffic, and a flood of them must not flood the logs,
- * so they are only counted, and one in `sample` is logged with the counts since the last such line
- * (issue 13).
+ * body, a malformed request from a caller not yet authenticated): at a sale's peak they are nearly
+ * all of the traffic, and a flood of them must not flood the logs, so they are only counted, and one
+ * in `sample` is logged with the counts since the last such line.
  */
 import type { MiddlewareHandler } from 'hono';
 import type { EdgeEnv } from '../context.js';
@@ -65,7 +65,7 @@ export function requestLog(
     const traceId = newTraceId();
     c.set('traceId', traceId);
     // Set before the answer is built, so a response built by the handler or onError carries it from
-    // the start; after it, Hono would copy the whole Response to add one header (issue 13). A raw
+    // the start; after it, Hono would copy the whole Response to add one header. A raw
     // Response a handler returns (the sale page's assets) gets it afterwards.
     c.header('x-trace-id', traceId);
     await next();

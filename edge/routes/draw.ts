@@ -4,7 +4,7 @@
  * entrant, entry, quantity, won, excluded}], next}`. An entrant id is hex HMAC-SHA256(drawSeed,
  * userId): the list shows no user ids, and each buyer finds their own line from the public seed.
  *
- * Published once and never changed, so a page is cached at the edge (issue 24.4): the Cache API
+ * Published once and never changed, so a page is cached at the edge: the Cache API
  * (per colo) keeps each page after its first fetch, and one isolate asks the origin once for a page
  * that several requests want at the same moment. Only a page the edge does not hold costs an origin
  * call, and those are limited per client network: DRAW_ENTRANTS_PER_SEC per `cf-connecting-ip`

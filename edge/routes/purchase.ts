@@ -37,7 +37,7 @@ import { activityIdParam } from './activities.js';
 /**
  * Purchase bodies already parsed, text → quantity: clients send the same few texts
  * (`{"quantity":1}`), so the shape check of a doomed click is a lookup, not JSON.parse and the
- * schema (issue 13). Valid bodies only (≤ MAX_BODY_BYTES each); a text's quantity never changes.
+ * schema. Valid bodies only (≤ MAX_BODY_BYTES each); a text's quantity never changes.
  */
 const PARSED_BODIES_MAX = 64;
 const parsedBodies = new TtlCache<number>(PARSED_BODIES_MAX);
@@ -86,7 +86,7 @@ export const purchaseRoutes = new Hono<EdgeEnv>().post('/:id/purchase', async (c
   const scope = `purchase:${activityId}`;
   let userId: string;
   try {
-    // A token or ticket this isolate already knows is answered without a promise (issue 30).
+    // A token or ticket this isolate already knows is answered without a promise.
     const user = requireUser(c);
     userId = typeof user === 'string' ? user : await user;
     // The user's gate already refused them (remembered here): before the ticket crypto (§10).

@@ -1,8 +1,8 @@
 --[[
-  Who may decide a unit (issue 24): the deny list and the sale's eligibility rule, read in the same
+  Who may decide a unit: the deny list and the sale's eligibility rule, read in the same
   atomic step as the decision, so a rule an operator's call has written to Redis before answering
   binds every decision after that answer, on every origin process. Expanded in place by the script
-  loader (origin/redis/scripts.ts) at `--- @include`.
+  loader (origin/redis/scripts/load.ts) at `--- @include`.
 
   The bucket's `denied` hash holds userId -> signed revision of the user's deny-list row: positive =
   denied, negative = allowed again (origin/access/sale-rules.ts writes it through lua/deny-1.lua,

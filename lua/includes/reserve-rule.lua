@@ -1,7 +1,7 @@
 --[[
   The reserve rule: the one decision of a flash sale for one user — check, pre-deduct, record the
   pending event — written once for the purchase (lua/reserve-6.lua) and the lottery draw's batches
-  (lua/draw-reserve-6.lua). Expanded in place by the script loader (origin/redis/scripts.ts) at
+  (lua/draw-reserve-6.lua). Expanded in place by the script loader (origin/redis/scripts/load.ts) at
   `--- @include`.
 
   readSale reads the sale once per call; decide is the rule itself, on what the caller read, with

@@ -7,7 +7,7 @@
  *
  * Each change bumps the row's `revision` and is pushed at once (`PUT /internal/deny`, signed) with
  * that revision: the edge keeps the revision of each entry and ignores a push older than what it
- * holds, so a replayed or late push never undoes a newer change (issue 24). A change the edge did
+ * holds, so a replayed or late push never undoes a newer change. A change the edge did
  * not confirm (`pushed_revision < revision`) is pushed again by DenyPushJob every
  * DENY_PUSH_RETRY_MS, so a lost push never leaves a user denied or allowed by mistake.
  */

@@ -1,5 +1,5 @@
 /**
- * Who may decide a unit, at the origin (issue 24): the deny list and each sale's eligibility rule,
+ * Who may decide a unit, at the origin: the deny list and each sale's eligibility rule,
  * applied where a unit is decided — inside the Lua scripts (lua/includes/access-rules.lua) of a
  * purchase and a waiting-room turn (reserve-6), a lottery entry (enter-6), a dead letter's retry
  * (requeue-5) and the draw's reservations (reserve-6). The edge's refusals stay as the early, cheap

@@ -1,5 +1,5 @@
 /**
- * The draw's passes over the closed list on several cores (issue 30.1): the main thread reads the
+ * The draw's passes over the closed list on several cores: the main thread reads the
  * pages from Redis and hands each to an idle hashing worker (draw-hash-worker.ts; DRAW_HASH_WORKERS
  * of them) or, when none is idle, hashes it itself. The outcome does not depend on who hashed what:
  *  - pass 1 puts the pages' digest lines into the digest in entry order, whoever spelled them;

@@ -103,8 +103,8 @@ const HEX_CODES = new Uint8Array([...'0123456789abcdef'].map((c) => c.charCodeAt
 
 /** The 64 lowercase hex characters of 8 words (the rule's spelling of a hash). */
 export function hexOf(words: Int32Array, at = 0): string {
-  // Spelled into bytes, then one flat string: building it by concatenation cost ~2 µs a hash (a
-  // draw spells hundreds of thousands of them).
+  // Spelled into bytes, then one flat string: building it by concatenation makes a
+  // string per character, and a draw spells hundreds of thousands of hashes.
   hexInto(words, at, HEX_SCRATCH, 0);
   return HEX_SCRATCH.toString('latin1', 0, 64);
 }

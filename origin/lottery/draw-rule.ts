@@ -1,5 +1,5 @@
 /**
- * The draw's public rule (docs/design.md §10, scheme 2: issue 24.3), in one place for the origin's draw and
+ * The draw's public rule (docs/design.md §10, scheme 2), in one place for the origin's draw and
  * for `verify-draw`. Every hash is hex SHA-256 / HMAC-SHA256 over ASCII text:
  *  - seed = HMAC(key = DRAW_SECRET, message = "seckill-draw-seed:<activityId>:<nonce>"); the nonce is
  *    random per activity and stored in MySQL; the secret lives only in the origin's environment, so

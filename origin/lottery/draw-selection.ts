@@ -1,5 +1,5 @@
 /**
- * The draw order taken in bounded memory (issue 30.1): one pass over the closed list keeps only the
+ * The draw order taken in bounded memory: one pass over the closed list keeps only the
  * `capacity` entrants with the smallest tickets (strictly after a given ticket) in a binary max-heap,
  * so a million entrants for 100k units hold 100k candidates, not a million. The draw walks the
  * candidates in ascending ticket order; when they run out with units left (entrants excluded or

@@ -1,6 +1,6 @@
 /**
  * The draw record in MySQL (docs/design.md §10): one row per lottery activity holding the seed's commitment
- * and nonce from creation on (scheme 2: the seed itself only from the reveal; issue 24.3), the
+ * and nonce from creation on (scheme 2: the seed itself only from the reveal), the
  * closed list's digest from the close on, the lease that lets one origin at a time run the draw, the state it has reached and
  * the published summary; and the published entrant list. Every step is a conditional update, so a
  * draw resumed after a crash, or raced by a second origin, changes each thing once.

@@ -1,5 +1,5 @@
 /**
- * The lottery draw (docs/design.md §10; scheme 2, issues 24.3 and 30.1), run by the DrawJob once an
+ * The lottery draw (docs/design.md §10; scheme 2), run by the DrawJob once an
  * activity's window has closed. Nobody can know the outcome before the close, and nobody can change
  * the list after it:
  *  - the seed is derived from DRAW_SECRET (origin environment only) and checked against the

@@ -4,11 +4,11 @@
  * away with 503 `busy` + Retry-After; after that `null` — the caller reserves FCFS as usual.
  */
 import { entryIdOf } from '../../contract/ids.js';
-import { REFUSALS, refusalError as contractRefusal } from '../../contract/refusals.js';
+import { REFUSALS, refusalError } from '../../contract/refusals.js';
 import type { EntryResponse, ReserveRequest } from '../../contract/reservation.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { LotteryEntries } from '../redis/lottery-entries.js';
-import { refusalError } from '../redis/refusals.js';
+import { scriptRefusalError } from '../redis/script-refusals.js';
 import type { ActivityCatalog } from '../sale/catalog.js';
 import type { LotteryAdmission } from './admission.js';
 
@@ -30,7 +30,7 @@ export async function lotteryPurchase(deps: LotteryEntryDeps, req: ReserveReques
   const sale = await deps.catalog.resolve(req.activityId);
   const phase = await deps.admission.phase(sale);
   if (phase === 'fcfs') return null;
-  if (phase === 'drawing') throw contractRefusal(REFUSALS.drawing);
+  if (phase === 'drawing') throw refusalError(REFUSALS.drawing);
 
   // The deny list and the eligibility rule bind entries as they bind purchases (lua/enter-6.lua).
   const result = await deps.entries.enter({
@@ -49,8 +49,8 @@ export async function lotteryPurchase(deps: LotteryEntryDeps, req: ReserveReques
       return { status: 200, body };
     case 'closed':
       // Another origin's clock closed the window first: the draw has begun.
-      throw contractRefusal(REFUSALS.drawing);
+      throw refusalError(REFUSALS.drawing);
     default:
-      throw refusalError(result.kind);
+      throw scriptRefusalError(result.kind);
   }
 }

@@ -1,13 +1,11 @@
 /**
  * Counts every answer of `POST /internal/reserve` in `seckill_order_answers_total{outcome,decided}`:
  * the order endpoint's success rate is decided answers over all answers (docs/watching-a-sale.md).
- * Registered before the signature check, so a secret mismatch between edge and origin counts too;
- * the route's fast path (reserve-fast-path.ts) counts the same way.
+ * The reserve chain (reservation/reserve-chain.ts) counts from its signature check on, so a secret
+ * mismatch between edge and origin counts too.
  */
-import type { MiddlewareHandler } from 'hono';
 import type { Metrics } from '../platform/metrics.js';
 import { toContractError } from '../platform/http/errors.js';
-import type { OriginEnv } from '../platform/http/types.js';
 
 /**
  * A decided answer tells the buyer where the purchase stands: reserved, a repeat of their
@@ -39,12 +37,4 @@ export function countOrderAnswer(
   // Shadow traffic (contract/shadow.ts) in its own series: a rehearsal never moves the real success rate.
   const counter = answer.shadow ? opts.metrics.shadowOrderAnswers : opts.metrics.orderAnswers;
   counter.inc({ outcome, decided: String(isDecided(outcome, answer.status)) });
-}
-
-export function countOrderAnswers(opts: { metrics: Metrics; deadlineMs: number }): MiddlewareHandler<OriginEnv> {
-  return async function countOrderAnswers(c, next) {
-    const startedMs = performance.now();
-    await next();
-    countOrderAnswer(opts, { status: c.res.status, answer: c.get('answer'), error: c.error, startedMs });
-  };
 }

@@ -4,7 +4,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { KEY_PREFIX_PATTERN } from '../redis/keys.js';
+
+/** What REDIS_KEY_PREFIX may hold: no braces (they would move the hash tag), no spaces. */
+export const KEY_PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{0,64}$/;
 
 export const DEV_SECRETS = {
   ADMIN_TOKEN: 'dev-admin-token',
@@ -148,7 +150,7 @@ const envSchema = z.object({
   EDGE_ORIGIN_SECRET: z.string().min(16).default(DEV_SECRETS.EDGE_ORIGIN_SECRET),
   PAYMENT_WEBHOOK_SECRET: z.string().min(16).default(DEV_SECRETS.PAYMENT_WEBHOOK_SECRET),
   /**
-   * Key of every lottery's seed (issue 24.3): seed = HMAC(DRAW_SECRET, activity id and a random nonce
+   * Key of every lottery's seed: seed = HMAC(DRAW_SECRET, activity id and a random nonce
    * kept in MySQL). Only its commitment is stored until the reveal, so MySQL alone cannot tell a draw's
    * outcome. Changing it strands the seeds of lotteries not yet drawn (their draws refuse to run).
    */

@@ -11,10 +11,8 @@
  */
 import type { ActivitySnapshot } from '../../contract/activity.js';
 import { signEdgeRequest } from '../../contract/signing.js';
-import type { Db } from './db/pool.js';
 import { PeriodicJob } from './periodic.js';
 import type { Logger } from './logger.js';
-import { liveActivityIds } from '../sale/sale-store.js';
 
 export type EdgePush = (snapshot: ActivitySnapshot) => Promise<boolean>;
 export type LiveListPush = (activityIds: string[]) => Promise<boolean>;
@@ -59,17 +57,14 @@ export function createLiveListPush(opts: PushOptions): LiveListPush {
 }
 
 /**
- * Activities the edge should answer for: every one not ended more than `keepAfterEndSeconds` ago
- * (an ended sale still answers `ended`, and its holders still poll and pay). The query is the sale store's.
+ * Pushes the live list at start and every `everyMs`; `wake()` pushes at once. `liveIds` reads the
+ * activities the edge should answer for (the sale store's `liveActivityIds`, handed in by the
+ * composition root, so this base module reads no feature's table).
  */
-export { liveActivityIds };
-
-/** Pushes the live list at start and every `everyMs`; `wake()` pushes at once. */
 export class LiveListJob extends PeriodicJob {
   constructor(
-    private readonly db: Db,
+    private readonly liveIds: () => Promise<string[]>,
     private readonly push: LiveListPush,
-    private readonly keepAfterEndSeconds: number,
     everyMs: number,
     log: Logger,
   ) {
@@ -77,7 +72,7 @@ export class LiveListJob extends PeriodicJob {
   }
 
   async round(): Promise<boolean> {
-    await this.push(await liveActivityIds(this.db, this.keepAfterEndSeconds));
+    await this.push(await this.liveIds());
     return false;
   }
 }

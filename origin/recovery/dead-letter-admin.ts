@@ -18,7 +18,7 @@
 import { ContractError } from '../../contract/errors.js';
 import type { Db } from '../platform/db/pool.js';
 import type { Logger } from '../platform/logger.js';
-import { notReadyError } from '../redis/refusals.js';
+import { notReadyError } from '../redis/script-refusals.js';
 import type { SaleStock } from '../redis/sale-stock.js';
 import type { SaleStreams } from '../redis/sale-streams.js';
 import type { ActivityCatalog } from '../sale/catalog.js';

@@ -21,7 +21,7 @@ import type { Sale } from './sale.js';
 import { abandonScript, type AbandonReply } from './scripts/abandon.js';
 import { confirmScript } from './scripts/confirm.js';
 import { giveBackScript } from './scripts/give-back.js';
-import type { ReserveInput, ReserveResult } from './scripts/reserve.js';
+import type { ReserveInput, ReserveOutcome } from './scripts/reserve.js';
 import type { ScriptRunner } from './scripts/runner.js';
 import { takeScript } from './scripts/take.js';
 
@@ -47,7 +47,7 @@ export interface StrandedBorrow {
 
 /** A borrow's outcome; a granted one names the donor bucket its units came from (WAIT must cover it too). */
 export type BorrowResult =
-  Exclude<ReserveResult, { kind: 'reserved' }> | (Extract<ReserveResult, { kind: 'reserved' }> & { donor: number });
+  Exclude<ReserveOutcome, { kind: 'reserved' }> | (Extract<ReserveOutcome, { kind: 'reserved' }> & { donor: number });
 
 export async function borrow(
   deps: BorrowDeps,

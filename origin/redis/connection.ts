@@ -91,7 +91,7 @@ export class RedisConnection {
 
   /**
    * The keys of one bucket of the sale, built once and shared (frozen): the reserve path asks for
-   * them on every request, and sixteen new key strings per call showed in its profile (issue 30.2).
+   * them on every request, and building sixteen key strings per call is work the hot path need not do.
    */
   keys(sale: Sale, bucket = 0): ActivityKeys {
     let known = this.keyCache.get(sale.activityId);

@@ -8,10 +8,9 @@
  * pub/sub channel — so two stacks sharing one Redis never see each other's sales (as BullMQ's
  * `prefix`). The prefix goes before the hash tag and never contains braces, so the tag stays the slot.
  */
-export const CONSUMER_GROUP = 'settle';
+import { KEY_PREFIX_PATTERN } from '../platform/config.js';
 
-/** What REDIS_KEY_PREFIX may hold: no braces (they would move the hash tag), no spaces. */
-export const KEY_PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{0,64}$/;
+export const CONSUMER_GROUP = 'settle';
 
 export interface ActivityKeys {
   stock: string;
@@ -39,7 +38,7 @@ export interface ActivityKeys {
   /** Hash releaseId -> units: tranches of held-back stock already added (docs/design.md §10). */
   tranches: string;
   /**
-   * Deny list (issue 24): hash userId -> signed revision of the user's row (+ denied, − allowed
+   * Deny list: hash userId -> signed revision of the user's row (+ denied, − allowed
    * again). Every bucket holds its own copy, so the scripts read it in the bucket's slot.
    */
   denied: string;
@@ -88,7 +87,6 @@ export function keyspace(prefix = ''): Keyspace {
 /** The keyspace without a prefix (REDIS_KEY_PREFIX unset): docs/design.md §5's names as written. */
 const UNPREFIXED = keyspace('');
 export const ACTIVITY_REGISTRY_KEY = UNPREFIXED.registry;
-export const SOLD_OUT_CHANNEL = UNPREFIXED.soldOutChannel;
 export function activityKeys(activityId: string, skuId: string, bucket = 0, buckets = 1): ActivityKeys {
   return UNPREFIXED.activity(activityId, skuId, bucket, buckets);
 }

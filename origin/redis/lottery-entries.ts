@@ -11,7 +11,7 @@ import type { Sale } from './sale.js';
 import { enterScript, type EnterResult } from './scripts/enter.js';
 import { drawReserveScript, type DrawReservation, type DrawReserveResult } from './scripts/draw-reserve.js';
 import { entryPageScript } from './scripts/entry-page.js';
-import type { ReserveResult } from './scripts/reserve.js';
+import type { ReserveOutcome } from './scripts/reserve.js';
 
 /** One lottery entry. */
 export interface Entry {
@@ -126,14 +126,14 @@ export class LotteryEntries {
    * of lua/draw-reserve-6.lua on the patient client, which decides them one after the other. Several
    * buckets: the request path's reserve with its borrowing, one at a time.
    */
-  async reserveForDraw(sale: Sale, winners: DrawReservation[]): Promise<(ReserveResult | DrawReserveResult)[]> {
+  async reserveForDraw(sale: Sale, winners: DrawReservation[]): Promise<(ReserveOutcome | DrawReserveResult)[]> {
     if (sale.buckets === 1)
       return this.redis.ops.run(drawReserveScript, this.redis.keys(sale, 0), {
         activityId: sale.activityId,
         winners,
         now: Date.now(),
       });
-    const results: ReserveResult[] = [];
+    const results: ReserveOutcome[] = [];
     for (const w of winners) results.push(await this.requests.reserve({ ...sale, ...w, eligibilityDecided: true }));
     return results;
   }

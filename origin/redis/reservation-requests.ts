@@ -16,7 +16,7 @@ import {
   type ReserveArgs,
   type ReserveInput,
   type ReserveReply,
-  type ReserveResult,
+  type ReserveOutcome,
 } from './scripts/reserve.js';
 import { WaitGroups, type WaitedReply } from './wait-groups.js';
 
@@ -65,7 +65,7 @@ export class ReservationRequests {
    * serve and the sale has other buckets, the user is marked pending there and borrow.ts takes the
    * units from at most two other buckets, then confirms at home.
    */
-  async reserve(input: ReserveInput): Promise<ReserveResult> {
+  async reserve(input: ReserveInput): Promise<ReserveOutcome> {
     const deadline = Date.now() + (this.opts.borrowWaitMs ?? 500);
     for (;;) {
       const result = await this.reserveOnce(input);
@@ -76,7 +76,7 @@ export class ReservationRequests {
     }
   }
 
-  private async reserveOnce(input: ReserveInput): Promise<ReserveResult | 'pending'> {
+  private async reserveOnce(input: ReserveInput): Promise<ReserveOutcome | 'pending'> {
     const home = homeBucket(input.userId, input.buckets);
     const k = this.redis.keys(input, home);
     const args: ReserveArgs = {
@@ -163,9 +163,9 @@ export class ReservationRequests {
   private async confirmed(
     sale: Sale,
     home: number,
-    result: ReserveResult & { reservationId: string },
+    result: ReserveOutcome & { reservationId: string },
     donor?: number,
-  ): Promise<ReserveResult> {
+  ): Promise<ReserveOutcome> {
     const wait = this.opts.wait;
     if (!wait?.replicas) return result;
     const buckets = [home];
@@ -248,7 +248,7 @@ export class ReservationRequests {
    * The sold-out path (the flag skips the script, never the holder lookup): the user's reservation as
    * a repeat, else sold out. A borrow of this user still in flight is waited for, as in reserve.
    */
-  async repeatOf(sale: Sale, userId: string): Promise<ReserveResult> {
+  async repeatOf(sale: Sale, userId: string): Promise<ReserveOutcome> {
     const deadline = Date.now() + (this.opts.borrowWaitMs ?? 500);
     const home = homeBucket(userId, sale.buckets);
     const holders = this.redis.keys(sale, home).holders;

@@ -113,23 +113,9 @@ export class SaleLedgerReader {
    * its pending entries (an entry pending up to the bound now was pending at the instant).
    */
   async snapshot(keys: ActivityKeys): Promise<BucketSnapshot | null> {
-    const replies = (await this.redis
-      .multi()
-      .get(keys.stock)
-      .xrevrange(keys.events, '+', '-', 'COUNT', 1)
-      .xinfo('GROUPS', keys.events)
-      .hgetall(keys.released)
-      .hgetall(keys.refilled)
-      .hgetall(keys.tranches)
-      .hgetall(keys.lent)
-      .hgetall(keys.borrowing)
-      .exec())!;
-    const [stock, last, groups, released, refilled, tranches, lent, borrowing] = replies.map(([err, value]) =>
-      err ? null : value,
-    );
+    const { stock, bound, group, hashes } = await this.readBucket(keys, 'hgetall');
+    const [released, refilled, tranches, lent, borrowing] = hashes as (Record<string, string> | null)[];
     if (stock === null) return null;
-    const group = ((groups as unknown[][] | null) ?? []).map(fieldsOf).find((g) => g.name === CONSUMER_GROUP);
-    const bound = (last as [string, string[]][] | null)?.[0]?.[0] ?? null;
 
     const units = new Map<string, number>();
     const entries: { id: string; reservationId: string; quantity: number }[] = [];
@@ -156,16 +142,12 @@ export class SaleLedgerReader {
       lent: (lent as Record<string, string> | null) ?? {},
       borrowing: (borrowing as Record<string, string> | null) ?? {},
       fingerprints: [
-        fingerprintOf({
+        fingerprintParts(
           stock,
-          last: bound,
+          bound,
           group,
-          released: released as Record<string, string> | null,
-          refilled: refilled as Record<string, string> | null,
-          tranches: tranches as Record<string, string> | null,
-          lent: lent as Record<string, string> | null,
-          borrowing: borrowing as Record<string, string> | null,
-        }),
+          hashes.map((h) => Object.keys((h as Record<string, string> | null) ?? {}).length),
+        ),
       ],
     };
   }
@@ -185,45 +167,39 @@ export class SaleLedgerReader {
    * not move in between.
    */
   async fingerprint(keys: ActivityKeys): Promise<string> {
-    const replies = (await this.redis
+    const { stock, bound, group, hashes } = await this.readBucket(keys, 'hlen');
+    return fingerprintParts(stock, bound, group, hashes.map(Number));
+  }
+
+  /**
+   * One MULTI over a bucket: its stock, the Stream's last id, the settlement group, and each of the
+   * hashes a flow records in (released, refilled, tranches, lent, borrowing, in that order) read
+   * whole (`hgetall`) or by size only (`hlen`). A failed read is null.
+   */
+  private async readBucket(
+    keys: ActivityKeys,
+    read: 'hgetall' | 'hlen',
+  ): Promise<{
+    stock: string | null;
+    bound: string | null;
+    group: Record<string, string> | undefined;
+    hashes: unknown[];
+  }> {
+    const multi = this.redis
       .multi()
       .get(keys.stock)
       .xrevrange(keys.events, '+', '-', 'COUNT', 1)
-      .xinfo('GROUPS', keys.events)
-      .hlen(keys.released)
-      .hlen(keys.refilled)
-      .hlen(keys.tranches)
-      .hlen(keys.lent)
-      .hlen(keys.borrowing)
-      .exec())!;
-    const [stock, last, groups, ...sizes] = replies.map(([err, value]) => (err ? null : value));
-    const group = ((groups as unknown[][] | null) ?? []).map(fieldsOf).find((g) => g.name === CONSUMER_GROUP);
-    return fingerprintParts(
-      stock as string | null,
-      (last as [string, string[]][] | null)?.[0]?.[0] ?? null,
-      group,
-      sizes.map(Number),
-    );
+      .xinfo('GROUPS', keys.events);
+    for (const hash of [keys.released, keys.refilled, keys.tranches, keys.lent, keys.borrowing]) multi[read](hash);
+    const replies = (await multi.exec())!;
+    const [stock, last, groups, ...hashes] = replies.map(([err, value]) => (err ? null : value));
+    return {
+      stock: stock as string | null,
+      bound: (last as [string, string[]][] | null)?.[0]?.[0] ?? null,
+      group: ((groups as unknown[][] | null) ?? []).map(fieldsOf).find((g) => g.name === CONSUMER_GROUP),
+      hashes,
+    };
   }
-}
-
-function fingerprintOf(r: {
-  stock: unknown;
-  last: string | null;
-  group: Record<string, string> | undefined;
-  released: Record<string, string> | null;
-  refilled: Record<string, string> | null;
-  tranches: Record<string, string> | null;
-  lent: Record<string, string> | null;
-  borrowing: Record<string, string> | null;
-}): string {
-  const size = (h: Record<string, string> | null) => Object.keys(h ?? {}).length;
-  return fingerprintParts(
-    r.stock as string | null,
-    r.last,
-    r.group,
-    [r.released, r.refilled, r.tranches, r.lent, r.borrowing].map(size),
-  );
 }
 
 function fingerprintParts(

@@ -36,7 +36,12 @@ export class SaleRegistry {
     const registry = await this.ops.hgetall(this.redis.space.registry);
     return Object.entries(registry).map(([activityId, value]) => {
       const [skuId, buckets, kind] = value.split(':');
-      return { activityId, skuId: skuId!, buckets: Number(buckets ?? 1), ...(kind === 'shadow' ? { shadow: true } : {}) };
+      return {
+        activityId,
+        skuId: skuId!,
+        buckets: Number(buckets ?? 1),
+        ...(kind === 'shadow' ? { shadow: true } : {}),
+      };
     });
   }
 

@@ -31,7 +31,7 @@ import { SaleStreams } from './sale-streams.js';
 import { SoldOutChannel } from './sold-out-channel.js';
 
 export type { Sale } from './sale.js';
-export type { ReserveInput, ReserveResult } from './scripts/reserve.js';
+export type { ReserveInput, ReserveOutcome } from './scripts/reserve.js';
 export type { EnterResult } from './scripts/enter.js';
 export type { ReleaseResult } from './scripts/release.js';
 export type { RefillResult } from './scripts/refill.js';

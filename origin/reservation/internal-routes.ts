@@ -2,47 +2,46 @@
 import { Hono } from 'hono';
 import { ContractError } from '../../contract/errors.js';
 import { parseEntryId } from '../../contract/ids.js';
-import { reserveRequestSchema } from '../../contract/reservation.js';
 import type { OriginConfig } from '../platform/config.js';
 import { entrantsPage } from '../lottery/draw-store.js';
 import { entryStatus, type EntryStatusDeps } from '../lottery/entry-status.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
 import { reservationOfUser, reservationStatus } from './status.js';
-import { edgeSignature, inFlightLimit, type InFlightGate } from '../platform/http/middleware.js';
-import { countOrderAnswers } from '../orders/order-answers.js';
-import { answerReserve, type ReserveAnswerDeps } from './reserve-answer.js';
+import { edgeSignature, inFlightLimit } from '../platform/http/middleware.js';
+import type { ReserveAnswerDeps } from './reserve-answer.js';
+import { reserveChain, type ReserveChainDeps } from './reserve-chain.js';
 import type { OriginEnv } from '../platform/http/types.js';
-import { idParam, jsonBody, requireId } from '../platform/http/validate.js';
+import { idParam, requireId } from '../platform/http/validate.js';
 
-/** What the internal routes use: reserve's answer, the status reads, and the snapshot the edge reads. */
-export interface InternalRouteDeps extends ReserveAnswerDeps, EntryStatusDeps {
-  /** RESERVE_MAX_IN_FLIGHT, shared with the fast path (reserve-gate.ts). */
-  reserveGate: InFlightGate;
+/** What the internal routes use: the reserve chain, the status reads, and the snapshot the edge reads. */
+export interface InternalRouteDeps extends ReserveChainDeps, EntryStatusDeps {
   requests: ReserveAnswerDeps['requests'] & EntryStatusDeps['requests'];
   entries: ReserveAnswerDeps['entries'] & EntryStatusDeps['entries'];
   /** Sets sold-out for reserve; builds an activity's snapshot for the edge's reads. */
   publisher: Pick<SnapshotPublisher, 'setSoldOut' | 'snapshot'>;
-  config: ReserveAnswerDeps['config'] &
-    Pick<
-      OriginConfig,
-      'RESERVE_ANSWER_DEADLINE_MS' | 'EDGE_ORIGIN_SECRET' | 'STATUS_MAX_IN_FLIGHT' | 'DRAW_ENTRANTS_PAGE_MAX'
-    >;
+  config: ReserveChainDeps['config'] & Pick<OriginConfig, 'STATUS_MAX_IN_FLIGHT' | 'DRAW_ENTRANTS_PAGE_MAX'>;
 }
 
 export function internalRoutes(deps: InternalRouteDeps) {
   const app = new Hono<OriginEnv>();
-  // First, so an answer refused by the signature check counts too.
-  app.use('/reserve', countOrderAnswers({ metrics: deps.metrics, deadlineMs: deps.config.RESERVE_ANSWER_DEADLINE_MS }));
-  app.use('*', edgeSignature({ secret: deps.config.EDGE_ORIGIN_SECRET }));
-
-  app.use('/reserve', inFlightLimit({ gate: deps.reserveGate }));
-  // The usual path of this route is reserve-fast-path.ts (outside Hono); this one serves the rest
-  // (a chunked body, a query string) with the same answer.
-  app.post('/reserve', jsonBody(reserveRequestSchema), async (c) => {
-    const answer = await answerReserve(deps, c.req.valid('json'), c.get('traceId'), () => c.get('log'));
-    c.set('answer', answer.answer);
-    return c.json(answer.body, answer.status);
+  // The reserve chain checks the signature itself (reserve-chain.ts), so the route comes before the
+  // signature middleware of the other routes; the fast path (reserve-fast-path.ts) usually answers
+  // first, and this route serves the rest (a chunked body, a query string) through the same chain.
+  const reserveCall = reserveChain(deps);
+  app.post('/reserve', async (c) => {
+    const url = c.req.url;
+    const answer = await reserveCall({
+      path: c.req.path,
+      pathWithQuery: url.slice(url.indexOf('/', url.indexOf('//') + 2)),
+      body: c.get('rawBody'),
+      timestamp: c.req.header('x-edge-timestamp'),
+      signature: c.req.header('x-edge-signature'),
+      traceparent: c.req.header('traceparent'),
+      traceId: c.get('traceId'),
+    });
+    return c.json(answer.body, answer.status, answer.headers);
   });
+  app.use('*', edgeSignature({ secret: deps.config.EDGE_ORIGIN_SECRET }));
 
   // Status reads share one cap: a flood of polls cannot starve the event loop or the Redis/MySQL
   // connections that reserve needs.

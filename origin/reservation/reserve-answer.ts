@@ -1,7 +1,7 @@
 /**
- * The answer to a validated, authenticated `POST /internal/reserve`, shared by its Hono route
- * (internal-routes.ts) and its fast path (reserve-fast-path.ts) so both answer alike: a lottery
- * entry, a new reservation (202), or a repeat with where the reservation stands now (200).
+ * The answer to a validated, authenticated `POST /internal/reserve`, the last step of the reserve
+ * chain (reserve-chain.ts): a lottery entry, a new reservation (202), or a repeat with where the
+ * reservation stands now (200).
  */
 import type { ReserveRequest, ReserveResponse, EntryResponse } from '../../contract/reservation.js';
 import type { OriginConfig } from '../platform/config.js';
@@ -35,8 +35,8 @@ async function lotteryEntry(deps: ReserveAnswerDeps, req: ReserveRequest) {
 
 /**
  * @param traceId the request's (the edge's, once its signature is checked); the body's, when sent, wins.
- * @param log the request's logger, asked for only when a line is written (a child logger per request
- *   showed in the reserve profile).
+ * @param log the request's logger, asked for only when a line is written (most reserves write none,
+ *   so most need no child logger).
  */
 export async function answerReserve(
   deps: ReserveAnswerDeps,
@@ -45,7 +45,7 @@ export async function answerReserve(
   log: () => Logger,
 ): Promise<ReserveAnswer> {
   // Lottery activities (docs/design.md §10): an entry inside the window, `busy` while the draw runs.
-  // An activity already known to be FCFS skips the step without a promise (issue 30.2).
+  // An activity already known to be FCFS skips the step without a promise.
   const entry = deps.admission.isFcfs(req.activityId) ? null : await lotteryEntry(deps, req);
   if (entry) {
     log().info({ activityId: req.activityId, userId: req.userId, entryId: entry.body.entryId }, 'enter');

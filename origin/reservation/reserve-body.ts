@@ -1,8 +1,8 @@
 /**
- * The body of `POST /internal/reserve` checked against the contract's schema, on the fast path
- * (reserve-fast-path.ts). The edge's usual body is accepted by hand first — zod's parse of it cost
- * about 1 µs of the origin's CPU per reserve (issue 30.2) — and anything the hand check does not
- * accept outright (a bad or missing field, another shape, claims that break their rule) goes
+ * The body of `POST /internal/reserve` checked against the contract's schema, the reserve chain's
+ * parse step (reserve-chain.ts). The edge's usual body is accepted by hand first — a few type checks
+ * instead of zod's walk of the schema, on every request of the hot route — and anything the hand
+ * check does not accept outright (a bad or missing field, another shape, claims that break their rule) goes
  * through the schema itself, so every refusal is the schema's own, word for word.
  */
 import { MAX_QUANTITY } from '../../contract/activity.js';

@@ -1,6 +1,6 @@
 /**
- * RESERVE_MAX_IN_FLIGHT: the one gate of an origin in front of `POST /internal/reserve`, shared by
- * its Hono route (internal-routes.ts) and its fast path (reserve-fast-path.ts) so both count together.
+ * RESERVE_MAX_IN_FLIGHT: the one gate of an origin in front of `POST /internal/reserve` (a step of
+ * reserve-chain.ts), one per process so requests through both ways in count together.
  * A purchase shed here answers 503 `busy` and counts in seckill_reserve_total{code="busy"}.
  */
 import type { OriginConfig } from '../platform/config.js';
@@ -14,8 +14,8 @@ export interface ReserveGateDeps {
 }
 
 /**
- * RESERVE_MAX_IN_FLIGHT: build one per origin and hand it to both the route and its fast path, so
- * they count together.
+ * RESERVE_MAX_IN_FLIGHT: build one per origin and hand it to every reserve chain it runs, so they
+ * count together.
  */
 export function createReserveGate(deps: ReserveGateDeps): InFlightGate {
   return new InFlightGate({

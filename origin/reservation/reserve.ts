@@ -7,12 +7,12 @@
  * still gets its reservation.
  */
 import { ContractError } from '../../contract/errors.js';
-import { REFUSALS, refusalError as contractRefusal } from '../../contract/refusals.js';
+import { REFUSALS, refusalError } from '../../contract/refusals.js';
 import type { ReserveRequest } from '../../contract/reservation.js';
 import { isShadowForwarded, shadowMismatch } from '../../contract/shadow.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { FailoverGate } from '../recovery/failover-gate.js';
-import { refusalError } from '../redis/refusals.js';
+import { scriptRefusalError } from '../redis/script-refusals.js';
 import type { ReservationRequests } from '../redis/reservation-requests.js';
 import type { ActivityCatalog } from '../sale/catalog.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
@@ -32,7 +32,8 @@ export interface ReserveDeps {
   metrics: Metrics;
 }
 
-export interface ReserveResult {
+/** The reserve decision as the answer needs it: a new reservation or the one the caller already holds. */
+export interface ReserveDecision {
   /** true: granted now (202); false: the caller already held it (200). */
   created: boolean;
   reservationId: string;
@@ -54,7 +55,7 @@ type Outcome =
   | 'shadow_mismatch'
   | 'unavailable';
 
-export async function reserve(deps: ReserveDeps, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
+export async function reserve(deps: ReserveDeps, req: ReserveRequest, traceId: string): Promise<ReserveDecision> {
   const started = performance.now();
   let outcome: Outcome = 'unavailable';
   try {
@@ -80,23 +81,23 @@ export async function reserve(deps: ReserveDeps, req: ReserveRequest, traceId: s
  */
 export function assertShadowMatch(sale: { shadow?: boolean }, req: Pick<ReserveRequest, 'claims'>): void {
   const mismatch = shadowMismatch(sale.shadow === true, isShadowForwarded(req.claims));
-  if (mismatch) throw contractRefusal(mismatch);
+  if (mismatch) throw refusalError(mismatch);
 }
 
-async function decide(deps: ReserveDeps, req: ReserveRequest, traceId: string): Promise<ReserveResult> {
+async function decide(deps: ReserveDeps, req: ReserveRequest, traceId: string): Promise<ReserveDecision> {
   // A Redis failover under this sale: closed until recovery proves its state (recovery/failover-watch.ts).
-  if (deps.failover.isClosed(req.activityId)) throw contractRefusal(REFUSALS.recovering);
+  if (deps.failover.isClosed(req.activityId)) throw refusalError(REFUSALS.recovering);
   let sale;
   try {
     sale = await deps.catalog.resolve(req.activityId);
   } catch (err) {
     if (err instanceof ContractError) throw err;
-    throw contractRefusal(REFUSALS.lookupFailed, { cause: err });
+    throw refusalError(REFUSALS.lookupFailed, { cause: err });
   }
   assertShadowMatch(sale, req);
 
-  // The sale's fields written out, not spread: a spread plus five more fields showed in the reserve
-  // profile at several µs per request (issue 30.2).
+  // The sale's fields written out, not spread: a spread copies every field of the sale on every
+  // request of the hot route.
   const result = deps.soldOut.has(req.activityId)
     ? await deps.requests.repeatOf(sale, req.userId)
     : await deps.requests.reserve({
@@ -118,13 +119,13 @@ async function decide(deps: ReserveDeps, req: ReserveRequest, traceId: string): 
       return { created: false, reservationId: result.reservationId };
     case 'sold_out':
       deps.publisher.setSoldOut(req.activityId, true);
-      throw refusalError(result.kind);
+      throw scriptRefusalError(result.kind);
     case 'unconfirmed':
       // REDIS_WAIT_REPLICAS: not on enough replicas, so not promised; the reservation lookup tells later.
       deps.metrics.reserveUnconfirmed.inc();
-      throw contractRefusal(REFUSALS.unconfirmed);
+      throw refusalError(REFUSALS.unconfirmed);
     default:
       // Insufficient stock leaves units for smaller requests, so no sold-out flag (docs/design.md §10).
-      throw refusalError(result.kind);
+      throw scriptRefusalError(result.kind);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The docs check (issue 29): README and docs/ stay a short front page with deep pages that link to
+ * The docs check: README and docs/ stay a short front page with deep pages that link to
  * each other correctly, docs/configuration.md lists exactly the settings the origin and the edge
  * read, and every design reference points at a heading of docs/design.md. Pure file reads: no Redis,
  * MySQL or workerd.
@@ -102,6 +102,23 @@ describe('design references', () => {
       for (const m of text.matchAll(/\bdesign(?:\.md)? §(\d+)((?:(?:\s*,\s*|\s*&\s*|\s+and\s+)§\d+)*)/gi))
         for (const n of [m[1]!, ...[...m[2]!.matchAll(/§(\d+)/g)].map((x) => x[1]!)])
           if (!sections.has(Number(n))) bad.push(`${file}: design §${n} is no section of docs/design.md`);
+    }
+    expect(bad).toEqual([]);
+  });
+});
+
+describe('comments and docs say what is, not what happened', () => {
+  it('no file of code, tests or docs cites a tracker issue by number (git keeps the history)', () => {
+    // Built from parts, so this file does not match itself.
+    const issueNumber = new RegExp(['\\bissues?', ' #?', '\\d+'].join(''), 'i');
+    const bad: string[] = [];
+    for (const file of repoFiles()) {
+      if (/\.(png|jpg|jpeg|gif|ico|svg|woff2?|lockb?)$/.test(file) || file === 'package-lock.json') continue;
+      read(file)
+        .split('\n')
+        .forEach((line, i) => {
+          if (issueNumber.test(line)) bad.push(`${file}:${i + 1}: ${line.trim()}`);
+        });
     }
     expect(bad).toEqual([]);
   });

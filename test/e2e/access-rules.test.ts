@@ -1,6 +1,6 @@
 /**
- * The deny list and eligibility on the waiting room's path, and the deny push's revision (issue 24
- * items 1 and 5), through the real edge (workerd via Miniflare) and the real origin.
+ * The deny list and eligibility on the waiting room's path, and the deny push's revision,
+ * through the real edge (workerd via Miniflare) and the real origin.
  * - A queue sale, admission 1/s, one shard, members-only (tier gold); seven members click, then one
  *   of them is denied and the rule becomes platinum while they wait: the denied and the no longer
  *   eligible are refused at their turn, every other member gets a unit, and no unit is lost.

@@ -1,5 +1,5 @@
 /**
- * The edge under `npm run edge` (`wrangler dev`, issue 24 item 6): with BOT_CHECK_URL and
+ * The edge under `npm run edge` (`wrangler dev`): with BOT_CHECK_URL and
  * BOT_CHECK_SECRET set, the secret reaches the Worker (it used to be dropped, and every request
  * answered 500) and the bot check works; a 64 MB chunked purchase is the Worker's 413, run after run,
  * never the dev proxy's 503 "worker restarted"; BOT_CHECK_URL without its secret refuses to start.

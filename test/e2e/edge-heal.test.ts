@@ -1,5 +1,5 @@
 /**
- * Issue 8.5 end to end: the origin's pushes are best effort, so the edge must heal a missed one by
+ * Edge healing end to end: the origin's pushes are best effort, so the edge must heal a missed one by
  * itself. The real origin reaches the real edge (Miniflare) through a switchable proxy; with the
  * proxy down, an admin pause (or reopen) is never pushed; once it is back up, the edge shows the
  * change within 5 s — no new push needed, because each ActivityDO refetches from the origin.

@@ -1,5 +1,5 @@
 /**
- * `npm start` as an operator runs it (issue 16): the secrets to sign with are printed (dev defaults)
+ * `npm start` as an operator runs it: the secrets to sign with are printed (dev defaults)
  * or named (set ones, never printed); no command line of the stack carries a secret — wrangler gets
  * them through an owner-only env file and the edge still verifies the origin's signed pushes; on
  * SIGTERM (Ctrl-C) the demo sale is stopped and its Redis keys and registry entry are gone.

@@ -1,6 +1,6 @@
 /**
  * The operator's walk-through in docs/operations.md ("Walk-through: one sale with curl"), run exactly
- * as written (issues 16, 29): every ```sh block preceded by `<!-- walkthrough -->` is taken from
+ * as written: every ```sh block preceded by `<!-- walkthrough -->` is taken from
  * docs/operations.md, in order, and run by bash against a real stack — the origin (own database,
  * real Redis and MariaDB, consumers and jobs) and the edge in workerd (Miniflare). Only where the stack is and its secrets come from the environment, as the
  * page says. If the docs drift from the code, this fails.

@@ -1,5 +1,5 @@
 /**
- * Issue 25 item 1: the waiting line survives a restart of workerd. The real edge (workerd via
+ * The waiting line survives a restart of workerd. The real edge (workerd via
  * Miniflare, its Durable Objects' SQLite storage kept in a folder) in front of the stand-in origin;
  * the edge is stopped (workerd exits) and started again on the same folder and port.
  * - 200 buyers waiting, everyone polling as told; workerd down for 4 s: afterwards the same order,

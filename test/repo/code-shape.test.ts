@@ -5,7 +5,11 @@
  *   a circle a reader has to untangle);
  * - no origin module takes a `ctx` (a service locator): each is handed what it uses, and only the
  *   composition root (origin/server.ts, origin/app.ts, origin/report-cli.ts) sees the parts one
- *   process holds (origin/parts.ts).
+ *   process holds (origin/parts.ts);
+ * - imports between origin's folders run one way, down the layers of docs/architecture.md
+ *   ("Layers"): platform/ and redis/ import no feature folder, and a feature folder imports only
+ *   folders of lower layers. The backward imports that remain are listed one by one; a new one
+ *   fails, and so does an entry of the list that no longer exists (so the list only shrinks).
  */
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -112,6 +116,82 @@ function contextUses(file: string): string[] {
   return found;
 }
 
+/**
+ * The layers of origin/ (docs/architecture.md "Layers"), lowest first: a folder may import folders
+ * of lower layers only (and itself). The files directly under origin/ are the composition root.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['platform'],
+  ['redis'],
+  ['orders'],
+  ['sale'],
+  ['access'],
+  ['lottery', 'recovery'],
+  ['reservation', 'settlement'],
+  ['watch'],
+  ['console', 'openapi'],
+];
+
+/**
+ * Backward imports that remain (file → file), each to be removed by moving the code to the layer it
+ * belongs to; no entry for platform/ or redis/. Mostly sale/'s operator workflows (admin routes,
+ * cleanup, report, warm-up checks), which sit above the sale's store they share a folder with.
+ */
+const KNOWN_BACKWARD_IMPORTS: readonly string[] = [
+  'origin/lottery/entry-status.ts -> origin/reservation/status.ts',
+  'origin/openapi/openapi-routes.ts -> origin/console/console-routes.ts',
+  'origin/orders/outbox-worker.ts -> origin/sale/catalog.ts',
+  'origin/orders/outbox-worker.ts -> origin/sale/snapshot-publisher.ts',
+  'origin/orders/refill-outbox-store.ts -> origin/sale/stock-row-store.ts',
+  'origin/orders/timeout-job.ts -> origin/sale/stock-row-store.ts',
+  'origin/recovery/dead-letter-admin.ts -> origin/settlement/dead-lettering.ts',
+  'origin/recovery/dead-letter-admin.ts -> origin/settlement/event.ts',
+  'origin/sale/admin-routes.ts -> origin/access/deny-list.ts',
+  'origin/sale/admin-routes.ts -> origin/recovery/reconcile.ts',
+  'origin/sale/cleanup-checklist.ts -> origin/recovery/reconcile.ts',
+  'origin/sale/cleanup-checklist.ts -> origin/reservation/sold-out.ts',
+  'origin/sale/cleanup-checklist.ts -> origin/watch/edge-view.ts',
+  'origin/sale/cleanup.ts -> origin/recovery/reconcile.ts',
+  'origin/sale/lifecycle-routes.ts -> origin/recovery/dead-letter-admin.ts',
+  'origin/sale/lifecycle-routes.ts -> origin/recovery/recover.ts',
+  'origin/sale/operations.ts -> origin/access/sale-rules.ts',
+  'origin/sale/operations.ts -> origin/lottery/draw-store.ts',
+  'origin/sale/operations.ts -> origin/reservation/stock-watch.ts',
+  'origin/sale/report.ts -> origin/recovery/dead-letter-store.ts',
+  'origin/sale/report.ts -> origin/recovery/reconcile.ts',
+  'origin/sale/sale-history.ts -> origin/recovery/dead-letter-store.ts',
+  'origin/sale/sale-store.ts -> origin/lottery/draw-store.ts',
+  'origin/sale/snapshot-publisher.ts -> origin/lottery/draw-store.ts',
+  'origin/sale/snapshot-publisher.ts -> origin/reservation/sold-out.ts',
+  'origin/sale/warmup-check.ts -> origin/access/sale-rules.ts',
+  'origin/sale/warmup-check.ts -> origin/recovery/reconcile.ts',
+  'origin/watch/series-job.ts -> origin/console/sale-console.ts',
+  'origin/watch/series-job.ts -> origin/console/sale-signals.ts',
+];
+
+/** The layer of an origin file's folder; the composition root (files directly under origin/) is above all. */
+function layerOf(file: string): { folder: string; layer: number } | null {
+  const m = /^origin\/([^/]+)\//.exec(file);
+  if (!m) return file.startsWith('origin/') ? { folder: '(root)', layer: LAYERS.length } : null;
+  const layer = LAYERS.findIndex((folders) => folders.includes(m[1]!));
+  return { folder: m[1]!, layer };
+}
+
+/** Every import of an origin file into another origin folder of its own layer or a higher one. */
+function backwardImports(): string[] {
+  const found: string[] = [];
+  for (const file of files) {
+    const from = layerOf(file);
+    if (!from || from.folder === '(root)') continue;
+    for (const target of importsOf(file)) {
+      const to = layerOf(target);
+      if (!to || to.folder === from.folder) continue;
+      if (to.layer >= from.layer) found.push(`${file} -> ${target}`);
+    }
+  }
+  return found.sort();
+}
+
 describe('code shape', () => {
   it('finds the imports it checks (a parser that saw nothing would pass everything)', () => {
     expect(files.length).toBeGreaterThan(200);
@@ -124,5 +204,16 @@ describe('code shape', () => {
 
   it('hands each origin module what it uses: no ctx parameter, the parts only in the composition root', () => {
     expect(files.filter((f) => f.startsWith('origin/')).flatMap(contextUses)).toEqual([]);
+  });
+
+  it('places every folder of origin/ in a layer', () => {
+    const folders = new Set(files.flatMap((f) => /^origin\/([^/]+)\//.exec(f)?.[1] ?? []));
+    expect([...folders].filter((folder) => !LAYERS.some((layer) => layer.includes(folder)))).toEqual([]);
+  });
+
+  it('imports run down the layers: platform/ and redis/ import no feature, no new backward import', () => {
+    const backward = backwardImports();
+    expect(backward.filter((i) => /^origin\/(platform|redis)\//.test(i))).toEqual([]);
+    expect(backward).toEqual([...KNOWN_BACKWARD_IMPORTS].sort());
   });
 });

@@ -5,8 +5,7 @@
  *
  * The HMAC is RFC 2104 written out over two one-shot SHA-256 hashes, with the key's inner and
  * outer pads made once per secret in buffers kept for the process: `createHmac` builds a stream
- * object and its digest allocates a Buffer per call, which cost about 3 µs of the reserve path's
- * CPU per request (issue 30.2). A test holds it to `createHmac` for keys and messages of every size.
+ * object and its digest allocates a Buffer per call, on every request of the hot path. A test holds it to `createHmac` for keys and messages of every size.
  */
 import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import { checkEdgeHeaders, edgeCanonicalString, type EdgeSignatureFailure } from '../../../contract/signing.js';

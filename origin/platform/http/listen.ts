@@ -6,7 +6,7 @@ import { getRequestListener } from '@hono/node-server';
 /** A plain Node request listener: what a route answered before the Hono app is (reserve-fast-path.ts). */
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** How long a connection and its requests may take (issue 24 item 2); every figure is a setting. */
+/** How long a connection and its requests may take; every figure is a setting. */
 export interface ConnectionBounds {
   HEADERS_TIMEOUT_MS: number;
   REQUEST_TIMEOUT_MS: number;

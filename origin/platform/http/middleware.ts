@@ -17,7 +17,7 @@ export const MAX_TRACEPARENT_LOGGED = 128;
  * Sets a fresh `traceId` and a child logger carrying it. The caller's `traceparent` is not
  * trusted before the caller is: until an authentication middleware (edge signature, admin token,
  * payment signature) calls adoptCallerTrace, it is only a log field (`callerTraceparent`), so an
- * unauthenticated caller cannot put its requests under someone else's trace (issue 24).
+ * unauthenticated caller cannot put its requests under someone else's trace.
  */
 export function traceContext(opts: { log: Logger; authFailures: AuthFailureLog }): MiddlewareHandler<OriginEnv> {
   return async function traceContext(c, next) {
@@ -54,7 +54,7 @@ export function adoptCallerTrace(c: Context<OriginEnv>): void {
  *
  * The declared-length check is done here from the header alone: Hono's bodyLimit first touches
  * `c.req.raw.body`, which makes @hono/node-server build a full web Request (abort signal, web
- * stream) for every request — about a fifth of the reserve path's CPU in its profile. Without that,
+ * stream) for every request, the costliest part of a request the origin itself handles. Without that,
  * rawBody() reads the Node request directly.
  */
 export function bodySizeLimit(opts: { maxBytes: number; timeoutMs: number }): MiddlewareHandler<OriginEnv> {
@@ -118,7 +118,7 @@ export const EDGE_SIGNATURE_REFUSALS = {
   bad_signature: 'bad edge signature',
 } as const;
 
-/** The 401 of a refused edge signature (the route and the fast path alike). */
+/** The 401 of a refused edge signature (the signature middleware and the reserve chain alike). */
 export function edgeSignatureFailure(failure: keyof typeof EDGE_SIGNATURE_REFUSALS): AuthFailure {
   const reason = failure === 'bad_signature' ? 'invalid' : failure;
   return new AuthFailure('/internal', reason, EDGE_SIGNATURE_REFUSALS[failure]);
@@ -129,7 +129,7 @@ export function edgeSignature(opts: { secret: string }): MiddlewareHandler<Origi
   const key = edgeSecretKey(opts.secret);
   return async function edgeSignature(c, next) {
     // Path and query exactly as sent (undecoded), sliced off the absolute URL: a WHATWG URL parse
-    // per request showed in the reserve profile.
+    // per request is not needed to read them.
     const url = c.req.url;
     const failure = verifyEdgeSignatureSync(key, {
       method: c.req.method,
@@ -187,8 +187,8 @@ export function adminToken(opts: { operators: readonly AdminOperator[] }): Middl
 
 /**
  * Sheds load: at most `max` requests in progress through this gate; the rest get 503 `busy` with
- * Retry-After at once, before any Redis or MySQL work. One gate can serve several paths (the reserve
- * route and its fast path share one).
+ * Retry-After at once, before any Redis or MySQL work. One gate can serve several ways in (the
+ * reserve chain's, whichever adapter called it).
  */
 export class InFlightGate {
   private inFlight = 0;

@@ -13,7 +13,5 @@ export type OriginEnv = {
     rawBody: string;
     /** The admin operator whose token authenticated the request (`admin` for the shared ADMIN_TOKEN). */
     operator: string;
-    /** A reserve's answer when it is not an error: reserved, repeat, entered, entered_again. */
-    answer?: 'reserved' | 'repeat' | 'entered' | 'entered_again';
   };
 };

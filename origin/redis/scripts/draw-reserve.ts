@@ -1,7 +1,7 @@
 /**
  * lua/draw-reserve-6.lua: the lottery draw's winners of one batch, in draw order, each decided by the
  * reserve rule a purchase uses (lua/includes/reserve-rule.lua) — the outcome of one reserve-6 call
- * after another, for one round trip per batch (issue 30.1). Single-bucket sales only. The deny list
+ * after another, for one round trip per batch. Single-bucket sales only. The deny list
  * is checked for each winner; eligibility is the draw's own decision.
  */
 import { newReservationId } from '../../../contract/ids.js';

@@ -1,7 +1,7 @@
 /**
  * lua/entry-page-1.lua: entries [start, start + count) of one bucket's closed lottery list as ONE
  * string, the "userId:quantity" lines joined by "\n" — the draw reads a million of them and hashes
- * most without keeping any, so not even a string per entry is made (issue 30.1).
+ * most without keeping any, so not even a string per entry is made.
  */
 import type { ActivityKeys } from '../keys.js';
 import type { Script } from './script.js';

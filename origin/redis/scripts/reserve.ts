@@ -36,8 +36,8 @@ export interface ReserveInput extends Sale {
   eligibilityDecided?: boolean;
 }
 
-/** What a reservation request comes to (the request path's answer). */
-export type ReserveResult =
+/** What a reservation request comes to in Redis: the one outcome type of the reserve rule (purchase, borrow, draw). */
+export type ReserveOutcome =
   | { kind: 'reserved'; reservationId: string; remaining: number }
   | { kind: 'repeat'; reservationId: string }
   | { kind: 'sold_out' }
@@ -60,7 +60,7 @@ export type ReserveResult =
 
 /** What the script answered; `borrow` and `pending` only come from a sale with buckets. */
 export type ReserveReply =
-  | Exclude<ReserveResult, { kind: 'busy' } | { kind: 'unconfirmed' }>
+  | Exclude<ReserveOutcome, { kind: 'busy' } | { kind: 'unconfirmed' }>
   /** This bucket cannot serve: the user is marked pending here; `homeStock` is what it still has. */
   | { kind: 'borrow'; reservationId: string; homeStock: number }
   /** The same user's borrow is in flight. */

@@ -1,5 +1,5 @@
 /**
- * Issue 8 at the edge (and issue 13's check order): bounded bodies, the live-activity list, user-keyed
+ * The edge's hardening and its check order: bounded bodies, the live-activity list, user-keyed
  * poll limits, gated ticket issuance, self-healing ActivityDOs, JWT rules, lowercase-hex signatures,
  * generic origin errors, page headers, the public state answered before the JWT, and repeat clicks
  * refused from the isolate's memory of the user gate.
@@ -375,7 +375,7 @@ describe('8.6 the sale page headers', () => {
   });
 });
 
-describe('issue 13: the public state answers before the JWT and ticket', () => {
+describe('the public state answers before the JWT and ticket', () => {
   it('a cached sold-out, paused, ended or upcoming activity refuses a click that carries no JWT at all', async () => {
     const past = new Date(Date.now() - 1_000).toISOString();
     const future = new Date(Date.now() + 60_000).toISOString();
@@ -475,7 +475,7 @@ describe('issue 13: the public state answers before the JWT and ticket', () => {
   });
 });
 
-describe('issue 13: a refusal at the edge is an answer, not a fault', () => {
+describe('a refusal at the edge is an answer, not a fault', () => {
   it('a ContractError at the edge records no stack trace; any other error keeps its own', () => {
     // Set by edge/errors.ts (imported above through the Worker's modules); the default elsewhere records it.
     expect(ContractError.recordStack).toBe(false);
@@ -522,7 +522,7 @@ describe('issue 13: a refusal at the edge is an answer, not a fault', () => {
   });
 });
 
-describe('issue 13: a repeat click refused by the user gate costs no gate call', () => {
+describe('a repeat click refused by the user gate costs no gate call', () => {
   it('a user who just bought is refused (429) from isolate memory, before the ticket, until the gate has a token again', async () => {
     const activityId = await openActivity({ userRatePerSec: 0.2 });
     const user = newUserId();

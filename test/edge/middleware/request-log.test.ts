@@ -1,4 +1,4 @@
-/** The request log (issue 13, 8.7): own trace ids, doomed refusals counted and sampled, not logged one by one. */
+/** The request log: own trace ids, doomed refusals counted and sampled, not logged one by one. */
 import { SELF, env } from 'cloudflare:test';
 import { Hono } from 'hono';
 import { describe, expect, it, vi } from 'vitest';
@@ -64,7 +64,7 @@ describe('request log', () => {
   });
 });
 
-describe('request log of the Worker (issue 24: unauthenticated 400s)', () => {
+describe('request log of the Worker (unauthenticated 400s)', () => {
   /** The Worker's JSON log lines written while `work` runs, with its outcome. */
   async function linesDuring(work: () => Promise<void>): Promise<Record<string, unknown>[]> {
     const spy = vi.spyOn(console, 'log');

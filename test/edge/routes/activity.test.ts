@@ -299,7 +299,7 @@ describe('everything else', () => {
     expect(js.headers.get('cache-control')).toContain('max-age=31536000');
     await js.arrayBuffer();
   });
-  it('the favicon browsers ask for on every page load is served, not a 404 (issue 16)', async () => {
+  it('the favicon browsers ask for on every page load is served, not a 404', async () => {
     const res = await SELF.fetch(`${BASE}/favicon.ico`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('icon');

@@ -1,5 +1,5 @@
 /**
- * The public entrant list at the edge (issue 24.4): pages of a published list are cached (identical
+ * The public entrant list at the edge: pages of a published list are cached (identical
  * requests cost one origin call); only the fixed page sizes (10, 100, 1000 under the default
  * DRAW_ENTRANTS_PAGE_MAX) and cursors this edge handed out as a page's `next` are served, anything
  * else is 400 with no origin call; pages the edge does not hold are limited per client network

@@ -1,5 +1,5 @@
 /**
- * Issue 24 item 4 (waiting-room polls) and issue 25 item 1 (a gone place says why), in workerd:
+ * Waiting-room polls and a gone place that says why, in workerd:
  * polls with made-up ids cost at most one user's poll rate of admission-shard calls; a sale without
  * a waiting room and a malformed id are refused before any Durable Object; a buyer polling as told is
  * never refused; and a place that is gone says why.

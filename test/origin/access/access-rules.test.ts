@@ -1,5 +1,5 @@
 /**
- * The deny list and eligibility decided at the origin (issue 24): every path to a unit obeys the
+ * The deny list and eligibility decided at the origin: every path to a unit obeys the
  * rules in force when the unit is decided, whatever the edge's copy says. The edge is left out on
  * purpose: each call goes straight to the origin's signed `/internal/reserve`, as an edge with a
  * stale copy (or a waiting-room turn, which passes no edge gate) would send it.

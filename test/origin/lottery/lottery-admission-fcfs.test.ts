@@ -1,5 +1,5 @@
 /**
- * The reserve path's lottery step is skipped only for a sale known to be FCFS (issue 30.2): the
+ * The reserve path's lottery step is skipped only for a sale known to be FCFS: the
  * admission learns it from the first lookup, and a lottery sale inside its window still gets an entry,
  * never a reservation. Real Redis and MariaDB, through the signed internal API.
  */

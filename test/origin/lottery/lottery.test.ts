@@ -1,5 +1,5 @@
 /**
- * Lottery admission (docs/design.md §10, issue 12) through the origin's signed internal API, on the real
+ * Lottery admission (docs/design.md §10) through the origin's signed internal API, on the real
  * Redis and MariaDB: entries inside the window, the draw at its close, polls, the published list,
  * FCFS afterwards, and a draw that survives its origin being SIGKILLed.
  */
@@ -150,7 +150,7 @@ describe('a lottery of 150 entrants for 20 units', () => {
     // Someone else's entry is not readable; a made-up one is not found.
     expect((await poll(t, entryIdOf(sale.activityId, users[3]!), users[4]!)).status).toBe(403);
     expect((await poll(t, entryIdOf(sale.activityId, '99999999'), '99999999')).status).toBe(404);
-    // Issue 24.3: during the window MySQL holds no seed (a reader of it or of a backup cannot predict),
+    // Scheme 2: during the window MySQL holds no seed (a reader of it or of a backup cannot predict),
     // only the nonce and the commitment; no digest is public before the close.
     const [[stored]] = (await t.db.pool.query(
       'SELECT seed, seed_nonce, scheme, entrants_digest FROM seckill_draw WHERE activity_id = ?',
@@ -219,7 +219,7 @@ describe('a lottery of 150 entrants for 20 units', () => {
   });
 });
 
-describe('the deny list and eligibility at the draw (issue 24.1)', () => {
+describe('the deny list and eligibility at the draw', () => {
   it('denied mid-window and eligibility switched mid-window: those entrants win nothing, their units go to the next in draw order', async () => {
     const sale = await lotterySale(t, { stock: 5, windowMs: 7_000, eligibility: { claim: 'tier', values: ['gold'] } });
     // 20 gold entrants; 8 of them are platinum as well.

@@ -1,6 +1,6 @@
 /**
  * `verify-draw` catches a draw that does not follow its rule or a list changed after the close
- * (issue 24.3): a seed that is not the committed one, a list out of order, and each tampering with
+ *: a seed that is not the committed one, a list out of order, and each tampering with
  * the published list — a substituted entrant, a changed quantity, a dropped entrant, an added
  * entrant, a flipped `won` flag — even when the tamperer keeps tickets, order and outcomes consistent.
  * Served by a plain HTTP server standing in for the edge's two public routes (the honest path runs

@@ -1,5 +1,5 @@
 /**
- * Per-operator admin tokens (issue 24 item 6): each operator's token authenticates them, and the
+ * Per-operator admin tokens: each operator's token authenticates them, and the
  * operator's name — never the `x-admin-actor` header — is what the actor columns
  * (seckill_stock_release, seckill_deny_list) and the change log lines record. The shared ADMIN_TOKEN
  * keeps working as the operator `admin`; a claimed actor is only logged, as `claimedActor`.

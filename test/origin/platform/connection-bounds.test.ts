@@ -1,5 +1,5 @@
 /**
- * The origin bounded like the edge (issue 24 item 2): with real sockets against a started origin, a
+ * The origin bounded like the edge: with real sockets against a started origin, a
  * body that does not arrive is answered 408 `request_timeout` within BODY_TIMEOUT_MS, headers that do
  * not arrive get Node's 408 within HEADERS_TIMEOUT_MS, connections beyond MAX_CONNECTIONS are closed
  * unanswered, and requests that arrive in time are answered as before.

@@ -69,7 +69,7 @@ it('pushes a created activity at once, and the live list (signed) at start and p
       endsAt: new Date(endsAt).toISOString(),
     });
   expect((await create(live, Date.now(), Date.now() + 3_600_000)).status).toBe(201);
-  // Creating a sale that has already ended is refused (issue 16): create it live, then age it in MySQL.
+  // Creating a sale that has already ended is refused: create it live, then age it in MySQL.
   expect((await create(endedLongAgo, Date.now(), Date.now() + 3_600_000)).status).toBe(201);
   await origin.db.pool.query('UPDATE seckill_activity SET starts_at = ?, ends_at = ? WHERE id = ?', [
     new Date(Date.now() - 3 * 86_400_000),

@@ -57,7 +57,7 @@ describe('dev default secrets', () => {
     expect(loadConfig({ NODE_ENV: 'production', ...LONG }).ADMIN_TOKEN).toBe(LONG.ADMIN_TOKEN);
   });
 
-  it('a non-loopback HOST needs 32-character secrets in any NODE_ENV (issue 24: an 8-character ADMIN_TOKEN on 0.0.0.0)', () => {
+  it('a non-loopback HOST needs 32-character secrets in any NODE_ENV (an 8-character ADMIN_TOKEN on 0.0.0.0 is refused)', () => {
     for (const NODE_ENV of ['development', 'test', 'staging']) {
       expect(() => loadConfig({ NODE_ENV, HOST: '0.0.0.0', ...LONG, ADMIN_TOKEN: 'abcdefgh' })).toThrow(
         /ADMIN_TOKEN: must be at least 32 characters when HOST=0\.0\.0\.0 is not loopback/,
@@ -93,7 +93,7 @@ describe('/metrics and /healthz', () => {
     expect(loadConfig({ HOST: '0.0.0.0', ...LONG }).METRICS_TOKEN).toBe(LONG.METRICS_TOKEN);
   });
 
-  it('a METRICS_PORT listener on a non-loopback METRICS_HOST needs METRICS_TOKEN (issue 24)', () => {
+  it('a METRICS_PORT listener on a non-loopback METRICS_HOST needs METRICS_TOKEN', () => {
     const { METRICS_TOKEN: _t, ...secrets } = LONG;
     const open = { ...secrets, METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' };
     expect(() => loadConfig({ NODE_ENV: 'production', ...open })).toThrow(

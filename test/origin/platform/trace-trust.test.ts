@@ -1,5 +1,5 @@
 /**
- * A caller's `traceparent` names the trace only once the caller is authenticated (issue 24 item 6):
+ * A caller's `traceparent` names the trace only once the caller is authenticated:
  * an unsigned payment webhook (or edge call, or admin call) gets a fresh trace id and its
  * traceparent is only a log field (`callerTraceparent`); a signed one keeps its trace.
  */

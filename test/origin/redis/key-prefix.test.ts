@@ -1,6 +1,6 @@
 /**
  * REDIS_KEY_PREFIX: two stacks on one Redis with the same activity id stay apart — stock, holders,
- * Stream, registry and the sold-out channel all carry the prefix (issue 16).
+ * Stream, registry and the sold-out channel all carry the prefix.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * A multi-unit request larger than what is left (issue 8 point 1, docs/design.md §10): 409
+ * A multi-unit request larger than what is left (docs/design.md §10): 409
  * `insufficient_stock`, the sale stays open and smaller requests still succeed; `sold_out` and the
  * sold-out flag only once nothing is left.
  */

@@ -1,5 +1,5 @@
 /**
- * The fast path accepts the edge's usual reserve body by hand and leaves everything else to the
+ * The reserve chain's parse step accepts the edge's usual reserve body by hand and leaves everything else to the
  * contract's schema (origin/reservation/reserve-body.ts): for every body, the result — the parsed
  * request with its fields in the schema's order, or the schema's own error — is the schema's.
  */

@@ -1,7 +1,8 @@
 /**
- * `POST /internal/reserve` has two ways in: the fast path (origin/reservation/reserve-fast-path.ts) for
- * the edge's usual call, and the Hono route for the rest (a chunked body, a query string). Both
- * give the same answers, and one RESERVE_MAX_IN_FLIGHT gate counts both.
+ * `POST /internal/reserve` has two ways in — the fast path (origin/reservation/reserve-fast-path.ts)
+ * for the edge's usual call, and the Hono route for the rest (a chunked body, a query string) — and
+ * both run the one reserve chain (origin/reservation/reserve-chain.ts): the same answers, and one
+ * RESERVE_MAX_IN_FLIGHT gate counts both.
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

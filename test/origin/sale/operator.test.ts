@@ -1,5 +1,5 @@
 /**
- * What a new operator tripped on (issue 16), one test per behaviour: create refusals and their
+ * What a new operator tripped on, one test per behaviour: create refusals and their
  * hints, admin token messages, `state` vs `publicState`, a repeat purchase after settlement, the
  * live-orders reconciliation figures, warm-up after cleanup, the payment timestamp unit, and the
  * report CLI naming the database it read.

@@ -1,5 +1,5 @@
 /**
- * Product fields of an activity (issue 11): optional on create, validated, stored in MySQL, and part
+ * Product fields of an activity: optional on create, validated, stored in MySQL, and part
  * of the snapshot the edge gets (GET /internal/activities/:id is the same body as the push).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * The replica rule (origin/sale/replica-layout.ts) on a real Redis Cluster of 3 masters with 1
- * replica each and REDIS_WAIT_REPLICAS=1 — the layout of issue 25's item 3, where one failover
+ * replica each and REDIS_WAIT_REPLICAS=1 — the layout where one failover
  * leaves the promoted primary with no replica, so WAIT never confirms and its units cannot be sold.
  * Warm-up says so and keeps the sale closed unless the operator accepts the risk; after a master is
  * SIGKILLed (and not restarted) the failover watch logs the failover, alerts on the bucket short of

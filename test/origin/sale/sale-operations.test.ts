@@ -263,7 +263,7 @@ describe('live switches', () => {
     // The threshold at or above the units left makes the snapshot sold out; the origin still sells.
     const sold = await json(await t.admin('PATCH', `/admin/activities/${activityId}`, { soldOutThreshold: 10 }));
     expect(sold.body.soldOut).toBe(true);
-    // (Members-only now: the origin checks the claims the edge forwards, issue 24.)
+    // (Members-only now: the origin checks the claims the edge forwards)
     const member = await t.internal('POST', '/internal/reserve', {
       activityId,
       userId: '5',

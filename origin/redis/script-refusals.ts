@@ -4,9 +4,9 @@
  * Outcomes that are not refusals (a grant, a repeat, the draw's `closed`) stay with their caller.
  */
 import { ContractError } from '../../contract/errors.js';
-import { REFUSALS, refusalError as contractRefusal, type Refusal as Wording } from '../../contract/refusals.js';
+import { REFUSALS, refusalError, type Refusal } from '../../contract/refusals.js';
 
-export type Refusal =
+export type ScriptRefusal =
   | 'sold_out'
   | 'insufficient_stock'
   | 'limit_exceeded'
@@ -17,7 +17,7 @@ export type Refusal =
   | 'not_eligible'
   | 'busy';
 
-const WORDING: Record<Refusal, Wording> = {
+const WORDING: Record<ScriptRefusal, Refusal> = {
   sold_out: REFUSALS.soldOut,
   // Some units remain: smaller requests still succeed (docs/design.md §10).
   insufficient_stock: REFUSALS.insufficientStock,
@@ -35,6 +35,7 @@ const WORDING: Record<Refusal, Wording> = {
 export const notReadyError = (message = REFUSALS.notWarmed.message) =>
   new ContractError('not_ready', message, { retryAfter: REFUSALS.notWarmed.retryAfter });
 
-export function refusalError(kind: Refusal): ContractError {
-  return contractRefusal(WORDING[kind]);
+/** The contract's refusal for a script's refusal outcome. */
+export function scriptRefusalError(kind: ScriptRefusal): ContractError {
+  return refusalError(WORDING[kind]);
 }
