@@ -133,6 +133,8 @@ interface Journey {
   /** When the purchase was sent, and when the last poll that still answered `waiting` was sent. */
   sentAt?: number;
   lastWaitingSentAt?: number;
+  /** When the request that got the final answer was sent. */
+  finalSentAt?: number;
   final?: { status: number; body: any; at: number };
 }
 
@@ -191,15 +193,17 @@ async function poll(j: Journey, pollUrl: string): Promise<{ status: number; body
 /** Polls as told until the answer is no longer `waiting`. */
 async function waitInLine(j: Journey): Promise<void> {
   let answer = j.first!;
+  let sentAt = j.sentAt;
   while (answer.body.status === 'waiting') {
     await sleep(answer.body.pollAfterMs);
-    const sentAt = Date.now();
+    sentAt = Date.now();
     answer = await poll(j, j.first!.body.pollUrl);
     if (answer.body.status === 'waiting') {
       j.positions.push(answer.body.position);
       j.lastWaitingSentAt = sentAt;
     }
   }
+  j.finalSentAt = sentAt;
   j.final = answer;
 }
 
@@ -262,10 +266,24 @@ it('admission 20/s, stock 100, 150 buyers in one second: the first 100 in line w
   // Exactly the first 100 — unless the origin failed to answer some turns' forwards (edge timeout on a
   // loaded machine): such a turn is kept and retried on its next poll, and meanwhile the buyers behind
   // it may take the units. Each retried turn can then displace at most one place.
+  // A turn is a chance at a unit, not a unit: more turns are given than units are left until sold out
+  // is known, and a buyer whose turn-poll is sent after one from behind them (a starved machine makes
+  // the test's polls late) may find the units gone. Every first-hundred buyer who lost must have been
+  // such a late poller.
   const { retried } = await figures(activityId);
   const winnerIds = new Set(reserved.map((j) => j.userId));
-  if (retried === 0) expect(winnerIds, journal()).toEqual(new Set(firstHundred));
-  else expect(firstHundred.filter((u) => !winnerIds.has(u)).length, journal()).toBeLessThanOrEqual(retried);
+  const inFirstHundred = new Set(firstHundred);
+  const byId = new Map(journeys.map((j) => [j.userId, j]));
+  const fromBehind = reserved.filter((j) => !inFirstHundred.has(j.userId));
+  const displaced = firstHundred.filter((u) => !winnerIds.has(u)).map((u) => byId.get(u)!);
+  const polledLate = (l: Journey) => fromBehind.some((w) => w.finalSentAt! < l.finalSentAt!);
+  const unexplained = displaced.filter((l) => !polledLate(l));
+  if (retried === 0)
+    expect(
+      unexplained.map((j) => j.userId),
+      journal(),
+    ).toEqual([]);
+  else expect(unexplained.length, journal()).toBeLessThanOrEqual(retried);
 
   for (const j of waited) {
     for (let i = 1; i < j.positions.length; i++) expect(j.positions[i]).toBeLessThan(j.positions[i - 1]!);
