@@ -45,6 +45,7 @@ export interface StepSignals {
     tickets: number;
     /** 429 on a ticket: a user asks for one once (again only after Retry-After), so never intended. */
     ticketsRateLimited: number;
+    /** 503 busy the edge gave itself (the origin's own busy answers taken out). */
     busy: number;
     /** 5xx other than busy / paused / unavailable, and network errors. */
     errors: number;

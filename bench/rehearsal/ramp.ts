@@ -141,10 +141,13 @@ export async function runRamp(args: {
     const behindStart = granted() - (await settledNow());
     say(`${label}: ${Math.round(rate)} req/s for ${ms / 1000} s (${users} users)`);
     const running = crowd.run();
-    if (during) {
-      await during(crowd).finally(() => crowd.stop());
+    try {
+      // The drill's crowd runs as long as the drill does.
+      if (during) await during(crowd);
+    } finally {
+      if (during) crowd.stop();
+      await running;
     }
-    await running;
     live.crowd = null;
     const endedAt = Date.now();
     const after = await sampler.readNow().catch(() => null);

@@ -22,6 +22,8 @@ export interface StackSample {
   };
   shadow: {
     answers: OrderAnswers;
+    /** Of them, the origin's own 503 busy (its in-flight gate): the edge passes these on as its busy. */
+    busy: number;
     /** seckill_shadow_stream_backlog of the rehearsal's sale (undelivered + unacknowledged). */
     backlog: number;
     settled: number;
@@ -61,9 +63,11 @@ export function parseSample(text: string, shadowActivityId: string, at: number):
   const sum = (name: string, where: (l: Record<string, string>) => boolean = () => true) =>
     series.filter((s) => s.name === name && where(s.labels)).reduce((n, s) => n + s.value, 0);
   const shadowAnswers = { decided: 0, total: 0 };
+  let shadowBusy = 0;
   for (const s of series.filter((x) => x.name === 'seckill_shadow_order_answers_total')) {
     shadowAnswers.total += s.value;
     if (s.labels.decided === 'true') shadowAnswers.decided += s.value;
+    if (s.labels.outcome === 'busy') shadowBusy += s.value;
   }
   return {
     at,
@@ -74,6 +78,7 @@ export function parseSample(text: string, shadowActivityId: string, at: number):
     },
     shadow: {
       answers: shadowAnswers,
+      busy: shadowBusy,
       backlog: sum('seckill_shadow_stream_backlog', (l) => l.activity === shadowActivityId),
       settled: sum('seckill_shadow_orders_settled_total'),
     },

@@ -52,6 +52,8 @@ export function stepSignals(a: {
   const both = before && after ? { before, after } : null;
   const answers = both ? both.after.shadow.answers.total - both.before.shadow.answers.total : 0;
   const decided = both ? both.after.shadow.answers.decided - both.before.shadow.answers.decided : 0;
+  // The origin's own busy answers reach the crowd as 503 busy too: they are the origin's, not the edge's.
+  const originBusy = both ? both.after.shadow.busy - both.before.shadow.busy : 0;
   const saturated = a.readings.filter((s) => s.mysql.poolLimit > 0 && s.mysql.poolInUse >= s.mysql.poolLimit);
   return {
     step: a.index,
@@ -63,7 +65,7 @@ export function stepSignals(a: {
       requests: edgeRequests,
       tickets: rec.count('ticket'),
       ticketsRateLimited: rec.count('ticket', (s) => s === 429),
-      busy,
+      busy: Math.max(0, busy - originBusy),
       errors,
       admittedRate: both ? answers / seconds : null,
       admissionRate: a.admissionRate,

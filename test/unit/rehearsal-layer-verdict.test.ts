@@ -106,7 +106,7 @@ function sample(at: number, decided: number, total: number, reserve: [number, nu
   return {
     at,
     real: { answers: { decided, total }, reserveBuckets: reserve, streamLagMax: lag },
-    shadow: { answers: { decided: 0, total: 0 }, backlog: 0, settled: 0 },
+    shadow: { answers: { decided: 0, total: 0 }, busy: 0, backlog: 0, settled: 0 },
     redis: { buckets: [], errors: 0 },
     mysql: { poolInUse: 0, poolLimit: 16, slowTransactions: 0 },
   };
@@ -189,6 +189,7 @@ describe('stack signals', () => {
     const s = parseSample(text, '99', 123);
     expect(s.real.answers).toEqual({ decided: 40, total: 42 });
     expect(s.shadow.answers).toEqual({ decided: 900, total: 907 });
+    expect(s.shadow.busy).toBe(7);
     expect(s.real.reserveBuckets).toEqual([
       [0.01, 32],
       [Infinity, 42],
