@@ -66,7 +66,13 @@ export async function runRehearsal(
     let load: { maxArrivalLagMs: number; generators: LoadSample[][] };
     if (o.ramp) {
       const say = opts.say ?? ((line: string) => console.log(line));
-      const ramp = await runRamp({ o: { ...o, ramp: o.ramp }, sale, rec, monitor, watch, say });
+      // A ramp that fails still stops its shadow sale: nothing of it may stay open on a production stack.
+      const ramp = await runRamp({ o: { ...o, ramp: o.ramp }, sale, rec, monitor, watch, say }).catch(
+        async (err: unknown) => {
+          await stopSale(o, stack.originUrl, activityId).catch(() => undefined);
+          throw err;
+        },
+      );
       shadowRun = { ramp: ramp.ramp, guard: ramp.guard, drill: ramp.drill, cleanup: null };
       load = { maxArrivalLagMs: ramp.maxArrivalLagMs, generators: [monitor.samples, ...ramp.workerSamples] };
       // Stopped before settlement is awaited: nothing new can be reserved while it drains.

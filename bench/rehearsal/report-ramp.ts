@@ -72,7 +72,7 @@ export function shadowRunHtml(run: ShadowRun): string {
   const steps = stepRows(run)
     .map(
       (s) =>
-        `<tr class="${s.gaveWay.length ? 'bad' : ''}"><td>${esc(s.label)}</td><td>${rate(s.targetRate)}</td><td>${rate(s.offeredRate)}</td><td>${rate(s.servedRate)}</td><td>${s.redis.p99Ms === null ? '—' : Number.isFinite(s.redis.p99Ms) ? `≤ ${s.redis.p99Ms}` : '&gt; max'}</td><td>${s.stream.backlogEnd}</td><td>${s.settlement.behindEnd}</td><td style="text-align:left">${esc(s.gaveWay.map((g) => `${g.layer}: ${g.why}`).join('; ') || '—')}</td></tr>`,
+        `<tr class="${s.gaveWay.length ? 'bad' : ''}"><td>${esc(s.label)}</td><td>${rate(s.targetRate)}</td><td>${rate(s.offeredRate)}</td><td>${rate(s.servedRate)}</td><td>${s.redis.p99Ms === null ? '—' : s.redis.p99Above ? `&gt; ${s.redis.p99Ms}` : `≤ ${s.redis.p99Ms}`}</td><td>${s.stream.backlogEnd}</td><td>${s.settlement.behindEnd}</td><td style="text-align:left">${esc(s.gaveWay.map((g) => `${g.layer}: ${g.why}`).join('; ') || '—')}</td></tr>`,
     )
     .join('');
   const switches = (run.drill?.switches ?? [])

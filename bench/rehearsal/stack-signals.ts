@@ -108,6 +108,12 @@ export function p99Between(before: Buckets, after: Buckets): number | null {
   return hit ? hit[0] * 1000 : Infinity;
 }
 
+/** The histogram's last finite bound in ms (what a p99 beyond it is reported as being above). */
+export function topBoundMs(buckets: Buckets): number | null {
+  const finite = buckets.filter(([le]) => Number.isFinite(le));
+  return finite.length ? finite.at(-1)![0] * 1000 : null;
+}
+
 /** Observations between two readings of a histogram. */
 export function countBetween(before: Buckets, after: Buckets): number {
   return (after.at(-1)?.[1] ?? 0) - (before.at(-1)?.[1] ?? 0);

@@ -6,7 +6,7 @@
  */
 import type { StepSignals } from './layer-verdict.js';
 import type { Recorder } from './recorder.js';
-import { countBetween, p99Between, type StackSample } from './stack-signals.js';
+import { countBetween, p99Between, topBoundMs, type StackSample } from './stack-signals.js';
 
 const EDGE_STEPS = new Set(['ticket', 'purchase', 'poll', 'lookup', 'wait']);
 /** 503s that are an answer of the sale (paused) or counted as the origin's (unavailable), not the edge failing. */
@@ -54,6 +54,7 @@ export function stepSignals(a: {
   const decided = both ? both.after.shadow.answers.decided - both.before.shadow.answers.decided : 0;
   // The origin's own busy answers reach the crowd as 503 busy too: they are the origin's, not the edge's.
   const originBusy = both ? both.after.shadow.busy - both.before.shadow.busy : 0;
+  const p99 = both ? p99Between(both.before.redis.buckets, both.after.redis.buckets) : null;
   const saturated = a.readings.filter((s) => s.mysql.poolLimit > 0 && s.mysql.poolInUse >= s.mysql.poolLimit);
   return {
     step: a.index,
@@ -73,7 +74,8 @@ export function stepSignals(a: {
     origin: { answers, undecided: answers - decided, unavailable },
     redis: {
       calls: both ? countBetween(both.before.redis.buckets, both.after.redis.buckets) : 0,
-      p99Ms: both ? p99Between(both.before.redis.buckets, both.after.redis.buckets) : null,
+      p99Ms: p99 === null ? null : Number.isFinite(p99) ? p99 : topBoundMs(both!.after.redis.buckets),
+      p99Above: p99 !== null && !Number.isFinite(p99),
       errors: both ? both.after.redis.errors - both.before.redis.errors : 0,
     },
     stream: { backlogStart: before?.shadow.backlog ?? 0, backlogEnd: after?.shadow.backlog ?? 0 },

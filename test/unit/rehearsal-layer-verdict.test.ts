@@ -29,7 +29,7 @@ function calm(step: number, rate: number): StepSignals {
       admissionRate: 5000,
     },
     origin: { answers: rate * 4, undecided: 0, unavailable: 0 },
-    redis: { calls: rate * 5, p99Ms: 5, errors: 0 },
+    redis: { calls: rate * 5, p99Ms: 5, p99Above: false, errors: 0 },
     stream: { backlogStart: 0, backlogEnd: 3 },
     mysql: { readings: 10, saturatedReadings: 0, poolLimit: 16, slowTransactions: 0 },
     settlement: { behindStart: 2, behindEnd: 5 },
@@ -65,6 +65,12 @@ describe('first to give way', () => {
     expect(v.first?.layer).toBe('redis');
     expect(v.first?.why).toBe('Redis call p99 ≤ 250 ms (line 100 ms)');
     expect(v.alongside.map((g) => g.layer)).toEqual(['origin', 'edge']);
+  });
+
+  it('a Redis p99 beyond the histogram is above its last bound', () => {
+    const s = calm(1, 100);
+    s.redis = { ...s.redis, p99Ms: 250, p99Above: true };
+    expect(layersGivingWay(s)).toEqual([{ layer: 'redis', why: 'Redis call p99 above 250 ms (line 100 ms)' }]);
   });
 
   it('each layer by its own signal', () => {
