@@ -61,24 +61,44 @@ export const RAMP_USAGE = ` Shadow ramp (with --shadow): steps up to a multiple 
   --drill-probe-every MS  a probe click this often while a switch is awaited (default 50)
   --drill-user-rate R  the lower user rate the drill sets (default: a quarter of the sale's)`;
 
+/** Defaults of the ramp's options (applied in parseRamp, so an option given without --planned-peak is seen). */
+const RAMP_DEFAULTS: Record<string, string> = {
+  'peak-factor': '1.5',
+  steps: '5',
+  'step-seconds': '10',
+  'guard-success-share': '0.9',
+  'guard-baseline': '5',
+  'guard-p99-ms': '250',
+  'guard-stream-lag': '1000',
+  'guard-window': '5',
+  'guard-every': '1000',
+  'guard-min-answers': '20',
+  'drill-timeout': '10',
+  'drill-probe-every': '50',
+};
+
+const RAMP_STRINGS = [
+  'planned-peak',
+  'peak-factor',
+  'steps',
+  'step-seconds',
+  'guard-success-share',
+  'guard-baseline-rate',
+  'guard-baseline',
+  'guard-p99-ms',
+  'guard-stream-lag',
+  'guard-window',
+  'guard-every',
+  'guard-min-answers',
+  'drill-timeout',
+  'drill-probe-every',
+  'drill-user-rate',
+] as const;
+
 export const RAMP_ARGS = {
-  'planned-peak': { type: 'string' },
-  'peak-factor': { type: 'string', default: '1.5' },
-  steps: { type: 'string', default: '5' },
-  'step-seconds': { type: 'string', default: '10' },
-  'guard-success-share': { type: 'string', default: '0.9' },
-  'guard-baseline-rate': { type: 'string' },
-  'guard-baseline': { type: 'string', default: '5' },
-  'guard-p99-ms': { type: 'string', default: '250' },
-  'guard-stream-lag': { type: 'string', default: '1000' },
-  'guard-window': { type: 'string', default: '5' },
-  'guard-every': { type: 'string', default: '1000' },
-  'guard-min-answers': { type: 'string', default: '20' },
+  ...Object.fromEntries(RAMP_STRINGS.map((k) => [k, { type: 'string' as const }])),
   'no-drill': { type: 'boolean' },
-  'drill-timeout': { type: 'string', default: '10' },
-  'drill-probe-every': { type: 'string', default: '50' },
-  'drill-user-rate': { type: 'string' },
-} as const;
+} as Record<(typeof RAMP_STRINGS)[number], { type: 'string' }> & { 'no-drill': { type: 'boolean' } };
 
 type Num = (name: string, raw: string | undefined, min: number, max?: number) => number;
 
@@ -88,8 +108,12 @@ export function parseRamp(
   shadow: boolean,
   num: Num,
 ): RampOptions | null {
-  const str = (k: string) => values[k] as string | undefined;
-  if (values['planned-peak'] === undefined) return null;
+  const str = (k: string) => (values[k] as string | undefined) ?? RAMP_DEFAULTS[k];
+  if (values['planned-peak'] === undefined) {
+    const given = [...RAMP_STRINGS, 'no-drill'].filter((k) => values[k] !== undefined);
+    if (given.length) throw new Error(`--${given[0]} is an option of the shadow ramp: it needs --planned-peak`);
+    return null;
+  }
   if (!shadow)
     throw new Error(
       '--planned-peak needs --shadow: the ramp tells its own traffic from the real one by the shadow claim',
