@@ -3,7 +3,7 @@
  * sale on the stack while a shadow ramp runs; once the ramp is under way the real sale degrades —
  * an edge with a stale EDGE_ORIGIN_SECRET sends the real buyers' reserve calls, which the origin
  * cannot trust (401, undecided answers) — and the guard, watching the real series only, stops the
- * rehearsal before its last step, says why in the report, skips the drill, and still cleans the
+ * rehearsal before its last step (against a given baseline of 100 %), says why in the report, skips the drill, and still cleans the
  * shadow sale up. The real sale's orders are exactly what its buyers were granted.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -48,11 +48,13 @@ it('the real sale degrades during the ramp: the guard stops the rehearsal, says 
   const o = rehearsalAgainst(stack, [
     ...['--activity', shadow, '--stock', '5000'],
     ...['--planned-peak', '20', '--steps', '5', '--step-seconds', '4'],
-    ...['--guard-baseline', '2', '--guard-window', '2', '--guard-every', '250', '--guard-min-answers', '10'],
+    // The baseline given, not measured over a timed window: how many real answers a window holds
+    // depends on the machine's speed (the measured baseline is bench/rehearsal/guard.ts's unit test's).
+    ...['--guard-baseline-rate', '1', '--guard-window', '5', '--guard-every', '250', '--guard-min-answers', '5'],
     ...['--guard-p99-ms', '600000', '--settle-timeout', '60', '--no-drill'],
   ]);
 
-  // Real buyers from before the ramp on (the guard's baseline is theirs), one at a time until told to stop.
+  // Real buyers from before the ramp on, one at a time until told to stop.
   let buying = true;
   const granted: string[] = [];
   const realBuyers = (async () => {
@@ -85,7 +87,7 @@ it('the real sale degrades during the ramp: the guard stops the rehearsal, says 
   expect(refused).toBeGreaterThan(0);
 
   const run = report.shadowRun!;
-  expect(run.guard.baseline.source).toBe('measured');
+  expect(run.guard.baseline).toEqual({ rate: 1, source: 'option', answers: 0 });
   expect(run.guard.stoppedEarly, lines.join('\n')).toBe(true);
   expect(run.guard.reason).toMatch(/^real order success rate .* is below 0\.9 × the baseline/);
   expect(lines.some((l) => l.startsWith('guard: real order success rate'))).toBe(true);
