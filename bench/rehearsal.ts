@@ -11,12 +11,15 @@
 import { resolve } from 'node:path';
 import { ROOT } from '../support/processes.js';
 import { readOrderAnswers, successBetween, writeBaseline } from './rehearsal/baseline.js';
-import { localCrowd, workerCrowd } from './rehearsal/crowd.js';
-import { LoadMonitor } from './rehearsal/monitor.js';
+import { localCrowd, workerCrowd, type Crowd } from './rehearsal/crowd.js';
+import { LoadMonitor, type LoadSample } from './rehearsal/monitor.js';
 import { awaitDraw } from './rehearsal/lottery.js';
 import { parseOptions, type RehearsalOptions } from './rehearsal/options.js';
 import { Recorder } from './rehearsal/recorder.js';
+import { runRamp } from './rehearsal/ramp.js';
 import { buildReport, printReport, writeReport, type Report } from './rehearsal/report.js';
+import type { ShadowRun } from './rehearsal/report-shape.js';
+import { cleanUpShadowSale, stopSale } from './rehearsal/shadow-end.js';
 import { openPool, settle, SettlementWatch } from './rehearsal/settlement.js';
 import { ledgerOf } from '../origin/orders/ledger.js';
 import { adminRequest, createSale, startStack } from './rehearsal/stack.js';
@@ -37,7 +40,12 @@ function progressLine(enabled: boolean) {
   };
 }
 
-export async function runRehearsal(o: RehearsalOptions, command: string): Promise<Report> {
+/** `say`: where the shadow ramp's step and guard lines go (default: stdout). */
+export async function runRehearsal(
+  o: RehearsalOptions,
+  command: string,
+  opts: { say?: (line: string) => void } = {},
+): Promise<Report> {
   const startedAt = Date.now();
   const stack = await startStack(o);
   const progress = progressLine(o.progress);
@@ -52,26 +60,27 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
     const sale = { activityId, startsAt, edgeUrl: stack.edgeUrl, originUrl: stack.originUrl };
     // The order endpoint's answers before the crowd: the success rate is measured over the rehearsal alone.
     const answersBefore = await readOrderAnswers(stack.originUrl, o.metricsToken).catch(() => null);
-    const crowd = o.workers > 1 ? workerCrowd(o, sale, rec, monitor) : localCrowd(o, sale, rec, monitor);
-
-    const watch = new SettlementWatch(pool, stack.originUrl, activityId, rec, ledgerOf(o));
+    const watch = new SettlementWatch(pool, stack.originUrl, activityId, rec, ledgerOf(o), o.metricsToken);
     watch.start();
-    let prev = { at: Date.now(), requests: 0 };
-    const ticker = setInterval(() => {
-      const now = Date.now();
-      const requests = crowd.requests;
-      const rate = ((requests - prev.requests) * 1000) / Math.max(1, now - prev.at);
-      prev = { at: now, requests };
-      const t = (now - startsAt) / 1000;
-      progress.show(
-        `[${t >= 0 ? ' ' : ''}${t.toFixed(1)}s] requests ${requests.toLocaleString('en-US')} · ${Math.round(rate).toLocaleString('en-US')} req/s · users ${crowd.usersArrived.toLocaleString('en-US')}/${o.users.toLocaleString('en-US')} · reserved ${rec.reservations.size.toLocaleString('en-US')}/${o.stock.toLocaleString('en-US')} · lag ${(crowd.arrivalLagMs / 1000).toFixed(1)}s`,
+    let shadowRun: ShadowRun | null = null;
+    let load: { maxArrivalLagMs: number; generators: LoadSample[][] };
+    if (o.ramp) {
+      const say = opts.say ?? ((line: string) => console.log(line));
+      // A ramp that fails still stops its shadow sale: nothing of it may stay open on a production stack.
+      const ramp = await runRamp({ o: { ...o, ramp: o.ramp }, sale, rec, monitor, watch, say }).catch(
+        async (err: unknown) => {
+          await stopSale(o, stack.originUrl, activityId).catch(() => undefined);
+          throw err;
+        },
       );
-    }, 250);
-    try {
-      await crowd.run();
-    } finally {
-      clearInterval(ticker);
-      progress.done();
+      shadowRun = { ramp: ramp.ramp, guard: ramp.guard, drill: ramp.drill, cleanup: null };
+      load = { maxArrivalLagMs: ramp.maxArrivalLagMs, generators: [monitor.samples, ...ramp.workerSamples] };
+      // Stopped before settlement is awaited: nothing new can be reserved while it drains.
+      await stopSale(o, stack.originUrl, activityId);
+    } else {
+      const crowd = o.workers > 1 ? workerCrowd(o, sale, rec, monitor) : localCrowd(o, sale, rec, monitor);
+      await driveWithProgress(crowd, o, rec, startsAt, progress);
+      load = { maxArrivalLagMs: crowd.maxArrivalLagMs, generators: crowd.generatorSamples };
     }
     const loadEndedAt = Date.now();
     const answersAfter = answersBefore && (await readOrderAnswers(stack.originUrl, o.metricsToken).catch(() => null));
@@ -85,7 +94,8 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
         `lottery: ${lottery.entrants} entrants (${rec.entered} entries answered 202), ${lottery.winners} winners ` +
           `(${lottery.unitsWon} units), time to draw ${lottery.drawMs} ms after the window closed`,
       );
-    if (stack.own) await endSale(o, stack.originUrl, activityId);
+    if (shadowRun) shadowRun.cleanup = await cleanUpShadowSale(o, stack.originUrl, pool, activityId);
+    else if (stack.own) await endSale(o, stack.originUrl, activityId);
     const report = buildReport({
       o,
       command,
@@ -94,18 +104,46 @@ export async function runRehearsal(o: RehearsalOptions, command: string): Promis
       saleStartsAt: startsAt,
       stack: { own: stack.own, edgeUrl: stack.edgeUrl, originUrl: stack.originUrl },
       rec,
-      maxArrivalLagMs: crowd.maxArrivalLagMs,
+      maxArrivalLagMs: load.maxArrivalLagMs,
       loadEndedAt,
       facts,
       settledSamples: watch.samples,
-      generators: crowd.generatorSamples,
+      generators: load.generators,
       orderSuccess,
+      shadowRun,
     });
     return report;
   } finally {
     monitor?.stop();
     await pool.end();
     await stack.stop();
+  }
+}
+
+/** One crowd with the live progress line (the ramp prints a line per step instead). */
+async function driveWithProgress(
+  crowd: Crowd,
+  o: RehearsalOptions,
+  rec: Recorder,
+  startsAt: number,
+  progress: ReturnType<typeof progressLine>,
+): Promise<void> {
+  let prev = { at: Date.now(), requests: 0 };
+  const ticker = setInterval(() => {
+    const now = Date.now();
+    const requests = crowd.requests;
+    const rate = ((requests - prev.requests) * 1000) / Math.max(1, now - prev.at);
+    prev = { at: now, requests };
+    const t = (now - startsAt) / 1000;
+    progress.show(
+      `[${t >= 0 ? ' ' : ''}${t.toFixed(1)}s] requests ${requests.toLocaleString('en-US')} · ${Math.round(rate).toLocaleString('en-US')} req/s · users ${crowd.usersArrived.toLocaleString('en-US')}/${o.users.toLocaleString('en-US')} · reserved ${rec.reservations.size.toLocaleString('en-US')}/${o.stock.toLocaleString('en-US')} · lag ${(crowd.arrivalLagMs / 1000).toFixed(1)}s`,
+    );
+  }, 250);
+  try {
+    await crowd.run();
+  } finally {
+    clearInterval(ticker);
+    progress.done();
   }
 }
 
@@ -140,6 +178,18 @@ function recordBaseline(o: RehearsalOptions, report: Report): void {
   console.log(`baseline: order success rate ${(rate * 100).toFixed(2)} % written to ${path}`);
 }
 
+/**
+ * 0: all well; 1: oversold, lost or unreconciled, a switch of the drill slow or without effect, or
+ * the shadow sale not cleaned up; 3: the guard stopped a shadow ramp because the real traffic degraded.
+ */
+export function exitCode(report: Report): number {
+  const run = report.shadowRun;
+  if (run?.guard.stoppedEarly) return 3;
+  const drillOk = !run?.drill || run.drill.ok;
+  const cleanOk = !run?.cleanup || run.cleanup.done;
+  return report.verdict.ok && drillOk && cleanOk ? 0 : 1;
+}
+
 async function main() {
   let o: RehearsalOptions;
   try {
@@ -158,7 +208,7 @@ async function main() {
   const files = writeReport(report, resolve(o.outDir));
   console.log(`\nreport: ${files.html}\n        ${files.json}`);
   recordBaseline(o, report);
-  process.exit(report.verdict.ok ? 0 : 1);
+  process.exit(exitCode(report));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

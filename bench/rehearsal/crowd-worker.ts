@@ -3,7 +3,13 @@
  * its slice of the crowd, reports progress and new reservations, then its recorder and its own load
  * samples, and exits.
  */
-import { createDriver, PROGRESS_EVERY_MS, type WorkerMessage, type WorkerStart } from './crowd.js';
+import {
+  createDriver,
+  PROGRESS_EVERY_MS,
+  type CoordinatorMessage,
+  type WorkerMessage,
+  type WorkerStart,
+} from './crowd.js';
 import { LoadMonitor } from './monitor.js';
 import { Recorder } from './recorder.js';
 
@@ -25,6 +31,9 @@ async function drive({ o, sale, slice }: WorkerStart) {
   const monitor = new LoadMonitor(sale.startsAt);
   monitor.start();
   const { driver, close } = createDriver(o, sale, rec, slice);
+  process.on('message', (m: WorkerStart | CoordinatorMessage) => {
+    if ('type' in m && m.type === 'stop') driver.stop();
+  });
   const progress = setInterval(() => {
     void send({
       type: 'progress',

@@ -24,10 +24,14 @@ export interface Sale {
   startsAt: number;
   edgeUrl: string;
   originUrl: string;
+  /** Follow-ups are not scheduled beyond this long after the last arrival (default TAIL_MS). */
+  tailMs?: number;
 }
 
 export interface Crowd {
   run(): Promise<void>;
+  /** No new request after this (in-flight ones finish); `run` then resolves. */
+  stop(): void;
   /** Live, for the progress line. */
   readonly requests: number;
   readonly usersArrived: number;
@@ -64,7 +68,7 @@ export function createDriver(o: RehearsalOptions, sale: Sale, rec: Recorder, sli
       concurrency,
       pollRatio: o.pollRatio,
       payRatio: o.payRatio,
-      tailMs: TAIL_MS,
+      tailMs: sale.tailMs ?? TAIL_MS,
       paymentSecret: o.paymentSecret,
       ...(slice ? { slice } : {}),
     },
@@ -93,6 +97,9 @@ export function localCrowd(o: RehearsalOptions, sale: Sale, rec: Recorder, monit
       } finally {
         close();
       }
+    },
+    stop() {
+      driver.stop();
     },
     get requests() {
       return rec.requests;
@@ -159,6 +166,9 @@ export function workerCrowd(o: RehearsalOptions, sale: Sale, rec: Recorder, moni
         for (const child of children) if (child.exitCode === null) child.kill();
       }
     },
+    stop() {
+      for (const child of children) if (child.connected) child.send({ type: 'stop' } satisfies CoordinatorMessage);
+    },
     get requests() {
       return live.reduce((n, w) => n + w.requests, 0);
     },
@@ -175,6 +185,11 @@ export function workerCrowd(o: RehearsalOptions, sale: Sale, rec: Recorder, moni
       return [monitor.samples, ...samples];
     },
   };
+}
+
+/** Sent by the coordinator to a running worker: stop driving (crowd.stop()). */
+export interface CoordinatorMessage {
+  type: 'stop';
 }
 
 /** Sent by the coordinator to a worker. */

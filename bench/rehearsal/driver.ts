@@ -59,6 +59,7 @@ export class Driver {
   private busy = 0;
   private busyFollowUps = 0;
   private readonly shared: string[] = [];
+  private stopped = false;
   /** How late punctual users started compared with the curve (the generator's own lag). */
   maxArrivalLagMs = 0;
 
@@ -74,6 +75,11 @@ export class Driver {
   }
 
   private readonly step: number;
+
+  /** No new request after this; those in flight finish, and `run` resolves once they have. */
+  stop(): void {
+    this.stopped = true;
+  }
 
   async run(): Promise<void> {
     const { population } = this.o;
@@ -97,6 +103,7 @@ export class Driver {
 
   private async worker(): Promise<void> {
     for (;;) {
+      if (this.stopped) return;
       const now = Date.now();
       const top = this.agenda.peek();
       const arrival = this.nextArrival();
@@ -310,21 +317,8 @@ export class Driver {
 
   /** The payment provider's webhook to the origin (docs/design.md §9), as the provider signs it. */
   private async pay(orderNo: string, user: User): Promise<void> {
-    const body = JSON.stringify({ orderNo, paymentId: `pay-${user.id}`, status: 'paid' });
-    const ts = String(Date.now());
-    const sig = createHmac('sha256', this.o.paymentSecret).update(`${ts}\n${body}`).digest('hex');
-    await this.call(
-      'payment',
-      'POST',
-      '/payments/callback',
-      null,
-      {
-        'content-type': 'application/json',
-        'x-payment-timestamp': ts,
-        'x-payment-signature': `v1=${sig}`,
-      },
-      body,
-    );
+    const { headers, body } = paymentCallback(this.o.paymentSecret, orderNo, `pay-${user.id}`);
+    await this.call('payment', 'POST', PAYMENT_CALLBACK_PATH, null, headers, body);
   }
 
   private newKey(user: User): string {
@@ -355,4 +349,17 @@ function ticketExpiredBy(purchaseUrl: string, at: number): boolean {
   const ticket = new URL(purchaseUrl, 'http://edge').searchParams.get('t') ?? '';
   const expiresAt = Number(ticket.split('.')[3]);
   return Number.isFinite(expiresAt) && expiresAt <= at;
+}
+
+export const PAYMENT_CALLBACK_PATH = '/payments/callback';
+
+/** The payment provider's `paid` webhook for an order, signed as the provider signs it (docs/design.md §9). */
+export function paymentCallback(secret: string, orderNo: string, paymentId: string) {
+  const body = JSON.stringify({ orderNo, paymentId, status: 'paid' });
+  const ts = String(Date.now());
+  const sig = createHmac('sha256', secret).update(`${ts}\n${body}`).digest('hex');
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'x-payment-timestamp': ts, 'x-payment-signature': `v1=${sig}` },
+  };
 }

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { BENCH_EDGE_SECRETS, BENCH_SECRETS } from '../lib/stack.js';
 import { CURVES, DEFAULT_MIX, type Curve, type Mix } from './population.js';
+import { parseRamp, RAMP_ARGS, RAMP_USAGE, type RampOptions } from './ramp-options.js';
 
 export interface RehearsalOptions {
   users: number;
@@ -52,6 +53,8 @@ export interface RehearsalOptions {
    * extra hop) or `miniflare` (through Miniflare's entry worker, as releases before 2026-12 did).
    */
   edgeEntry: 'direct' | 'miniflare';
+  /** `--planned-peak`: the step ramp, its guard and the switch drill instead of one crowd (ramp-options.ts). */
+  ramp: RampOptions | null;
 }
 
 const USAGE = `npm run rehearsal -- [options]
@@ -86,7 +89,8 @@ const USAGE = `npm run rehearsal -- [options]
   --edge-url URL --origin-url URL [--activity ID] [--mysql-url URL] [--shadow]
   --shadow             create a shadow sale and drive it with shadow tokens: its rows go to the
                        shadow tables, its events to SHADOW_ORDER_EVENTS_URL (docs/rehearsal.md)
-  secrets from ADMIN_TOKEN, USER_TOKEN_SECRET, PAYMENT_WEBHOOK_SECRET in the environment`;
+  secrets from ADMIN_TOKEN, USER_TOKEN_SECRET, PAYMENT_WEBHOOK_SECRET in the environment
+${RAMP_USAGE}`;
 
 function num(name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(raw);
@@ -139,6 +143,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       shadow: { type: 'boolean' },
       activity: { type: 'string' },
       'mysql-url': { type: 'string' },
+      ...RAMP_ARGS,
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -190,5 +195,6 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     admission: values.admission,
     lotteryWindowMs: num('lottery-window', values['lottery-window'] ?? values.duration, 0.1, 600) * 1000,
     edgeEntry: values['edge-entry'],
+    ramp: parseRamp(values, values.shadow ?? false, num),
   };
 }

@@ -135,8 +135,11 @@ export class Recorder {
     };
   }
 
-  /** Adds a worker's recorder (workers drive disjoint users, so holders never collide). */
-  merge(d: RecorderData): void {
+  /**
+   * Adds a worker's recorder (workers drive disjoint users, so holders never collide). `shiftSeconds`:
+   * how many whole seconds after this recorder's start the other one started (a ramp step's).
+   */
+  merge(d: RecorderData, shiftSeconds = 0): void {
     this.requests += d.requests;
     for (const o of d.outcomes) {
       const key = `${o.step} ${o.status} ${o.code}`;
@@ -145,7 +148,8 @@ export class Recorder {
       if (mine) mine.latency.merge(latency);
       else this.outcomes.set(key, { step: o.step, status: o.status, code: o.code, latency });
     }
-    for (const [second, counts] of d.timeline) {
+    for (const [stepSecond, counts] of d.timeline) {
+      const second = stepSecond + shiftSeconds;
       const bucket = this.timeline.get(second);
       if (!bucket) this.timeline.set(second, { ...counts });
       else for (const k of SERIES) bucket[k] += counts[k];

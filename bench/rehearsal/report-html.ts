@@ -5,6 +5,7 @@
  */
 import type { Report } from './report-shape.js';
 import { SERIES, type Series } from './recorder.js';
+import { shadowRunHtml } from './report-ramp.js';
 
 const esc = (x: unknown) =>
   String(x).replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!);
@@ -247,6 +248,7 @@ code{background:#f4f4f4;padding:1px 4px;border-radius:3px}
 <div><code>${esc(r.command)}</code></div>
 <div class="verdict ${r.verdict.ok ? 'ok' : 'fail'}">${r.verdict.ok ? 'OK — nothing oversold, nothing lost, reconciliation ok' : 'FAILED'}${r.verdict.problems.map((p) => `<div>${esc(p)}</div>`).join('')}</div>
 ${r.verdict.notes.map((x) => `<div class="hint">note: ${esc(x)}</div>`).join('')}
+${r.shadowRun ? shadowRunHtml(r.shadowRun) : ''}
 <div class="cards">
 ${card('time to sold out', sec(f.timeToSoldOutMs))}
 ${card('edge requests / s (avg)', n(f.edgeRequestsPerSecond))}

@@ -9,6 +9,19 @@ import type { RehearsalOptions } from './options.js';
 import type { Series } from './recorder.js';
 import type { SettlementFacts } from './settlement.js';
 import type { WaitingRoomReport } from './waiting-room.js';
+import type { DrillReport } from './drill.js';
+import type { GuardReport } from './guard.js';
+import type { RampReport } from './ramp.js';
+import type { CleanupReport } from './shadow-end.js';
+
+/** A shadow ramp's own parts (`--planned-peak`): the steps and their verdict, the guard, the drill, the cleanup. */
+export interface ShadowRun {
+  ramp: RampReport;
+  guard: GuardReport;
+  /** null: skipped (`--no-drill`) or not reached (the guard stopped the rehearsal first). */
+  drill: DrillReport | null;
+  cleanup: CleanupReport | null;
+}
 
 export interface FunnelRow {
   label: string;
@@ -53,4 +66,6 @@ export interface Report {
   /** The load generator's own CPU and event-loop delay, the machine's CPU, and the stack's processes, per second. */
   load: { summary: LoadSummary; generators: LoadSample[][] };
   verdict: { ok: boolean; problems: string[]; notes: string[] };
+  /** `--planned-peak` (absent otherwise). */
+  shadowRun?: ShadowRun;
 }

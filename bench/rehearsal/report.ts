@@ -11,7 +11,8 @@ import { SERIES, type Recorder, type Step } from './recorder.js';
 import type { SettlementFacts } from './settlement.js';
 import { renderHtml, settleText } from './report-html.js';
 import type { OrderSuccess } from './baseline.js';
-import type { FunnelRow, Report } from './report-shape.js';
+import type { FunnelRow, Report, ShadowRun } from './report-shape.js';
+import { shadowRunLines } from './report-ramp.js';
 
 export type { FunnelRow, Report } from './report-shape.js';
 
@@ -30,6 +31,7 @@ export function buildReport(args: {
   /** Per-second samples of each generator process (coordinator first). */
   generators: LoadSample[][];
   orderSuccess: OrderSuccess | null;
+  shadowRun?: ShadowRun | null;
 }): Report {
   const { o, rec, facts } = args;
   const { adminToken: _a, userTokenSecret: _u, paymentSecret: _p, metricsToken: _m, ...options } = o;
@@ -108,7 +110,11 @@ export function buildReport(args: {
     );
   for (const b of rec.breaches.slice(0, 20)) problems.push(`IDEMPOTENCY: ${b}`);
   if (rec.breaches.length > 20) problems.push(`IDEMPOTENCY: … ${rec.breaches.length - 20} more`);
-  if (rec.firstSoldOutAt === null) notes.push('never sold out: the crowd did not buy the whole stock');
+  if (args.shadowRun?.drill)
+    notes.push(
+      "the switch drill's sold-out threshold answered sold_out on purpose: the time to sold out and the sold-out notes are the drill's",
+    );
+  else if (rec.firstSoldOutAt === null) notes.push('never sold out: the crowd did not buy the whole stock');
   else if (facts.orders.total + facts.deadLetters < o.stock && facts.orders.timeout === 0)
     notes.push(`undersold: ${facts.orders.total} orders for ${o.stock} units although the sale answered sold_out`);
   if (facts.ordersWithoutAnswer > 0)
@@ -164,6 +170,7 @@ export function buildReport(args: {
     settlement: { ...settlementRest, lostCount: lost.length, lostSample: lost.slice(0, 20) },
     load: { summary: load, generators: args.generators },
     verdict: { ok: problems.length === 0, problems, notes },
+    ...(args.shadowRun ? { shadowRun: args.shadowRun } : {}),
   };
 }
 
@@ -247,6 +254,7 @@ export function printReport(r: Report): void {
       `  ${name.padEnd(26)} CPU mean ${pctOf(p.cpuMean)}, max ${pctOf(p.cpuMax)} of a core; RSS up to ${p.rssMbMax} MB`,
     );
   for (const note of r.verdict.notes) out.push(`  note: ${note}`);
+  if (r.shadowRun) out.push(...shadowRunLines(r.shadowRun));
   out.push('', r.verdict.ok ? 'VERDICT: ok — nothing oversold, nothing lost, reconciled' : 'VERDICT: FAILED');
   for (const p of r.verdict.problems) out.push(`  ${p}`);
   console.log(out.join('\n'));

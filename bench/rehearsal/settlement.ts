@@ -56,6 +56,8 @@ export class SettlementWatch {
     private readonly rec: Recorder,
     /** The sale's tables: a shadow sale's orders are in the shadow tables (origin/orders/ledger.ts). */
     private readonly ledger: Ledger = ledgerOf({ shadow: false }),
+    /** METRICS_TOKEN of an existing origin's /metrics. */
+    private readonly metricsToken?: string,
   ) {}
 
   async probe(): Promise<void> {
@@ -66,16 +68,23 @@ export class SettlementWatch {
         [this.activityId, this.activityId],
       ),
     ))!;
-    const metrics = await (await fetch(`${this.originUrl}/metrics`)).text();
+    const metrics = await (
+      await fetch(`${this.originUrl}/metrics`, {
+        headers: this.metricsToken ? { authorization: `Bearer ${this.metricsToken}` } : {},
+      })
+    ).text();
     const gauge = (name: string) => {
       const m = new RegExp(`^${name}\\{activity="${this.activityId}"\\} (\\S+)$`, 'm').exec(metrics);
       return m ? Number(m[1]) : -1;
     };
+    // A shadow sale's Stream is in one gauge of its own (undelivered + unacknowledged), never the real ones.
+    const shadowBacklog = this.ledger.shadow ? gauge('seckill_shadow_stream_backlog') : null;
     this.last = {
       orders: Number(row.orders),
       dead: Number(row.dead),
-      pending: gauge('seckill_stream_pending'),
-      lag: gauge('seckill_stream_lag'),
+      pending: shadowBacklog ?? gauge('seckill_stream_pending'),
+      // (-1: the gauge is not there yet; 0 once it is, the backlog being all in `pending`.)
+      lag: shadowBacklog === null ? gauge('seckill_stream_lag') : shadowBacklog < 0 ? -1 : 0,
     };
     const now = Date.now();
     this.samples.push([now - this.rec.startsAt, this.last.orders]);

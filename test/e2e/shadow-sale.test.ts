@@ -7,11 +7,11 @@
  * on the real one (edge and origin, 403 shadow_mismatch); a shadow payment pays only a shadow order;
  * the cleanup leaves no shadow row or Redis key. Also: `shadow` cannot be set or cleared by PATCH.
  */
-import { sign } from 'hono/jwt';
 import { signEdgeRequest } from '../../contract/signing.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { scalar } from '../helpers/db.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
+import { buy as buyAt, inParallel, tally } from '../helpers/buyers.js';
 import { startEventReceiver } from '../helpers/event-receiver.js';
 import { pay } from '../helpers/lifecycle.js';
 import { uniqueId } from '../helpers/ids.js';
@@ -41,72 +41,9 @@ afterAll(async () => {
   await shadowEvents?.close();
 });
 
-const token = (userId: string, shadow: boolean) =>
-  sign(
-    { sub: userId, exp: Math.floor(Date.now() / 1000) + 600, ...(shadow ? { shadow: true } : {}) },
-    TEST_EDGE_SECRETS.USER_TOKEN_SECRET,
-    'HS256',
-  );
-
-/**
- * A ticket and a purchase through the edge, as the page makes them. A buyer whose click met a busy
- * shared test box (503 `unavailable`: the origin did not answer within the edge's timeout) clicks
- * again after the user gate's second, with the same Idempotency-Key, as the page does: the
- * reservation, if the first click made one, comes back as a repeat (200).
- */
-async function buy(activityId: string, userId: string, shadow: boolean, quantity = 1) {
-  const auth = `Bearer ${await token(userId, shadow)}`;
-  const edge = stack.edge.url;
-  const ticket = await fetch(`${edge}/api/activities/${activityId}/tickets`, {
-    method: 'POST',
-    headers: { authorization: auth },
-  });
-  if (ticket.status !== 200) return { userId, status: ticket.status, body: (await ticket.json()) as any };
-  const { purchaseUrl } = (await ticket.json()) as { purchaseUrl: string };
-  for (let attempt = 1; ; attempt++) {
-    const res = await fetch(`${edge}${purchaseUrl}`, {
-      method: 'POST',
-      headers: { authorization: auth, 'idempotency-key': `k-${userId}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ quantity }),
-    });
-    const body = (await res.json()) as any;
-    if (res.status === 503 && body.error === 'unavailable' && attempt < 4) {
-      await new Promise((r) => setTimeout(r, 1_100));
-      continue;
-    }
-    // A repeat (200) of a reservation the lost answer made is the same win as its 202.
-    if (res.status === 200 && body.status === 'queued') return { userId, status: 202, body };
-    // After a lost answer the edge may already answer sold_out (this client keeps no receipt
-    // cookie): the buyer finds the reservation the first click made, as the contract says.
-    if (attempt > 1 && res.status === 409) {
-      const mine = await fetch(`${edge}/api/activities/${activityId}/reservation`, {
-        headers: { authorization: auth },
-      });
-      if (mine.status === 200) return { userId, status: 202, body: (await mine.json()) as any };
-    }
-    return { userId, status: res.status, body };
-  }
-}
-
-async function inParallel<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const queue = [...items];
-  const out: R[] = [];
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      for (let next = queue.shift(); next !== undefined; next = queue.shift()) out.push(await work(next));
-    }),
-  );
-  return out;
-}
-
-const tally = (results: { status: number; body: any }[]) => {
-  const t: Record<string, number> = {};
-  for (const r of results) {
-    const key = `${r.status} ${r.body.error ?? r.body.status}`;
-    t[key] = (t[key] ?? 0) + 1;
-  }
-  return t;
-};
+/** A real or shadow buyer through this file's edge (test/helpers/buyers.ts). */
+const buy = (activityId: string, userId: string, shadow: boolean, quantity = 1) =>
+  buyAt(stack.edge.url, activityId, userId, shadow, quantity);
 
 async function shadowSale(stock: number) {
   const activityId = uniqueId();
