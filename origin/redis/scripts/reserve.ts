@@ -6,21 +6,7 @@ import type { Claims } from '../../../contract/eligibility.js';
 import type { ActivityKeys } from '../keys.js';
 import type { Sale } from '../sale.js';
 import { num, unknownCode, type Reply, type Script } from './script.js';
-
-export const ReserveCode = {
-  OK: 1,
-  EXISTS: 2,
-  BORROW: 3,
-  PENDING: 4,
-  NOT_WARMED: -1,
-  PAUSED: -2,
-  ENDED: -3,
-  SOLD_OUT: -4,
-  LIMIT_EXCEEDED: -5,
-  INSUFFICIENT_STOCK: -6,
-  DENIED: -8,
-  NOT_ELIGIBLE: -9,
-} as const;
+import { ReplyCode } from './reply-codes.js';
 
 export interface ReserveInput extends Sale {
   userId: string;
@@ -85,15 +71,15 @@ export interface ReserveArgs {
 export const claimsArg = (claims: Claims | undefined) => (claims ? JSON.stringify(claims) : '{}');
 
 const KIND_OF_CODE: Record<number, ReserveReply['kind']> = {
-  [ReserveCode.PENDING]: 'pending',
-  [ReserveCode.SOLD_OUT]: 'sold_out',
-  [ReserveCode.INSUFFICIENT_STOCK]: 'insufficient_stock',
-  [ReserveCode.LIMIT_EXCEEDED]: 'limit_exceeded',
-  [ReserveCode.PAUSED]: 'paused',
-  [ReserveCode.ENDED]: 'ended',
-  [ReserveCode.NOT_WARMED]: 'not_warmed',
-  [ReserveCode.DENIED]: 'denied',
-  [ReserveCode.NOT_ELIGIBLE]: 'not_eligible',
+  [ReplyCode.PENDING]: 'pending',
+  [ReplyCode.SOLD_OUT]: 'sold_out',
+  [ReplyCode.INSUFFICIENT_STOCK]: 'insufficient_stock',
+  [ReplyCode.LIMIT_EXCEEDED]: 'limit_exceeded',
+  [ReplyCode.PAUSED]: 'paused',
+  [ReplyCode.ENDED]: 'ended',
+  [ReplyCode.NOT_WARMED]: 'not_warmed',
+  [ReplyCode.DENIED]: 'denied',
+  [ReplyCode.NOT_ELIGIBLE]: 'not_eligible',
 };
 
 /**
@@ -103,11 +89,11 @@ const KIND_OF_CODE: Record<number, ReserveReply['kind']> = {
 export function decodeReserve(reply: Reply, at = 0, script = 'reserve'): ReserveReply {
   const code = num(reply[at]);
   switch (code) {
-    case ReserveCode.OK:
+    case ReplyCode.DONE:
       return { kind: 'reserved', reservationId: String(reply[at + 1]), remaining: num(reply[at + 2]) };
-    case ReserveCode.EXISTS:
+    case ReplyCode.ALREADY:
       return { kind: 'repeat', reservationId: String(reply[at + 1]) };
-    case ReserveCode.BORROW:
+    case ReplyCode.BORROW:
       return { kind: 'borrow', reservationId: String(reply[at + 1]), homeStock: num(reply[at + 2]) };
   }
   const kind = KIND_OF_CODE[code];
