@@ -3,6 +3,7 @@
  * eligibility, per-user limit, stock — and on a grant DECRBY, holder, XADD of the event.
  */
 import type { Claims } from '../../../contract/eligibility.js';
+import type { ReserveRefusal } from '../../../contract/reserve-outcomes.js';
 import type { ActivityKeys } from '../keys.js';
 import type { Sale } from '../sale.js';
 import { num, unknownCode, type Reply, type Script } from './script.js';
@@ -22,27 +23,24 @@ export interface ReserveInput extends Sale {
   eligibilityDecided?: boolean;
 }
 
-/** What a reservation request comes to in Redis: the one outcome type of the reserve rule (purchase, borrow, draw). */
+/**
+ * What a reservation request comes to in Redis: the one outcome type of the reserve rule, for a
+ * purchase, a waiting-room turn, a borrow and the draw alike. Its kinds are those of the contract's
+ * table (contract/reserve-outcomes.ts), which maps each to its answer.
+ */
 export type ReserveOutcome =
   | { kind: 'reserved'; reservationId: string; remaining: number }
   | { kind: 'repeat'; reservationId: string }
-  | { kind: 'sold_out' }
-  | { kind: 'insufficient_stock' }
-  | { kind: 'limit_exceeded' }
-  | { kind: 'paused' }
-  | { kind: 'ended' }
-  | { kind: 'not_warmed' }
-  /** The user is on the deny list (the bucket's `denied` hash). */
-  | { kind: 'denied' }
-  /** The claims do not meet the sale's eligibility rule (the config hash's `eligibility`). */
-  | { kind: 'not_eligible' }
-  /** The user's own borrow from another bucket is still in flight (or units moved under it): try again. */
-  | { kind: 'busy' }
   /**
    * Granted on the primary, but `WAIT` did not see it on REDIS_WAIT_REPLICAS replicas in time: a
    * failover now could lose it, so it is not promised. The holder lookup tells later what became of it.
    */
-  | { kind: 'unconfirmed'; reservationId: string };
+  | { kind: 'unconfirmed'; reservationId: string }
+  /**
+   * Turned away: no stock or too little, over the limit, the sale paused, ended or not warmed, the
+   * user denied or not eligible, or (`busy`) the user's own borrow from another bucket still in flight.
+   */
+  | { kind: Exclude<ReserveRefusal, 'unconfirmed'> };
 
 /** What the script answered; `borrow` and `pending` only come from a sale with buckets. */
 export type ReserveReply =
