@@ -6,6 +6,7 @@ export * from './signing.js';
 export * from './trace.js';
 export * from './activity.js';
 export * from './reservation.js';
+export * from './reserve-outcomes.js';
 export * from './product.js';
 export * from './eligibility.js';
 export * from './shadow.js';

@@ -8,6 +8,7 @@
 import {
   ContractError,
   isErrorCode,
+  ORIGIN_ANSWER_CODES,
   REFUSALS,
   signEdgeRequest,
   traceparentFor,
@@ -20,28 +21,6 @@ export interface OriginAnswer<T> {
   status: number;
   body: T;
 }
-
-/** Origin error codes the edge passes through to the client unchanged. Anything else fails closed. */
-const PASS_THROUGH: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'bad_request',
-  'forbidden',
-  'not_found',
-  'sold_out',
-  'insufficient_stock',
-  'limit_exceeded',
-  'ended',
-  'too_early',
-  'busy',
-  'paused',
-  'not_ready',
-  'unavailable',
-  // The origin's own deny-list and eligibility refusals: a purchase or a waiting-room
-  // turn the edge's copy let through ends with them, as the edge's early refusal would.
-  'denied',
-  'not_eligible',
-  // A shadow token on a real sale, or a real one on a shadow sale (contract/shadow.ts), refused again at the origin.
-  'shadow_mismatch',
-]);
 
 /** What a client reads when the origin cannot serve it; the reason is in the log. */
 export const UNAVAILABLE_MESSAGE = REFUSALS.unavailable.message;
@@ -106,7 +85,8 @@ export async function callOrigin<T>(
   if (status >= 200 && status < 300) return { status, body: parsed as T };
 
   const code = (parsed as { error?: unknown } | null)?.error;
-  if (isErrorCode(code) && PASS_THROUGH.has(code)) {
+  // The codes the origin answers with (the contract's table) pass through; anything else fails closed.
+  if (isErrorCode(code) && ORIGIN_ANSWER_CODES.has(code)) {
     const message = (parsed as { message?: unknown }).message;
     const seconds = retryAfter && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : undefined;
     const generic = GENERIC_MESSAGE[code];

@@ -11,14 +11,15 @@
     ARGV[2] marked before (ms): only a borrow marked earlier than this is given up; 0 = any age
 
   Output:
-     1   ABANDONED: the pending holder is cleared (the user may try again)
+     1   DONE: the pending holder is cleared (the user may try again)
      2   ALREADY: given up before; nothing changed
-    -1   CONFIRMED: the borrow completed; nothing changed (its units are sold)
-    -2   TOO_FRESH: marked at or after ARGV[2] (maybe still in flight); nothing changed
-    -3   UNKNOWN: no such borrow here
+   -12   CONFIRMED: the borrow completed; nothing changed (its units are sold)
+   -13   TOO_FRESH: marked at or after ARGV[2] (maybe still in flight); nothing changed
+   -14   UNKNOWN: no such borrow here
 
-  Side effects (ABANDONED only): HSET borrowing "a", HDEL holder (only if still this pending one).
+  Side effects (DONE only): HSET borrowing "a", HDEL holder (only if still this pending one).
 ]]
+--- @include "includes/reply-codes"
 local rcall = redis.call
 local holdersKey = KEYS[1]
 local borrowingKey = KEYS[2]
@@ -26,23 +27,23 @@ local borrowingKey = KEYS[2]
 local reservationId = ARGV[1]
 local state = rcall('HGET', borrowingKey, reservationId)
 if not state then
-  return { -3 }
+  return { REPLY.UNKNOWN }
 end
 local kind = string.sub(state, 1, 1)
 if kind == 'c' then
-  return { -1 }
+  return { REPLY.CONFIRMED }
 end
 if kind == 'a' then
-  return { 2 }
+  return { REPLY.ALREADY }
 end
 -- "p|ts|userId|quantity"
 local ts, userId = string.match(state, '^p|(%d+)|(%d+)|')
 local before = tonumber(ARGV[2])
 if before > 0 and tonumber(ts) >= before then
-  return { -2 }
+  return { REPLY.TOO_FRESH }
 end
 rcall('HSET', borrowingKey, reservationId, 'a')
 if rcall('HGET', holdersKey, userId) == '~' .. reservationId then
   rcall('HDEL', holdersKey, userId)
 end
-return { 1 }
+return { REPLY.DONE }

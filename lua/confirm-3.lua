@@ -18,12 +18,13 @@
     ARGV[7] now (ms since epoch)
 
   Output:
-     1   CONFIRMED: holder set, event appended
+     1   DONE: holder set, event appended
      2   ALREADY: confirmed before; nothing changed
-    -1   ABANDONED: the borrow was given up (or never marked) — nothing changed; give the units back
+   -15   ABANDONED: the borrow was given up (or never marked) — nothing changed; give the units back
 
-  Side effects (CONFIRMED only): HSET holders, HSET borrowing, XADD events.
+  Side effects (DONE only): HSET holders, HSET borrowing, XADD events.
 ]]
+--- @include "includes/reply-codes"
 --- @include "includes/reservation-event"
 
 local rcall = redis.call
@@ -36,12 +37,12 @@ local reservationId = ARGV[2]
 
 local state = rcall('HGET', borrowingKey, reservationId)
 if state and string.sub(state, 1, 1) == 'c' then
-  return { 2 }
+  return { REPLY.ALREADY }
 end
 if not state or string.sub(state, 1, 1) ~= 'p' or rcall('HGET', holdersKey, userId) ~= '~' .. reservationId then
-  return { -1 }
+  return { REPLY.ABANDONED }
 end
 rcall('HSET', holdersKey, userId, reservationId)
 rcall('HSET', borrowingKey, reservationId, 'c|' .. ARGV[4])
 addReservationEvent(eventsKey, reservationId, ARGV[5], userId, ARGV[3], ARGV[6], ARGV[7])
-return { 1 }
+return { REPLY.DONE }

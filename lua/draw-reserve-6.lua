@@ -13,13 +13,13 @@
             userId, quantity (integer >= 1), reservationId (new; used only when granted), requestId,
             traceId
 
-  The deny list is checked for each winner (a denied one answers -8 and takes nothing); eligibility is
+  The deny list is checked for each winner (a denied one answers DENIED and takes nothing); eligibility is
   the draw's own decision (claims stored with the entry, rule in force at the close), not checked here.
 
   Output: a flat array, three slots per winner in the order given:
     code, reservationId or '', remaining or 0
-  with the codes of reserve-6.lua (1 OK, 2 EXISTS, -1 NOT_WARMED, -2 PAUSED, -3 ENDED, -4 SOLD_OUT,
-  -5 LIMIT_EXCEEDED, -6 INSUFFICIENT_STOCK, -8 DENIED; never 3 BORROW or 4 PENDING here).
+  with the codes of reserve-6.lua (lua/includes/reply-codes.lua: DONE, ALREADY, NOT_WARMED, PAUSED,
+  ENDED, SOLD_OUT, LIMIT_EXCEEDED, INSUFFICIENT_STOCK, DENIED; never BORROW, PENDING or NOT_ELIGIBLE here).
 
   Side effects: those of reserve-6.lua for the winners granted, batched: the rule runs on what was
   read for the whole batch (one HMGET of the holders and one of the deny list), then one DECRBY of
@@ -76,7 +76,7 @@ for w = 1, count do
   local at = 5 * w - 3
   local userId, quantity, reservationId = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2]
   local code, id = decide(sale, quantity, false, reads, w)
-  if code == 1 then
+  if code == REPLY.DONE then
     sale.stock = sale.stock - quantity
     units = units + quantity
     granted[userId] = reservationId
@@ -85,7 +85,7 @@ for w = 1, count do
   end
   out[#out + 1] = code
   out[#out + 1] = id or ''
-  out[#out + 1] = code == 1 and sale.stock or 0
+  out[#out + 1] = code == REPLY.DONE and sale.stock or 0
 end
 
 -- The writes of the grants, as reserve-6 makes them (stock and holders before the events): one

@@ -15,8 +15,8 @@
     ARGV[3] the user's JWT claims the edge verified, JSON (`{}` when none)
 
   Output:
-     1, entrants   ENTERED: a new entry; the number of entrants now
-     2, quantity   EXISTS: this user had entered already (the first entry's quantity stands)
+     1, entrants   DONE: a new entry; the number of entrants now
+     2, quantity   ALREADY: this user had entered already (the first entry's quantity stands)
     -1             NOT_WARMED: config missing (never warmed, or Redis lost data)
     -2             PAUSED: the sale is paused
     -3             ENDED: the sale was stopped for good
@@ -25,9 +25,10 @@
     -8             DENIED: the user is on the deny list (no new entry; an existing one stands, the draw decides it)
     -9             NOT_ELIGIBLE: the claims do not meet the sale's eligibility rule
 
-  Side effects (ENTERED only): HSET entrants, RPUSH entry list (the order the draw's digest fixes),
+  Side effects (DONE only): HSET entrants, RPUSH entry list (the order the draw's digest fixes),
   HSET claims unless `{}` (the draw checks eligibility again under the rule in force at the close).
 ]]
+--- @include "includes/reply-codes"
 --- @include "includes/access-rules"
 
 local rcall = redis.call
@@ -44,30 +45,30 @@ local claims = ARGV[3]
 
 local config = rcall('HMGET', configKey, 'state', 'maxPerUser', 'eligibility')
 if not config[1] then
-  return { -1 }
+  return { REPLY.NOT_WARMED }
 end
 if config[1] == 'paused' then
-  return { -2 }
+  return { REPLY.PAUSED }
 end
 if config[1] == 'stopped' then
-  return { -3 }
+  return { REPLY.ENDED }
 end
 if rcall('EXISTS', drawKey) == 1 then
-  return { -7 }
+  return { REPLY.CLOSED }
 end
 
 local entered = rcall('HGET', entrantsKey, userId)
 if entered then
-  return { 2, tonumber(entered) }
+  return { REPLY.ALREADY, tonumber(entered) }
 end
 if isDenied(deniedKey, userId) then
-  return { -8 }
+  return { REPLY.DENIED }
 end
 if not isEligible(config[3], claims) then
-  return { -9 }
+  return { REPLY.NOT_ELIGIBLE }
 end
 if quantity > tonumber(config[2] or '1') then
-  return { -5 }
+  return { REPLY.LIMIT_EXCEEDED }
 end
 
 rcall('HSET', entrantsKey, userId, quantity)
@@ -75,4 +76,4 @@ rcall('RPUSH', entryListKey, userId .. ':' .. quantity)
 if claims ~= '{}' then
   rcall('HSET', claimsKey, userId, claims)
 end
-return { 1, rcall('HLEN', entrantsKey) }
+return { REPLY.DONE, rcall('HLEN', entrantsKey) }

@@ -1,6 +1,6 @@
 --[[
   Give back: returns the units a donor bucket lent to a borrow that was given up (abandon-2 answered
-  ABANDONED or ALREADY for it). Once per reservation; never creates a stock key.
+  DONE or ALREADY for it). Once per reservation; never creates a stock key.
 
   Input:
     KEYS[1] stock key  sk:{A:S:b}:stock
@@ -9,25 +9,26 @@
     ARGV[1] reservationId
 
   Output:
-     1, stock   RETURNED: the lent units are back in this bucket's stock
-     2          NOTHING: nothing lent for this reservation (never taken, or returned before)
+     1, stock   DONE: the lent units are back in this bucket's stock
+   -16          NOTHING_LENT: nothing lent for this reservation (never taken, or returned before)
     -1          NOT_WARMED: stock key missing — nothing changed
 
-  Side effects (RETURNED only): INCRBY stock, HDEL lent.
+  Side effects (DONE only): INCRBY stock, HDEL lent.
 ]]
+--- @include "includes/reply-codes"
 local rcall = redis.call
 local stockKey = KEYS[1]
 local lentKey = KEYS[2]
 
 local reservationId = ARGV[1]
 if rcall('EXISTS', stockKey) == 0 then
-  return { -1 }
+  return { REPLY.NOT_WARMED }
 end
 local lent = rcall('HGET', lentKey, reservationId)
 if not lent then
-  return { 2 }
+  return { REPLY.NOTHING_LENT }
 end
 local quantity = tonumber(string.match(lent, '^(%d+)'))
 local after = rcall('INCRBY', stockKey, quantity)
 rcall('HDEL', lentKey, reservationId)
-return { 1, after }
+return { REPLY.DONE, after }

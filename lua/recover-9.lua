@@ -32,15 +32,16 @@
             them again: an order's is a duplicate, a dead letter's is left to its dead letter.
 
   Output:
-     1, stock, holders   RECOVERED: stock, holders, released, refilled, tranches and config rewritten
-    -1                   WARM: the stock key exists — nothing to recover, nothing changed
-    -2                   NO_STREAM: the Stream or its consumer group is gone — nothing changed
+     1, stock, holders   DONE: stock, holders, released, refilled, tranches and config rewritten
+   -17                   WARM: the stock key exists — nothing to recover, nothing changed
+   -18                   NO_STREAM: the Stream or its consumer group is gone — nothing changed
 
-  Side effects (RECOVERED only): DEL + HSET holders, released, refilled, tranches; XADD restored; SET stock; HSET config;
+  Side effects (DONE only): DEL + HSET holders, released, refilled, tranches; XADD restored; SET stock; HSET config;
   DEL borrowing and lent — units in transit are unsettled units MySQL still has, so the proven stock
   already counts them; a left-over lent entry would be given back a second time.
 
 ]]
+--- @include "includes/reply-codes"
 --- @include "includes/reservation-event"
 local rcall = redis.call
 local stockKey = KEYS[1]
@@ -54,10 +55,10 @@ local lentKey = KEYS[8]
 local tranchesKey = KEYS[9]
 
 if rcall('EXISTS', stockKey) == 1 then
-  return { -1 }
+  return { REPLY.WARM }
 end
 if rcall('EXISTS', eventsKey) == 0 then
-  return { -2 }
+  return { REPLY.NO_STREAM }
 end
 local hasGroup = false
 for _, group in ipairs(rcall('XINFO', 'GROUPS', eventsKey)) do
@@ -68,7 +69,7 @@ for _, group in ipairs(rcall('XINFO', 'GROUPS', eventsKey)) do
   end
 end
 if not hasGroup then
-  return { -2 }
+  return { REPLY.NO_STREAM }
 end
 
 local function loadPairs(key, at)
@@ -91,4 +92,4 @@ end
 rcall('DEL', borrowingKey, lentKey)
 rcall('SET', stockKey, ARGV[1])
 rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3])
-return { 1, tonumber(ARGV[1]), rcall('HLEN', holdersKey) }
+return { REPLY.DONE, tonumber(ARGV[1]), rcall('HLEN', holdersKey) }

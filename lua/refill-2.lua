@@ -11,12 +11,13 @@
     ARGV[2] quantity
 
   Output:
-     1, stock   REFILLED: `quantity` units added; `stock` is the stock afterwards
+     1, stock   DONE: `quantity` units added; `stock` is the stock afterwards
      2, stock   ALREADY: this reservation was refilled before; nothing changed
     -1          NOT_WARMED: stock key missing (Redis lost data) — nothing changed; recover first
 
-  Side effects (REFILLED only): INCRBY stock, HSET refilled.
+  Side effects (DONE only): INCRBY stock, HSET refilled.
 ]]
+--- @include "includes/reply-codes"
 local rcall = redis.call
 local stockKey = KEYS[1]
 local refilledKey = KEYS[2]
@@ -26,12 +27,12 @@ local quantity = tonumber(ARGV[2])
 
 local stock = rcall('GET', stockKey)
 if rcall('HEXISTS', refilledKey, reservationId) == 1 then
-  return { 2, tonumber(stock or '0') }
+  return { REPLY.ALREADY, tonumber(stock or '0') }
 end
 if not stock then
-  return { -1 }
+  return { REPLY.NOT_WARMED }
 end
 
 local after = rcall('INCRBY', stockKey, quantity)
 rcall('HSET', refilledKey, reservationId, quantity)
-return { 1, after }
+return { REPLY.DONE, after }

@@ -14,13 +14,14 @@
     ARGV[4] cap: the most units Redis stock may hold afterwards (MySQL available); -1 = no restock
 
   Output:
-     1, restocked   RELEASED: holder cleared if it was this reservation; `restocked` units back
+     1, restocked   DONE: holder cleared if it was this reservation; `restocked` units back
      2, restocked   ALREADY: released before; `restocked` is what that release gave back
     -1              NOT_WARMED: stock key missing (Redis lost data) — nothing changed; recover first
 
-  Side effects (RELEASED only): HSET released, HDEL holder (only if it is this reservation),
+  Side effects (DONE only): HSET released, HDEL holder (only if it is this reservation),
   INCRBY stock (only within the cap).
 ]]
+--- @include "includes/reply-codes"
 local rcall = redis.call
 local stockKey = KEYS[1]
 local holdersKey = KEYS[2]
@@ -33,12 +34,12 @@ local cap = tonumber(ARGV[4])
 
 local before = rcall('HGET', releasedKey, reservationId)
 if before then
-  return { 2, tonumber(before) }
+  return { REPLY.ALREADY, tonumber(before) }
 end
 
 local stock = rcall('GET', stockKey)
 if not stock then
-  return { -1 }
+  return { REPLY.NOT_WARMED }
 end
 
 local restock = 0
@@ -50,4 +51,4 @@ rcall('HSET', releasedKey, reservationId, restock)
 if rcall('HGET', holdersKey, userId) == reservationId then
   rcall('HDEL', holdersKey, userId)
 end
-return { 1, restock }
+return { REPLY.DONE, restock }

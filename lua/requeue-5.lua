@@ -19,16 +19,17 @@
     ARGV[6] now (ms since epoch)
 
   Output:
-     1, stock   REQUEUED: `released` units taken back from stock, holder set, event appended
+     1, stock   DONE: `released` units taken back from stock, holder set, event appended
      2          ALREADY: requeued before (not released and the user's holder is this reservation)
     -1          NOT_WARMED: stock key missing (Redis lost data) — nothing changed
-    -2          NOT_RELEASED: compensation has not released this reservation — nothing changed
-    -3          HOLDS_OTHER: the user holds another reservation now — nothing changed
+   -20          NOT_RELEASED: compensation has not released this reservation — nothing changed
+   -21          HOLDS_OTHER: the user holds another reservation now — nothing changed
     -4          SOLD_OUT: the units given back were sold again — nothing changed
     -8          DENIED: the user was denied since; the units stay on sale — nothing changed
 
-  Side effects (REQUEUED only): DECRBY stock, HDEL released, HSET holders, XADD events.
+  Side effects (DONE only): DECRBY stock, HDEL released, HSET holders, XADD events.
 ]]
+--- @include "includes/reply-codes"
 --- @include "includes/reservation-event"
 --- @include "includes/access-rules"
 
@@ -44,29 +45,29 @@ local userId = ARGV[2]
 
 local stock = rcall('GET', stockKey)
 if not stock then
-  return { -1 }
+  return { REPLY.NOT_WARMED }
 end
 local held = rcall('HGET', holdersKey, userId)
 local restocked = rcall('HGET', releasedKey, reservationId)
 if not restocked then
   if held == reservationId then
-    return { 2 }
+    return { REPLY.ALREADY }
   end
-  return { -2 }
+  return { REPLY.NOT_RELEASED }
 end
 if held then
-  return { -3 }
+  return { REPLY.HOLDS_OTHER }
 end
 if isDenied(deniedKey, userId) then
-  return { -8 }
+  return { REPLY.DENIED }
 end
 restocked = tonumber(restocked)
 if tonumber(stock) < restocked then
-  return { -4 }
+  return { REPLY.SOLD_OUT }
 end
 
 local after = rcall('DECRBY', stockKey, restocked)
 rcall('HDEL', releasedKey, reservationId)
 rcall('HSET', holdersKey, userId, reservationId)
 addReservationEvent(eventsKey, reservationId, ARGV[4], userId, ARGV[3], ARGV[5], ARGV[6])
-return { 1, after }
+return { REPLY.DONE, after }

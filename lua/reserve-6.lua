@@ -24,8 +24,8 @@
     ARGV[9] 1 = check the eligibility rule against ARGV[8]; 0 = the caller decided it (the draw)
 
   Output:
-     1, reservationId, remaining   OK: granted; stock decremented, holder set, event appended
-     2, reservationId              EXISTS: the user already holds this reservation (replay)
+     1, reservationId, remaining   DONE: granted; stock decremented, holder set, event appended
+     2, reservationId              ALREADY: the user already holds this reservation (replay)
     -1                             NOT_WARMED: stock or config missing (never warmed, or Redis lost data)
     -2                             PAUSED: the sale is paused
     -3                             ENDED: the sale was stopped for good
@@ -41,7 +41,7 @@
   and before any unit moves (lua/includes/access-rules.lua). The rule itself is
   lua/includes/reserve-rule.lua, shared with the draw's batches (lua/draw-reserve-6.lua).
 
-  Side effects: OK: DECRBY stock, HSET holders, XADD events. BORROW: HSET holders (pending), HSET borrowing.
+  Side effects: DONE: DECRBY stock, HSET holders, XADD events. BORROW: HSET holders (pending), HSET borrowing.
 ]]
 --- @include "includes/reserve-rule"
 

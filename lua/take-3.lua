@@ -14,14 +14,15 @@
     ARGV[3] home bucket (number)
 
   Output:
-     1, remaining   TAKEN: units taken from this bucket and recorded as lent
+     1, remaining   DONE: units taken from this bucket and recorded as lent
      2, remaining   ALREADY: this reservation took from this bucket before; nothing changed
     -1              NOT_WARMED: stock or config missing — nothing changed
-    -2              CLOSED: the sale is paused or stopped — nothing changed
-    -4, remaining   SHORT: fewer units here than asked for — nothing changed
+   -10              NOT_OPEN: the sale is paused or stopped — nothing changed
+   -11, remaining   SHORT: fewer units here than asked for — nothing changed
 
-  Side effects (TAKEN only): DECRBY stock, HSET lent.
+  Side effects (DONE only): DECRBY stock, HSET lent.
 ]]
+--- @include "includes/reply-codes"
 local rcall = redis.call
 local stockKey = KEYS[1]
 local lentKey = KEYS[2]
@@ -33,17 +34,17 @@ local quantity = tonumber(ARGV[2])
 local stock = rcall('GET', stockKey)
 local state = rcall('HGET', configKey, 'state')
 if not stock or not state then
-  return { -1 }
+  return { REPLY.NOT_WARMED }
 end
 if rcall('HEXISTS', lentKey, reservationId) == 1 then
-  return { 2, tonumber(stock) }
+  return { REPLY.ALREADY, tonumber(stock) }
 end
 if state ~= 'open' then
-  return { -2 }
+  return { REPLY.NOT_OPEN }
 end
 if tonumber(stock) < quantity then
-  return { -4, tonumber(stock) }
+  return { REPLY.SHORT, tonumber(stock) }
 end
 local remaining = rcall('DECRBY', stockKey, quantity)
 rcall('HSET', lentKey, reservationId, quantity .. '|' .. ARGV[3])
-return { 1, remaining }
+return { REPLY.DONE, remaining }

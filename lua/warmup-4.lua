@@ -15,12 +15,12 @@
     ARGV[4] consumer group name
 
   Output:
-     1, stock, holders   LOADED: stock set, config written (with the primary that holds the load),
+     1, stock, holders   DONE: stock set, config written (with the primary that holds the load),
                          consumer group created
-     0, stock, holders   ALREADY: already warmed; config refreshed, stock untouched
-    -1                   HAS_HISTORY: no stock key but the Stream has events — recover instead
+     2, stock, holders   ALREADY: already warmed; config refreshed, stock untouched
+   -19                   HAS_HISTORY: no stock key but the Stream has events — recover instead
 
-  Side effects: SET stock (LOADED), HSET config, XGROUP CREATE ... MKSTREAM (LOADED).
+  Side effects: SET stock (DONE), HSET config, XGROUP CREATE ... MKSTREAM (DONE).
 
   A fresh load also records, in the config hash's `provenPrimary` field, the run id of the server
   that took it (as lua/primary-1.lua reads it): the failover watch compares the primary serving the
@@ -28,6 +28,7 @@
   was watching at the time (origin/recovery/failover-watch.ts). Recovery after a failover records
   the primary it proved the sale on in the same field.
 ]]
+--- @include "includes/reply-codes"
 local rcall = redis.call
 local stockKey = KEYS[1]
 local holdersKey = KEYS[2]
@@ -37,11 +38,11 @@ local configKey = KEYS[4]
 local stock = rcall('GET', stockKey)
 if stock then
   rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3])
-  return { 0, tonumber(stock), rcall('HLEN', holdersKey) }
+  return { REPLY.ALREADY, tonumber(stock), rcall('HLEN', holdersKey) }
 end
 
 if rcall('EXISTS', eventsKey) == 1 and rcall('XLEN', eventsKey) > 0 then
-  return { -1 }
+  return { REPLY.HAS_HISTORY }
 end
 
 rcall('SET', stockKey, ARGV[1])
@@ -49,4 +50,4 @@ local primary = string.match(rcall('INFO', 'server'), 'run_id:(%w+)')
 rcall('HSET', configKey, 'state', ARGV[2], 'maxPerUser', ARGV[3], 'provenPrimary', primary)
 -- The group may exist already (an empty Stream from an earlier warm-up): BUSYGROUP is fine.
 redis.pcall('XGROUP', 'CREATE', eventsKey, ARGV[4], '0', 'MKSTREAM')
-return { 1, tonumber(ARGV[1]), rcall('HLEN', holdersKey) }
+return { REPLY.DONE, tonumber(ARGV[1]), rcall('HLEN', holdersKey) }

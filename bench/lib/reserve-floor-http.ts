@@ -14,7 +14,8 @@ import { Redis } from 'ioredis';
 import { newReservationId } from '../../contract/ids.js';
 import { activityKeys } from '../../origin/redis/keys.js';
 import { defineScripts } from '../../origin/redis/scripts/load.js';
-import { ReserveCode, reserveScript } from '../../origin/redis/scripts/reserve.js';
+import { ReplyCode } from '../../origin/redis/scripts/reply-codes.js';
+import { reserveScript } from '../../origin/redis/scripts/reserve.js';
 
 const { PORT, REDIS_URL, ACTIVITY_ID, SKU_ID } = process.env;
 if (!PORT || !ACTIVITY_ID || !SKU_ID) throw new Error('reserve floor needs PORT, ACTIVITY_ID and SKU_ID');
@@ -50,7 +51,7 @@ createServer((req, res) => {
       }),
     ).then(
       (reply) => {
-        if (Number(reply[0]) !== ReserveCode.OK) return void res.writeHead(500).end();
+        if (Number(reply[0]) !== ReplyCode.DONE) return void res.writeHead(500).end();
         res.writeHead(202, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
         res.end(body);
       },

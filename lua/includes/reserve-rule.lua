@@ -14,6 +14,7 @@
   them (the draw decides eligibility itself). reserveUnits returns the reply of reserve-6.lua (see
   its header).
 ]]
+--- @include "includes/reply-codes"
 --- @include "includes/reservation-event"
 --- @include "includes/access-rules"
 
@@ -33,48 +34,49 @@ end
 -- draw batch has read every winner at once), of the user at `at` (the batch's index; a purchase has
 -- one user): held(at) the user's holders entry or false, denied(at) and eligible(at) booleans.
 -- Returns the reply's code and, for a repeat or a pending borrow, the id held.
---   1 grant, 3 borrow (the caller writes what each means); 2, -1 … -9 answers as they are.
+--   DONE a grant, BORROW a borrow (the caller writes what each means); the others are answers as they are
+--   (the codes of lua/includes/reply-codes.lua).
 local function decide(sale, quantity, canBorrow, reads, at)
   if not sale then
-    return -1
+    return REPLY.NOT_WARMED
   end
   if sale.state == 'paused' then
-    return -2
+    return REPLY.PAUSED
   end
   if sale.state == 'stopped' then
-    return -3
+    return REPLY.ENDED
   end
 
   local held = reads.held(at)
   if held then
     if string.sub(held, 1, 1) == '~' then
-      return 4, string.sub(held, 2)
+      return REPLY.PENDING, string.sub(held, 2)
     end
-    return 2, held
+    return REPLY.ALREADY, held
   end
 
   if reads.denied(at) then
-    return -8
+    return REPLY.DENIED
   end
   if not reads.eligible(at) then
-    return -9
+    return REPLY.NOT_ELIGIBLE
   end
 
   if quantity > sale.maxPerUser then
-    return -5
+    return REPLY.LIMIT_EXCEEDED
   end
 
   local stock = sale.stock
   if stock < quantity and canBorrow then
-    return 3
+    return REPLY.BORROW
   end
   if stock <= 0 then
-    return -4
+    return REPLY.SOLD_OUT
   end
   if stock < quantity then
-    return -6
+    return REPLY.INSUFFICIENT_STOCK
   end
-  return 1
+  return REPLY.DONE
 end
 
 -- One purchase: the sale read, the rule on the user's records read as it asks, then the writes of
@@ -95,16 +97,16 @@ local function reserveUnits(keys, userId, quantity, reservationId, requestId, tr
       return not checkEligibility or isEligible(sale.eligibility, claims)
     end,
   })
-  if code == 1 then
+  if code == REPLY.DONE then
     local remaining = rcall('DECRBY', keys[1], quantity)
     rcall('HSET', holdersKey, userId, reservationId)
     addReservationEvent(keys[3], reservationId, requestId, userId, quantity, traceId, now)
-    return { 1, reservationId, remaining }
+    return { REPLY.DONE, reservationId, remaining }
   end
-  if code == 3 then
+  if code == REPLY.BORROW then
     rcall('HSET', holdersKey, userId, '~' .. reservationId)
     rcall('HSET', keys[5], reservationId, 'p|' .. now .. '|' .. userId .. '|' .. quantity)
-    return { 3, reservationId, sale.stock }
+    return { REPLY.BORROW, reservationId, sale.stock }
   end
   return { code, id }
 end

@@ -9,7 +9,7 @@ import type { RedisConnection } from './connection.js';
 import type { ReservationRequests } from './reservation-requests.js';
 import type { Sale } from './sale.js';
 import { enterScript, type EnterResult } from './scripts/enter.js';
-import { drawReserveScript, type DrawReservation, type DrawReserveResult } from './scripts/draw-reserve.js';
+import { drawReserveScript, type DrawReservation } from './scripts/draw-reserve.js';
 import { entryPageScript } from './scripts/entry-page.js';
 import type { ReserveOutcome } from './scripts/reserve.js';
 
@@ -126,7 +126,7 @@ export class LotteryEntries {
    * of lua/draw-reserve-6.lua on the patient client, which decides them one after the other. Several
    * buckets: the request path's reserve with its borrowing, one at a time.
    */
-  async reserveForDraw(sale: Sale, winners: DrawReservation[]): Promise<(ReserveOutcome | DrawReserveResult)[]> {
+  async reserveForDraw(sale: Sale, winners: DrawReservation[]): Promise<ReserveOutcome[]> {
     if (sale.buckets === 1)
       return this.redis.ops.run(drawReserveScript, this.redis.keys(sale, 0), {
         activityId: sale.activityId,

@@ -1,9 +1,11 @@
 /**
  * The answer to a validated, authenticated `POST /internal/reserve`, the last step of the reserve
  * chain (reserve-chain.ts): a lottery entry, a new reservation (202), or a repeat with where the
- * reservation stands now (200).
+ * reservation stands now (200), the statuses of the contract's table of outcomes
+ * (contract/reserve-outcomes.ts).
  */
 import type { ReserveRequest, ReserveResponse, EntryResponse } from '../../contract/reservation.js';
+import { RESERVE_OUTCOMES } from '../../contract/reserve-outcomes.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import { lotteryPurchase, type LotteryEntryDeps } from '../lottery/entry.js';
@@ -61,7 +63,7 @@ export async function answerReserve(
       'reserve',
     );
   const queued = { status: 'queued' as const, reservationId: result.reservationId };
-  if (result.created) return { status: 202, body: queued, answer: 'reserved' };
+  if (result.created) return { status: RESERVE_OUTCOMES.reserved.status, body: queued, answer: 'reserved' };
   // A repeat answers where the reservation stands now (ordered, paid, …), not a stale "queued".
   // The lookup is best effort and bounded: the reserve path stays fast while settlement keeps MySQL
   // busy, and a repeat never fails because of it — the pollUrl tells the rest.
@@ -75,5 +77,5 @@ export async function answerReserve(
       (resolve) => (timer = setTimeout(resolve, deps.config.REPEAT_STATUS_TIMEOUT_MS, queued)),
     ),
   ]).finally(() => clearTimeout(timer));
-  return { status: 200, body: current, answer: 'repeat' };
+  return { status: RESERVE_OUTCOMES.repeat.status, body: current, answer: 'repeat' };
 }

@@ -6,7 +6,7 @@
  * The in-process sold-out flag skips the script but never the holder lookup, so a holder's repeat
  * still gets its reservation.
  */
-import { ContractError } from '../../contract/errors.js';
+import { ContractError, type ErrorCode } from '../../contract/errors.js';
 import { REFUSALS, refusalError } from '../../contract/refusals.js';
 import type { ReserveRequest } from '../../contract/reservation.js';
 import { isShadowForwarded, shadowMismatch } from '../../contract/shadow.js';
@@ -39,21 +39,8 @@ export interface ReserveDecision {
   reservationId: string;
 }
 
-type Outcome =
-  | 'ok'
-  | 'exists'
-  | 'sold_out'
-  | 'insufficient_stock'
-  | 'busy'
-  | 'not_ready'
-  | 'paused'
-  | 'ended'
-  | 'limit_exceeded'
-  | 'not_found'
-  | 'denied'
-  | 'not_eligible'
-  | 'shadow_mismatch'
-  | 'unavailable';
+/** The label of seckill_reserve_total: a grant, a repeat, or the contract code of the refusal. */
+type Outcome = 'ok' | 'exists' | ErrorCode;
 
 export async function reserve(deps: ReserveDeps, req: ReserveRequest, traceId: string): Promise<ReserveDecision> {
   const started = performance.now();
@@ -63,7 +50,7 @@ export async function reserve(deps: ReserveDeps, req: ReserveRequest, traceId: s
     outcome = result.created ? 'ok' : 'exists';
     return result;
   } catch (err) {
-    if (err instanceof ContractError) outcome = err.code as Outcome;
+    if (err instanceof ContractError) outcome = err.code;
     throw err;
   } finally {
     // Shadow traffic in its own series (the real latency histogram stays the real buyers').
@@ -123,7 +110,7 @@ async function decide(deps: ReserveDeps, req: ReserveRequest, traceId: string): 
     case 'unconfirmed':
       // REDIS_WAIT_REPLICAS: not on enough replicas, so not promised; the reservation lookup tells later.
       deps.metrics.reserveUnconfirmed.inc();
-      throw refusalError(REFUSALS.unconfirmed);
+      throw scriptRefusalError(result.kind);
     default:
       // Insufficient stock leaves units for smaller requests, so no sold-out flag (docs/design.md §10).
       throw scriptRefusalError(result.kind);

@@ -1,7 +1,6 @@
 /** lua/abandon-2.lua: a borrow given up at home, so its user may try again and its lent units go back. */
 import { num, unknownCode, type Script } from './script.js';
-
-export const AbandonCode = { ABANDONED: 1, ALREADY: 2, CONFIRMED: -1, TOO_FRESH: -2, UNKNOWN: -3 } as const;
+import { ReplyCode } from './reply-codes.js';
 
 export interface AbandonArgs {
   reservationId: string;
@@ -12,11 +11,11 @@ export interface AbandonArgs {
 export type AbandonReply = 'abandoned' | 'already' | 'confirmed' | 'too_fresh' | 'unknown';
 
 const KIND_OF_CODE: Record<number, AbandonReply> = {
-  [AbandonCode.ABANDONED]: 'abandoned',
-  [AbandonCode.ALREADY]: 'already',
-  [AbandonCode.CONFIRMED]: 'confirmed',
-  [AbandonCode.TOO_FRESH]: 'too_fresh',
-  [AbandonCode.UNKNOWN]: 'unknown',
+  [ReplyCode.DONE]: 'abandoned',
+  [ReplyCode.ALREADY]: 'already',
+  [ReplyCode.CONFIRMED]: 'confirmed',
+  [ReplyCode.TOO_FRESH]: 'too_fresh',
+  [ReplyCode.UNKNOWN]: 'unknown',
 };
 
 export const abandonScript: Script<AbandonArgs, AbandonReply> = {

@@ -1,7 +1,6 @@
 /** lua/confirm-3.lua: a borrow's last step at home — pending becomes the reservation, its event appended. */
 import { num, unknownCode, type Script } from './script.js';
-
-export const ConfirmCode = { CONFIRMED: 1, ALREADY: 2, ABANDONED: -1 } as const;
+import { ReplyCode } from './reply-codes.js';
 
 export interface ConfirmArgs {
   userId: string;
@@ -20,8 +19,8 @@ export const confirmScript: Script<ConfirmArgs, boolean> = {
   args: (a) => [a.userId, a.reservationId, a.quantity, a.donor, a.requestId, a.traceId, a.now],
   decode(reply) {
     const code = num(reply[0]);
-    if (code === ConfirmCode.CONFIRMED || code === ConfirmCode.ALREADY) return true;
-    if (code === ConfirmCode.ABANDONED) return false;
+    if (code === ReplyCode.DONE || code === ReplyCode.ALREADY) return true;
+    if (code === ReplyCode.ABANDONED) return false;
     throw unknownCode('confirm', code);
   },
 };

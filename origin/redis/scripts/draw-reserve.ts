@@ -2,11 +2,12 @@
  * lua/draw-reserve-6.lua: the lottery draw's winners of one batch, in draw order, each decided by the
  * reserve rule a purchase uses (lua/includes/reserve-rule.lua) — the outcome of one reserve-6 call
  * after another, for one round trip per batch. Single-bucket sales only. The deny list
- * is checked for each winner; eligibility is the draw's own decision.
+ * is checked for each winner; eligibility is the draw's own decision. Each winner's answer is a
+ * ReserveOutcome, as a purchase's: never borrow, pending or not_eligible here.
  */
 import { newReservationId } from '../../../contract/ids.js';
 import type { ActivityKeys } from '../keys.js';
-import { decodeReserve } from './reserve.js';
+import { decodeReserve, type ReserveOutcome } from './reserve.js';
 import { num, unknownCode, type Reply, type Script } from './script.js';
 
 /** One winner to reserve for, in draw order. */
@@ -23,23 +24,11 @@ export interface DrawReserveInput {
   now: number;
 }
 
-/** What the reserve rule decided for one winner of a batch (reserve-6's codes; never borrow or pending). */
-export type DrawReserveResult =
-  | { kind: 'reserved'; reservationId: string; remaining: number }
-  | { kind: 'repeat'; reservationId: string }
-  | { kind: 'sold_out' }
-  | { kind: 'insufficient_stock' }
-  | { kind: 'limit_exceeded' }
-  | { kind: 'paused' }
-  | { kind: 'ended' }
-  | { kind: 'not_warmed' }
-  | { kind: 'denied' };
-
 /** Slots per winner in the script's reply: code, reservationId or '', remaining or 0. */
 const STRIDE = 3;
 
 /** One winner's three slots of the reply, by the reserve rule's one decoder. */
-function decodeOne(reply: Reply, at: number): DrawReserveResult {
+function decodeOne(reply: Reply, at: number): ReserveOutcome {
   const decoded = decodeReserve(reply, at, 'draw-reserve');
   // One bucket never borrows, and eligibility is not checked here.
   if (decoded.kind === 'borrow' || decoded.kind === 'pending' || decoded.kind === 'not_eligible')
@@ -47,7 +36,7 @@ function decodeOne(reply: Reply, at: number): DrawReserveResult {
   return decoded;
 }
 
-export const drawReserveScript: Script<DrawReserveInput, DrawReserveResult[]> = {
+export const drawReserveScript: Script<DrawReserveInput, ReserveOutcome[]> = {
   name: 'draw-reserve',
   keys: (k: ActivityKeys) => [k.stock, k.holders, k.events, k.config, k.borrowing, k.denied],
   args: ({ activityId, winners, now }) => {
@@ -57,7 +46,7 @@ export const drawReserveScript: Script<DrawReserveInput, DrawReserveResult[]> = 
   },
   decode: (reply) => {
     if (reply.length % STRIDE !== 0) throw new Error(`draw-reserve answered ${reply.length} slots, not 3 a winner`);
-    const results = new Array<DrawReserveResult>(reply.length / STRIDE);
+    const results = new Array<ReserveOutcome>(reply.length / STRIDE);
     for (let i = 0; i < results.length; i++) results[i] = decodeOne(reply, i * STRIDE);
     return results;
   },

@@ -2,18 +2,7 @@
 import type { Claims } from '../../../contract/eligibility.js';
 import { claimsArg } from './reserve.js';
 import { num, unknownCode, type Script } from './script.js';
-
-export const EnterCode = {
-  ENTERED: 1,
-  EXISTS: 2,
-  NOT_WARMED: -1,
-  PAUSED: -2,
-  ENDED: -3,
-  LIMIT_EXCEEDED: -5,
-  CLOSED: -7,
-  DENIED: -8,
-  NOT_ELIGIBLE: -9,
-} as const;
+import { ReplyCode } from './reply-codes.js';
 
 export type EnterResult =
   | { kind: 'entered'; entrants: number }
@@ -33,13 +22,13 @@ export interface EnterArgs {
 }
 
 const KIND_OF_CODE: Record<number, EnterResult['kind']> = {
-  [EnterCode.LIMIT_EXCEEDED]: 'limit_exceeded',
-  [EnterCode.CLOSED]: 'closed',
-  [EnterCode.PAUSED]: 'paused',
-  [EnterCode.ENDED]: 'ended',
-  [EnterCode.NOT_WARMED]: 'not_warmed',
-  [EnterCode.DENIED]: 'denied',
-  [EnterCode.NOT_ELIGIBLE]: 'not_eligible',
+  [ReplyCode.LIMIT_EXCEEDED]: 'limit_exceeded',
+  [ReplyCode.CLOSED]: 'closed',
+  [ReplyCode.PAUSED]: 'paused',
+  [ReplyCode.ENDED]: 'ended',
+  [ReplyCode.NOT_WARMED]: 'not_warmed',
+  [ReplyCode.DENIED]: 'denied',
+  [ReplyCode.NOT_ELIGIBLE]: 'not_eligible',
 };
 
 export const enterScript: Script<EnterArgs, EnterResult> = {
@@ -48,8 +37,8 @@ export const enterScript: Script<EnterArgs, EnterResult> = {
   args: (a) => [a.userId, a.quantity, claimsArg(a.claims)],
   decode(reply) {
     const code = num(reply[0]);
-    if (code === EnterCode.ENTERED) return { kind: 'entered', entrants: num(reply[1]) };
-    if (code === EnterCode.EXISTS) return { kind: 'repeat', quantity: num(reply[1]) };
+    if (code === ReplyCode.DONE) return { kind: 'entered', entrants: num(reply[1]) };
+    if (code === ReplyCode.ALREADY) return { kind: 'repeat', quantity: num(reply[1]) };
     const kind = KIND_OF_CODE[code];
     if (!kind) throw unknownCode('enter', code);
     return { kind } as EnterResult;

@@ -2,8 +2,10 @@
  * Lua scripts, loaded by filename at start-up (fail fast on a missing one) and registered on a
  * client as EVALSHA commands. Shared Lua lives in lua/includes/ and is pulled in by a line
  * `--- @include "includes/<name>"` (as BullMQ does), expanded here before the SHA is taken. Each
- * script's keys, arguments and return codes live in its own module beside this one (reserve.ts, …);
- * callers run them through a ScriptRunner (runner.ts), never these raw commands.
+ * script's keys, arguments and the decoding of its reply live in its own module beside this one
+ * (reserve.ts, …), its codes in the one table of every script (reply-codes.ts, the mirror of
+ * lua/includes/reply-codes.lua); callers run them through a ScriptRunner (runner.ts), never these raw
+ * commands.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';

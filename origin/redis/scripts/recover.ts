@@ -3,8 +3,7 @@ import type { ActivitySwitch } from '../../../contract/activity.js';
 import { CONSUMER_GROUP } from '../keys.js';
 import type { ReservationEvent } from '../reservation-event.js';
 import { num, unknownCode, type Script } from './script.js';
-
-export const RecoverCode = { RECOVERED: 1, WARM: -1, NO_STREAM: -2 } as const;
+import { ReplyCode } from './reply-codes.js';
 
 /** One bucket's share of a recovery. */
 export interface RecoverArgs {
@@ -45,9 +44,9 @@ export const recoverScript: Script<RecoverArgs, RecoverReply> = {
   ],
   decode(reply) {
     const code = num(reply[0]);
-    if (code === RecoverCode.WARM) return { kind: 'warm' };
-    if (code === RecoverCode.NO_STREAM) return { kind: 'no_stream' };
-    if (code !== RecoverCode.RECOVERED) throw unknownCode('recover', code);
+    if (code === ReplyCode.WARM) return { kind: 'warm' };
+    if (code === ReplyCode.NO_STREAM) return { kind: 'no_stream' };
+    if (code !== ReplyCode.DONE) throw unknownCode('recover', code);
     return { kind: 'recovered', holders: num(reply[2]) };
   },
 };

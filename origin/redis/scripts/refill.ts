@@ -3,8 +3,7 @@
  * a timed-out order's units (the `refilled` hash) and a tranche's share (the `tranches` hash).
  */
 import { num, unknownCode, type Script } from './script.js';
-
-export const RefillCode = { REFILLED: 1, ALREADY: 2, NOT_WARMED: -1 } as const;
+import { ReplyCode } from './reply-codes.js';
 
 export type RefillResult =
   { kind: 'refilled'; stock: number } | { kind: 'already'; stock: number } | { kind: 'not_warmed' };
@@ -17,9 +16,9 @@ export interface RefillArgs {
 
 const decode: Script<RefillArgs, RefillResult>['decode'] = (reply) => {
   const code = num(reply[0]);
-  if (code === RefillCode.NOT_WARMED) return { kind: 'not_warmed' };
-  if (code === RefillCode.REFILLED) return { kind: 'refilled', stock: num(reply[1]) };
-  if (code === RefillCode.ALREADY) return { kind: 'already', stock: num(reply[1]) };
+  if (code === ReplyCode.NOT_WARMED) return { kind: 'not_warmed' };
+  if (code === ReplyCode.DONE) return { kind: 'refilled', stock: num(reply[1]) };
+  if (code === ReplyCode.ALREADY) return { kind: 'already', stock: num(reply[1]) };
   throw unknownCode('refill', code);
 };
 

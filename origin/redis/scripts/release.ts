@@ -1,7 +1,6 @@
 /** lua/release-3.lua: compensation — a reservation's units back to the bucket's stock, once, capped by MySQL. */
 import { num, unknownCode, type Script } from './script.js';
-
-export const ReleaseCode = { RELEASED: 1, ALREADY: 2, NOT_WARMED: -1 } as const;
+import { ReplyCode } from './reply-codes.js';
 
 export type ReleaseResult =
   { kind: 'released'; restocked: number } | { kind: 'already'; restocked: number } | { kind: 'not_warmed' };
@@ -20,9 +19,9 @@ export const releaseScript: Script<ReleaseArgs, ReleaseResult> = {
   args: (a) => [a.reservationId, a.userId, a.quantity, a.cap],
   decode(reply) {
     const code = num(reply[0]);
-    if (code === ReleaseCode.NOT_WARMED) return { kind: 'not_warmed' };
-    if (code === ReleaseCode.RELEASED) return { kind: 'released', restocked: num(reply[1]) };
-    if (code === ReleaseCode.ALREADY) return { kind: 'already', restocked: num(reply[1]) };
+    if (code === ReplyCode.NOT_WARMED) return { kind: 'not_warmed' };
+    if (code === ReplyCode.DONE) return { kind: 'released', restocked: num(reply[1]) };
+    if (code === ReplyCode.ALREADY) return { kind: 'already', restocked: num(reply[1]) };
     throw unknownCode('release', code);
   },
 };

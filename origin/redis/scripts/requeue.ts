@@ -1,16 +1,7 @@
 /** lua/requeue-5.lua: an admin's retry of a dead-lettered reservation, appended to the Stream again. */
 import type { ReservationEvent } from '../reservation-event.js';
 import { num, unknownCode, type Script } from './script.js';
-
-export const RequeueCode = {
-  REQUEUED: 1,
-  ALREADY: 2,
-  NOT_WARMED: -1,
-  NOT_RELEASED: -2,
-  HOLDS_OTHER: -3,
-  SOLD_OUT: -4,
-  DENIED: -8,
-} as const;
+import { ReplyCode } from './reply-codes.js';
 
 export type RequeueResult =
   | { kind: 'requeued'; stock: number }
@@ -26,12 +17,12 @@ export type RequeueArgs = Pick<ReservationEvent, 'reservationId' | 'userId' | 'q
 };
 
 const KIND_OF_CODE: Record<number, RequeueResult['kind']> = {
-  [RequeueCode.ALREADY]: 'already',
-  [RequeueCode.NOT_WARMED]: 'not_warmed',
-  [RequeueCode.NOT_RELEASED]: 'not_released',
-  [RequeueCode.HOLDS_OTHER]: 'holds_other',
-  [RequeueCode.SOLD_OUT]: 'sold_out',
-  [RequeueCode.DENIED]: 'denied',
+  [ReplyCode.ALREADY]: 'already',
+  [ReplyCode.NOT_WARMED]: 'not_warmed',
+  [ReplyCode.NOT_RELEASED]: 'not_released',
+  [ReplyCode.HOLDS_OTHER]: 'holds_other',
+  [ReplyCode.SOLD_OUT]: 'sold_out',
+  [ReplyCode.DENIED]: 'denied',
 };
 
 export const requeueScript: Script<RequeueArgs, RequeueResult> = {
@@ -40,7 +31,7 @@ export const requeueScript: Script<RequeueArgs, RequeueResult> = {
   args: (a) => [a.reservationId, a.userId, a.quantity, a.requestId, a.traceId, a.now],
   decode(reply) {
     const code = num(reply[0]);
-    if (code === RequeueCode.REQUEUED) return { kind: 'requeued', stock: num(reply[1]) };
+    if (code === ReplyCode.DONE) return { kind: 'requeued', stock: num(reply[1]) };
     const kind = KIND_OF_CODE[code];
     if (!kind) throw unknownCode('requeue', code);
     return { kind } as RequeueResult;

@@ -3,24 +3,11 @@
  * eligibility, per-user limit, stock — and on a grant DECRBY, holder, XADD of the event.
  */
 import type { Claims } from '../../../contract/eligibility.js';
+import type { ReserveRefusal } from '../../../contract/reserve-outcomes.js';
 import type { ActivityKeys } from '../keys.js';
 import type { Sale } from '../sale.js';
 import { num, unknownCode, type Reply, type Script } from './script.js';
-
-export const ReserveCode = {
-  OK: 1,
-  EXISTS: 2,
-  BORROW: 3,
-  PENDING: 4,
-  NOT_WARMED: -1,
-  PAUSED: -2,
-  ENDED: -3,
-  SOLD_OUT: -4,
-  LIMIT_EXCEEDED: -5,
-  INSUFFICIENT_STOCK: -6,
-  DENIED: -8,
-  NOT_ELIGIBLE: -9,
-} as const;
+import { ReplyCode } from './reply-codes.js';
 
 export interface ReserveInput extends Sale {
   userId: string;
@@ -36,27 +23,24 @@ export interface ReserveInput extends Sale {
   eligibilityDecided?: boolean;
 }
 
-/** What a reservation request comes to in Redis: the one outcome type of the reserve rule (purchase, borrow, draw). */
+/**
+ * What a reservation request comes to in Redis: the one outcome type of the reserve rule, for a
+ * purchase, a waiting-room turn, a borrow and the draw alike. Its kinds are those of the contract's
+ * table (contract/reserve-outcomes.ts), which maps each to its answer.
+ */
 export type ReserveOutcome =
   | { kind: 'reserved'; reservationId: string; remaining: number }
   | { kind: 'repeat'; reservationId: string }
-  | { kind: 'sold_out' }
-  | { kind: 'insufficient_stock' }
-  | { kind: 'limit_exceeded' }
-  | { kind: 'paused' }
-  | { kind: 'ended' }
-  | { kind: 'not_warmed' }
-  /** The user is on the deny list (the bucket's `denied` hash). */
-  | { kind: 'denied' }
-  /** The claims do not meet the sale's eligibility rule (the config hash's `eligibility`). */
-  | { kind: 'not_eligible' }
-  /** The user's own borrow from another bucket is still in flight (or units moved under it): try again. */
-  | { kind: 'busy' }
   /**
    * Granted on the primary, but `WAIT` did not see it on REDIS_WAIT_REPLICAS replicas in time: a
    * failover now could lose it, so it is not promised. The holder lookup tells later what became of it.
    */
-  | { kind: 'unconfirmed'; reservationId: string };
+  | { kind: 'unconfirmed'; reservationId: string }
+  /**
+   * Turned away: no stock or too little, over the limit, the sale paused, ended or not warmed, the
+   * user denied or not eligible, or (`busy`) the user's own borrow from another bucket still in flight.
+   */
+  | { kind: Exclude<ReserveRefusal, 'unconfirmed'> };
 
 /** What the script answered; `borrow` and `pending` only come from a sale with buckets. */
 export type ReserveReply =
@@ -85,15 +69,15 @@ export interface ReserveArgs {
 export const claimsArg = (claims: Claims | undefined) => (claims ? JSON.stringify(claims) : '{}');
 
 const KIND_OF_CODE: Record<number, ReserveReply['kind']> = {
-  [ReserveCode.PENDING]: 'pending',
-  [ReserveCode.SOLD_OUT]: 'sold_out',
-  [ReserveCode.INSUFFICIENT_STOCK]: 'insufficient_stock',
-  [ReserveCode.LIMIT_EXCEEDED]: 'limit_exceeded',
-  [ReserveCode.PAUSED]: 'paused',
-  [ReserveCode.ENDED]: 'ended',
-  [ReserveCode.NOT_WARMED]: 'not_warmed',
-  [ReserveCode.DENIED]: 'denied',
-  [ReserveCode.NOT_ELIGIBLE]: 'not_eligible',
+  [ReplyCode.PENDING]: 'pending',
+  [ReplyCode.SOLD_OUT]: 'sold_out',
+  [ReplyCode.INSUFFICIENT_STOCK]: 'insufficient_stock',
+  [ReplyCode.LIMIT_EXCEEDED]: 'limit_exceeded',
+  [ReplyCode.PAUSED]: 'paused',
+  [ReplyCode.ENDED]: 'ended',
+  [ReplyCode.NOT_WARMED]: 'not_warmed',
+  [ReplyCode.DENIED]: 'denied',
+  [ReplyCode.NOT_ELIGIBLE]: 'not_eligible',
 };
 
 /**
@@ -103,11 +87,11 @@ const KIND_OF_CODE: Record<number, ReserveReply['kind']> = {
 export function decodeReserve(reply: Reply, at = 0, script = 'reserve'): ReserveReply {
   const code = num(reply[at]);
   switch (code) {
-    case ReserveCode.OK:
+    case ReplyCode.DONE:
       return { kind: 'reserved', reservationId: String(reply[at + 1]), remaining: num(reply[at + 2]) };
-    case ReserveCode.EXISTS:
+    case ReplyCode.ALREADY:
       return { kind: 'repeat', reservationId: String(reply[at + 1]) };
-    case ReserveCode.BORROW:
+    case ReplyCode.BORROW:
       return { kind: 'borrow', reservationId: String(reply[at + 1]), homeStock: num(reply[at + 2]) };
   }
   const kind = KIND_OF_CODE[code];

@@ -1,7 +1,6 @@
 /** lua/take-3.lua: a borrow's donor step — q units out of the donor's stock into its `lent` hash. */
 import { num, unknownCode, type Script } from './script.js';
-
-export const TakeCode = { TAKEN: 1, ALREADY: 2, NOT_WARMED: -1, CLOSED: -2, SHORT: -4 } as const;
+import { ReplyCode } from './reply-codes.js';
 
 export interface TakeArgs {
   reservationId: string;
@@ -16,8 +15,8 @@ export const takeScript: Script<TakeArgs, boolean> = {
   args: (a) => [a.reservationId, a.quantity, a.home],
   decode(reply) {
     const code = num(reply[0]);
-    if (code === TakeCode.TAKEN || code === TakeCode.ALREADY) return true;
-    if (code === TakeCode.NOT_WARMED || code === TakeCode.CLOSED || code === TakeCode.SHORT) return false;
+    if (code === ReplyCode.DONE || code === ReplyCode.ALREADY) return true;
+    if (code === ReplyCode.NOT_WARMED || code === ReplyCode.NOT_OPEN || code === ReplyCode.SHORT) return false;
     throw unknownCode('take', code);
   },
 };

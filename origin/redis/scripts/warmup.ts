@@ -2,8 +2,7 @@
 import type { ActivitySwitch } from '../../../contract/activity.js';
 import { CONSUMER_GROUP } from '../keys.js';
 import { num, unknownCode, type Script } from './script.js';
-
-export const WarmupCode = { LOADED: 1, ALREADY: 0, HAS_HISTORY: -1 } as const;
+import { ReplyCode } from './reply-codes.js';
 
 export interface WarmupArgs {
   stock: number;
@@ -20,8 +19,8 @@ export const warmupScript: Script<WarmupArgs, WarmupReply> = {
   args: (a) => [a.stock, a.state, a.maxPerUser, CONSUMER_GROUP],
   decode(reply) {
     const code = num(reply[0]);
-    if (code === WarmupCode.HAS_HISTORY) return { kind: 'has_history' };
-    if (code !== WarmupCode.LOADED && code !== WarmupCode.ALREADY) throw unknownCode('warmup', code);
-    return { kind: code === WarmupCode.LOADED ? 'loaded' : 'already', stock: num(reply[1]), holders: num(reply[2]) };
+    if (code === ReplyCode.HAS_HISTORY) return { kind: 'has_history' };
+    if (code !== ReplyCode.DONE && code !== ReplyCode.ALREADY) throw unknownCode('warmup', code);
+    return { kind: code === ReplyCode.DONE ? 'loaded' : 'already', stock: num(reply[1]), holders: num(reply[2]) };
   },
 };

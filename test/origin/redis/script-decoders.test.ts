@@ -5,32 +5,46 @@
  */
 import { describe, expect, it } from 'vitest';
 import { activityKeys } from '../../../origin/redis/keys.js';
-import { AbandonCode, abandonScript } from '../../../origin/redis/scripts/abandon.js';
-import { ConfirmCode, confirmScript } from '../../../origin/redis/scripts/confirm.js';
-import { EnterCode, enterScript } from '../../../origin/redis/scripts/enter.js';
-import { GiveBackCode, giveBackScript } from '../../../origin/redis/scripts/give-back.js';
+import { abandonScript } from '../../../origin/redis/scripts/abandon.js';
+import { confirmScript } from '../../../origin/redis/scripts/confirm.js';
+import { enterScript } from '../../../origin/redis/scripts/enter.js';
+import { giveBackScript } from '../../../origin/redis/scripts/give-back.js';
 import { readScripts } from '../../../origin/redis/scripts/load.js';
-import { RecoverCode, recoverScript } from '../../../origin/redis/scripts/recover.js';
-import { RefillCode, refillScript, trancheScript } from '../../../origin/redis/scripts/refill.js';
-import { ReleaseCode, releaseScript } from '../../../origin/redis/scripts/release.js';
-import { RequeueCode, requeueScript } from '../../../origin/redis/scripts/requeue.js';
-import { ReserveCode, reserveScript } from '../../../origin/redis/scripts/reserve.js';
-import { TakeCode, takeScript } from '../../../origin/redis/scripts/take.js';
-import { WarmupCode, warmupScript } from '../../../origin/redis/scripts/warmup.js';
+import { recoverScript } from '../../../origin/redis/scripts/recover.js';
+import { refillScript, trancheScript } from '../../../origin/redis/scripts/refill.js';
+import { releaseScript } from '../../../origin/redis/scripts/release.js';
+import { requeueScript } from '../../../origin/redis/scripts/requeue.js';
+import { reserveScript } from '../../../origin/redis/scripts/reserve.js';
+import { takeScript } from '../../../origin/redis/scripts/take.js';
+import { warmupScript } from '../../../origin/redis/scripts/warmup.js';
 import type { Script } from '../../../origin/redis/scripts/script.js';
+import { ReplyCode, type ReplyName } from '../../../origin/redis/scripts/reply-codes.js';
 
 const k = activityKeys('a1', 's1');
 const UNKNOWN = 99;
 
-/** Every code of the mirror decodes (none throws), and an unknown one throws naming the script. */
-function decodesEveryCode(script: Script<never, unknown>, codes: Record<string, number>) {
-  for (const code of Object.values(codes)) expect(() => script.decode([code, 'x', 3])).not.toThrow();
+const lua = readScripts();
+
+/** The reply codes a script's source returns, by their names in lua/includes/reply-codes.lua. */
+const answered = (name: string) =>
+  [...new Set([...lua.get(name)!.source.matchAll(/return \{? ?REPLY\.([A-Z_]+)/g)].map((m) => m[1]!))].sort();
+
+/**
+ * The module decodes exactly the codes its script returns: each of them decodes, every other code of
+ * the one table and an unknown one throw naming the script.
+ */
+function decodesEveryCode(script: Script<never, unknown>, names: ReplyName[]) {
+  expect(answered(script.name)).toEqual([...names].sort());
+  for (const [name, code] of Object.entries(ReplyCode)) {
+    const decode = () => script.decode([code, 'x', 3]);
+    if (names.includes(name as ReplyName)) expect(decode).not.toThrow();
+    else expect(decode).toThrow(`${script.name} script returned unknown code ${code}`);
+  }
   expect(() => script.decode([UNKNOWN])).toThrow(`${script.name} script returned unknown code ${UNKNOWN}`);
 }
 
 describe('script modules', () => {
   it('each module lays out as many KEYS as its lua/<name>-<keys>.lua file declares', () => {
-    const lua = readScripts();
     const modules = [
       reserveScript,
       enterScript,
@@ -52,21 +66,34 @@ describe('script modules', () => {
   });
 
   it('reserve: every code to its kind, granted and repeat with their reservation', () => {
-    decodesEveryCode(reserveScript, ReserveCode);
-    expect(reserveScript.decode([ReserveCode.OK, 'r1', 4])).toEqual({
+    decodesEveryCode(reserveScript, [
+      'DONE',
+      'ALREADY',
+      'BORROW',
+      'PENDING',
+      'NOT_WARMED',
+      'PAUSED',
+      'ENDED',
+      'SOLD_OUT',
+      'LIMIT_EXCEEDED',
+      'INSUFFICIENT_STOCK',
+      'DENIED',
+      'NOT_ELIGIBLE',
+    ]);
+    expect(reserveScript.decode([ReplyCode.DONE, 'r1', 4])).toEqual({
       kind: 'reserved',
       reservationId: 'r1',
       remaining: 4,
     });
-    expect(reserveScript.decode([ReserveCode.EXISTS, 'r1'])).toEqual({ kind: 'repeat', reservationId: 'r1' });
-    expect(reserveScript.decode([ReserveCode.BORROW, 'r2', 0])).toEqual({
+    expect(reserveScript.decode([ReplyCode.ALREADY, 'r1'])).toEqual({ kind: 'repeat', reservationId: 'r1' });
+    expect(reserveScript.decode([ReplyCode.BORROW, 'r2', 0])).toEqual({
       kind: 'borrow',
       reservationId: 'r2',
       homeStock: 0,
     });
-    expect(reserveScript.decode([ReserveCode.PAUSED])).toEqual({ kind: 'paused' });
-    expect(reserveScript.decode([ReserveCode.NOT_WARMED])).toEqual({ kind: 'not_warmed' });
-    expect(reserveScript.decode([ReserveCode.NOT_ELIGIBLE])).toEqual({ kind: 'not_eligible' });
+    expect(reserveScript.decode([ReplyCode.PAUSED])).toEqual({ kind: 'paused' });
+    expect(reserveScript.decode([ReplyCode.NOT_WARMED])).toEqual({ kind: 'not_warmed' });
+    expect(reserveScript.decode([ReplyCode.NOT_ELIGIBLE])).toEqual({ kind: 'not_eligible' });
   });
 
   it('reserve: ARGV in the script order, claims as JSON and `{}` without', () => {
@@ -85,33 +112,51 @@ describe('script modules', () => {
   });
 
   it('enter, release, refill, requeue, warmup, recover: every code to its kind', () => {
-    decodesEveryCode(enterScript, EnterCode);
-    expect(enterScript.decode([EnterCode.ENTERED, 7])).toEqual({ kind: 'entered', entrants: 7 });
-    expect(enterScript.decode([EnterCode.CLOSED])).toEqual({ kind: 'closed' });
-    decodesEveryCode(releaseScript, ReleaseCode);
-    expect(releaseScript.decode([ReleaseCode.ALREADY, 1])).toEqual({ kind: 'already', restocked: 1 });
-    decodesEveryCode(refillScript, RefillCode);
-    expect(refillScript.decode([RefillCode.REFILLED, 9])).toEqual({ kind: 'refilled', stock: 9 });
-    decodesEveryCode(requeueScript, RequeueCode);
-    expect(requeueScript.decode([RequeueCode.HOLDS_OTHER])).toEqual({ kind: 'holds_other' });
-    decodesEveryCode(warmupScript, WarmupCode);
-    expect(warmupScript.decode([WarmupCode.ALREADY, 3, 1])).toEqual({ kind: 'already', stock: 3, holders: 1 });
-    decodesEveryCode(recoverScript, RecoverCode);
-    expect(recoverScript.decode([RecoverCode.RECOVERED, 0, 4])).toEqual({ kind: 'recovered', holders: 4 });
+    decodesEveryCode(enterScript, [
+      'DONE',
+      'ALREADY',
+      'NOT_WARMED',
+      'PAUSED',
+      'ENDED',
+      'LIMIT_EXCEEDED',
+      'CLOSED',
+      'DENIED',
+      'NOT_ELIGIBLE',
+    ]);
+    expect(enterScript.decode([ReplyCode.DONE, 7])).toEqual({ kind: 'entered', entrants: 7 });
+    expect(enterScript.decode([ReplyCode.CLOSED])).toEqual({ kind: 'closed' });
+    decodesEveryCode(releaseScript, ['DONE', 'ALREADY', 'NOT_WARMED']);
+    expect(releaseScript.decode([ReplyCode.ALREADY, 1])).toEqual({ kind: 'already', restocked: 1 });
+    decodesEveryCode(refillScript, ['DONE', 'ALREADY', 'NOT_WARMED']);
+    expect(refillScript.decode([ReplyCode.DONE, 9])).toEqual({ kind: 'refilled', stock: 9 });
+    decodesEveryCode(requeueScript, [
+      'DONE',
+      'ALREADY',
+      'NOT_WARMED',
+      'NOT_RELEASED',
+      'HOLDS_OTHER',
+      'SOLD_OUT',
+      'DENIED',
+    ]);
+    expect(requeueScript.decode([ReplyCode.HOLDS_OTHER])).toEqual({ kind: 'holds_other' });
+    decodesEveryCode(warmupScript, ['DONE', 'ALREADY', 'HAS_HISTORY']);
+    expect(warmupScript.decode([ReplyCode.ALREADY, 3, 1])).toEqual({ kind: 'already', stock: 3, holders: 1 });
+    decodesEveryCode(recoverScript, ['DONE', 'WARM', 'NO_STREAM']);
+    expect(recoverScript.decode([ReplyCode.DONE, 0, 4])).toEqual({ kind: 'recovered', holders: 4 });
   });
 
   it('the borrow steps: take, confirm, abandon, give-back', () => {
-    decodesEveryCode(takeScript, TakeCode);
-    expect([TakeCode.TAKEN, TakeCode.ALREADY, TakeCode.SHORT].map((c) => takeScript.decode([c]))).toEqual([
+    decodesEveryCode(takeScript, ['DONE', 'ALREADY', 'NOT_WARMED', 'NOT_OPEN', 'SHORT']);
+    expect([ReplyCode.DONE, ReplyCode.ALREADY, ReplyCode.SHORT].map((c) => takeScript.decode([c]))).toEqual([
       true,
       true,
       false,
     ]);
-    decodesEveryCode(confirmScript, ConfirmCode);
-    expect(confirmScript.decode([ConfirmCode.ABANDONED])).toBe(false);
-    decodesEveryCode(abandonScript, AbandonCode);
-    expect(abandonScript.decode([AbandonCode.TOO_FRESH])).toBe('too_fresh');
-    decodesEveryCode(giveBackScript, GiveBackCode);
-    expect(giveBackScript.decode([GiveBackCode.NOTHING])).toBe(false);
+    decodesEveryCode(confirmScript, ['DONE', 'ALREADY', 'ABANDONED']);
+    expect(confirmScript.decode([ReplyCode.ABANDONED])).toBe(false);
+    decodesEveryCode(abandonScript, ['DONE', 'ALREADY', 'CONFIRMED', 'TOO_FRESH', 'UNKNOWN']);
+    expect(abandonScript.decode([ReplyCode.TOO_FRESH])).toBe('too_fresh');
+    decodesEveryCode(giveBackScript, ['DONE', 'NOTHING_LENT', 'NOT_WARMED']);
+    expect(giveBackScript.decode([ReplyCode.NOTHING_LENT])).toBe(false);
   });
 });
