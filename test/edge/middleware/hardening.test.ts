@@ -528,8 +528,9 @@ describe('a repeat click refused by the user gate costs no gate call', () => {
     const user = newUserId();
     const url = await purchaseUrlFor(activityId, user);
     const gate = userGate(env, shardOf(user, parseSettings(env).userGateShards));
-    const started = Date.now();
     expect((await purchase(url, user, { key: 'buy' })).status).toBe(202);
+    // The gate took its token while the purchase was in flight: no later than now.
+    const bought = Date.now();
     const callsAfterPurchase = (await gate.stats()).calls;
     for (let i = 0; i < 5; i++) {
       const res = await purchase(url, user, { key: `again-${i}` });
@@ -542,8 +543,9 @@ describe('a repeat click refused by the user gate costs no gate call', () => {
     await expectError(await purchase(url.slice(0, -64) + 'f'.repeat(64), user, { key: 'forged' }), 429, 'rate_limited');
     expect((await gate.stats()).calls).toBe(callsAfterPurchase);
     expect((await originCalls(activityId)).reserve).toBe(1);
-    // The memory ends no later than the gate's own refusal: 5.1 s after the purchase the gate is asked and admits.
-    await sleep(Math.max(0, started + 5_100 - Date.now()));
+    // The memory ends no later than the gate's own refusal: 5.1 s after the purchase's answer the gate is
+    // asked and admits.
+    await sleep(Math.max(0, bought + 5_100 - Date.now()));
     expect((await purchase(url, user, { key: 'buy' })).status).toBe(200);
     expect((await gate.stats()).calls).toBe(callsAfterPurchase + 1);
   });
