@@ -14,14 +14,20 @@ import { scalar } from '../helpers/db.js';
 import { uniqueId } from '../helpers/ids.js';
 import { waitFor } from '../helpers/origin.js';
 import { rehearsalAgainst, untilLine } from '../helpers/shadow-rehearsal.js';
+import { startPersistentRedis, type PersistentRedis } from '../helpers/redis-server.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 let stack: TestStack;
+// A Redis of its own: the guard watches every real sale's Stream lag, and the shared Redis holds
+// other test files' sales.
+let redisServer: PersistentRedis;
 beforeAll(async () => {
-  stack = await startTestStack();
+  redisServer = await startPersistentRedis('everysec');
+  stack = await startTestStack({ originEnv: { REDIS_URL: redisServer.url } });
 });
 afterAll(async () => {
   await stack?.stop();
+  await redisServer?.stop();
 });
 
 /** A reserve call as an edge with the wrong secret makes it: the origin answers 401 and counts it undecided. */

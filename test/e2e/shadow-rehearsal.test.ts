@@ -21,6 +21,7 @@ import { startEventReceiver } from '../helpers/event-receiver.js';
 import { uniqueId } from '../helpers/ids.js';
 import { waitFor } from '../helpers/origin.js';
 import { rehearsalAgainst, untilLine } from '../helpers/shadow-rehearsal.js';
+import { startPersistentRedis, type PersistentRedis } from '../helpers/redis-server.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 
 const EVENTS_SECRET = 'shadow-rehearsal-events-secret-0123';
@@ -28,14 +29,19 @@ const REAL_TABLES = ['seckill_order', 'seckill_stock_log', 'stock_sync_outbox', 
 const SHADOW_TABLES = REAL_TABLES.map((t) => `shadow_${t}`);
 const outDir = mkdtempSync(join(tmpdir(), 'shadow-rehearsal-'));
 let stack: TestStack;
+let redisServer: PersistentRedis;
 let realEvents: Awaited<ReturnType<typeof startEventReceiver>>;
 let shadowEvents: Awaited<ReturnType<typeof startEventReceiver>>;
 
 beforeAll(async () => {
   realEvents = await startEventReceiver(EVENTS_SECRET, () => ({ status: 204 }));
   shadowEvents = await startEventReceiver(EVENTS_SECRET, () => ({ status: 204 }));
+  // A Redis of its own: the guard watches every real sale's Stream lag, and the shared Redis holds
+  // other test files' sales.
+  redisServer = await startPersistentRedis('everysec');
   stack = await startTestStack({
     originEnv: {
+      REDIS_URL: redisServer.url,
       ORDER_EVENTS_URL: realEvents.url,
       SHADOW_ORDER_EVENTS_URL: shadowEvents.url,
       ORDER_EVENTS_SECRET: EVENTS_SECRET,
@@ -45,6 +51,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await stack?.stop();
+  await redisServer?.stop();
   await realEvents?.close();
   await shadowEvents?.close();
   rmSync(outDir, { recursive: true, force: true });
