@@ -15,7 +15,10 @@ async function main() {
     throw err;
   }
   const log = createLogger(config.LOG_LEVEL);
-  const origin = await startOrigin(config, log);
+  // The signal handlers go in before the start: a start can take a while (connections, the first
+  // discovery of sales) while consumers already settle, and a SIGTERM then must drain them, not kill
+  // the process where it stands. A stop asked for during the start waits for the start to finish.
+  const started = startOrigin(config, log);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -26,19 +29,23 @@ async function main() {
       process.exit(1);
     }, config.SHUTDOWN_GRACE_MS);
     force.unref();
-    origin.stop().then(
-      () => {
-        log.info('stopped');
-        process.exit(0);
-      },
-      (err) => {
-        log.error({ err }, 'stop failed');
-        process.exit(1);
-      },
-    );
+    started
+      .then((origin) => origin.stop())
+      .then(
+        () => {
+          log.info('stopped');
+          process.exit(0);
+        },
+        (err) => {
+          log.error({ err }, 'stop failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  log.info({ role: config.ORIGIN_ROLE }, 'origin starting');
+  await started;
 }
 
 main().catch((err: Error) => {

@@ -199,7 +199,7 @@ async function queuedSale(N: number, userBase: number) {
           SETTLE_DISCOVERY_MS: '100',
           ...env,
         },
-        stdio: 'ignore',
+        stdio: ['ignore', 'ignore', 'inherit'],
       }),
     async close() {
       await writer.stop();
@@ -257,8 +257,8 @@ describe('a consumer stopped with SIGTERM mid-settlement', () => {
     const child = sale.consumerProcess({ SETTLE_BATCH_SIZE: '20' });
     await waitFor(sale.orders, (n) => n >= 100, 30_000, 5);
     child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
-    expect(code).toBe(0);
+    const [code, signal] = await once(child, 'exit');
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
     const atStop = await sale.orders();
     expect(atStop).toBeLessThan(N);
     // Whatever it committed is whole: every order has its stock deduction and its log row.
