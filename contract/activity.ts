@@ -10,7 +10,6 @@ export const ACTIVITY_STATES = ['open', 'paused', 'stopped'] as const;
 export type ActivitySwitch = (typeof ACTIVITY_STATES)[number];
 /** What the edge does with a purchase beyond the admission rate (docs/design.md §10 `overflow`). */
 export const OVERFLOW_MODES = ['reject', 'queue'] as const;
-export type Overflow = (typeof OVERFLOW_MODES)[number];
 export type PublicState = 'upcoming' | 'open' | 'sold_out' | 'paused' | 'ended';
 
 /** Upper bound of quantity per reservation and of `maxPerUser`; larger is a malformed request. */

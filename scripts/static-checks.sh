@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# `npm test`'s static checks: the type-check (`npm run typecheck`) and the linter (`npm run lint`)
-# side by side, one core each — both are CPU-bound and independent. Each one's output is printed
-# whole once it ends (not interleaved); fails when either fails.
+# `npm test`'s static checks, side by side: the type-check (`npm run typecheck`), the linter
+# (`npm run lint`) and the unused-code check (`npm run knip`: no unused file, export or dependency;
+# its entries in knip.jsonc). All are CPU-bound and independent. Each one's output is printed whole
+# once it ends (not interleaved); fails when any fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-npm run -s typecheck >"$out/typecheck" 2>&1 &
-typecheck=$!
-npm run -s lint >"$out/lint" 2>&1 &
-lint=$!
-wait "$typecheck"; typecheck_rc=$?
-wait "$lint"; lint_rc=$?
-for step in typecheck lint; do
-  rc_var="${step}_rc"
-  if [ "${!rc_var}" = 0 ]; then echo "$step: ok"; else echo "$step: FAILED"; fi
+steps=(typecheck lint knip)
+declare -A pids
+for step in "${steps[@]}"; do
+  npm run -s "$step" >"$out/$step" 2>&1 &
+  pids[$step]=$!
+done
+failed=0
+for step in "${steps[@]}"; do
+  if wait "${pids[$step]}"; then echo "$step: ok"; else echo "$step: FAILED"; failed=1; fi
   cat "$out/$step"
 done
-[ "$typecheck_rc" = 0 ] && [ "$lint_rc" = 0 ]
+exit "$failed"

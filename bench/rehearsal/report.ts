@@ -14,7 +14,7 @@ import type { OrderSuccess } from './baseline.js';
 import type { FunnelRow, Report, ShadowRun } from './report-shape.js';
 import { shadowRunLines } from './report-ramp.js';
 
-export type { FunnelRow, Report } from './report-shape.js';
+export type { Report } from './report-shape.js';
 
 export function buildReport(args: {
   o: RehearsalOptions;

@@ -56,9 +56,8 @@ export const reservationBodySchema = z
   .strict();
 const _reservationBody: Same<z.infer<typeof reservationBodySchema>, ReservationBody> = true;
 
-/** The origin's reserve answer (`POST /internal/reserve`): the same fields. */
-export const reserveResponseSchema = reservationBodySchema;
-const _reserveResponse: Same<z.infer<typeof reserveResponseSchema>, ReserveResponse> = true;
+/** The origin's reserve answer (`POST /internal/reserve`) has the same fields. */
+const _reserveResponse: Same<z.infer<typeof reservationBodySchema>, ReserveResponse> = true;
 
 /** The origin's answer inside a lottery window. */
 export const entryResponseSchema = z.object({ status: z.literal('entered'), entryId: z.string() }).strict();

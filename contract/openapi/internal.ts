@@ -11,13 +11,7 @@ import type { ErrorCode } from '../errors.js';
 import { REFUSALS } from '../refusals.js';
 import { SHADOW_REFUSALS } from '../shadow.js';
 import { reserveRequestSchema } from '../reservation.js';
-import {
-  entrantsPageSchema,
-  entryPollSchema,
-  entryResponseSchema,
-  reservationBodySchema,
-  reserveResponseSchema,
-} from './bodies.js';
+import { entrantsPageSchema, entryPollSchema, entryResponseSchema, reservationBodySchema } from './bodies.js';
 import { buildDocument, type RouteDoc } from './registry.js';
 
 /** A status read over STATUS_MAX_IN_FLIGHT at the origin is shed. */
@@ -82,11 +76,11 @@ export const internalRoutes: readonly RouteDoc[] = [
     responses: {
       200: {
         description: 'a repeat: the same reservation, its current status (or the same entry)',
-        schema: z.union([reserveResponseSchema, entryResponseSchema]),
+        schema: z.union([reservationBodySchema, entryResponseSchema]),
       },
       202: {
         description: '`{status:"queued", reservationId}` · lottery window: `{status:"entered", entryId}`',
-        schema: z.union([reserveResponseSchema, entryResponseSchema]),
+        schema: z.union([reservationBodySchema, entryResponseSchema]),
       },
     },
     errors: RESERVE_CODES,

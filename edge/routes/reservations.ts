@@ -15,8 +15,6 @@ import { assertLive } from '../live-activities.js';
 import { callOrigin } from '../origin.js';
 import { settingsOf } from '../settings.js';
 
-export { POLL_RATE_PER_SEC } from '../gates.js';
-
 export const reservationRoutes = new Hono<EdgeEnv>().get('/:reservationId', (c) =>
   poll(c, c.req.param('reservationId')),
 );

@@ -1,19 +1,10 @@
 /**
- * `seckill_order.status` (schema/001): the numbers MySQL stores and the names the API and the
- * metrics use, written once. SQL interpolates the numbers (`status = ${OrderStatus.PENDING}`); they are
- * constants, never user input.
+ * `seckill_order.status` (schema/001): the numbers MySQL stores, written once. SQL interpolates
+ * the numbers (`status = ${OrderStatus.PENDING}`); they are constants, never user input.
  */
 
 export const OrderStatus = { PENDING: 0, PAID: 1, TIMEOUT: 2 } as const;
 export type OrderStatus = (typeof OrderStatus)[keyof typeof OrderStatus];
-
-/** Each order status by name (`pending`, `paid`, `timeout`). */
-export const ORDER_STATUS_NAMES = {
-  [OrderStatus.PENDING]: 'pending',
-  [OrderStatus.PAID]: 'paid',
-  [OrderStatus.TIMEOUT]: 'timeout',
-} as const;
-export type OrderStatusName = (typeof ORDER_STATUS_NAMES)[OrderStatus];
 
 /** `seckill_refund.status` (schema/002): a refund the shop still owes, or made. */
 export const RefundStatus = { NEEDED: 'needed', REFUNDED: 'refunded' } as const;

@@ -12,8 +12,6 @@ import { StockChange } from '../sale/stock-row-store.js';
 /** `stock_sync_outbox.status`: a refill waiting for Redis, or applied. */
 export const OutboxStatus = { PENDING: 0, DONE: 1 } as const;
 export type OutboxStatus = (typeof OutboxStatus)[keyof typeof OutboxStatus];
-/** Each outbox status by name. */
-export const OUTBOX_STATUS_NAMES = { [OutboxStatus.PENDING]: 'pending', [OutboxStatus.DONE]: 'done' } as const;
 
 /** A claimed refill row. */
 export interface RefillOutboxRow {

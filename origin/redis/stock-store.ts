@@ -31,16 +31,10 @@ import { SaleStreams } from './sale-streams.js';
 import { SoldOutChannel } from './sold-out-channel.js';
 
 export type { Sale } from './sale.js';
-export type { ReserveInput, ReserveOutcome } from './scripts/reserve.js';
-export type { EnterResult } from './scripts/enter.js';
-export type { ReleaseResult } from './scripts/release.js';
 export type { RefillResult } from './scripts/refill.js';
-export type { RequeueResult } from './scripts/requeue.js';
 export type { DenyRevision } from './scripts/deny.js';
-export type { WarmupResult } from './sale-stock.js';
-export type { RecoverInput, RecoverResult } from './sale-recovery.js';
-export { parseEntry, type DrawPhase, type Entry } from './lottery-entries.js';
-export { replicasOf, type PrimaryReplication } from './replication-watch.js';
+export { parseEntry } from './lottery-entries.js';
+export type { PrimaryReplication } from './replication-watch.js';
 
 export type StockStoreOptions = RedisConnectionOptions & ReservationRequestOptions;
 

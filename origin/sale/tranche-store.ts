@@ -10,11 +10,6 @@ import type { SaleIds } from '../orders/order-store.js';
 /** `seckill_stock_release.status`: committed in MySQL (held_back already reduced) but not in Redis, or applied. */
 export const StockReleaseStatus = { PENDING: 0, APPLIED: 1 } as const;
 export type StockReleaseStatus = (typeof StockReleaseStatus)[keyof typeof StockReleaseStatus];
-/** Each release status by name. */
-export const STOCK_RELEASE_STATUS_NAMES = {
-  [StockReleaseStatus.PENDING]: 'pending',
-  [StockReleaseStatus.APPLIED]: 'applied',
-} as const;
 
 export interface ReleaseRow {
   id: string;

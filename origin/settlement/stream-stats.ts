@@ -10,8 +10,6 @@ export interface StreamGaugeDeps {
   metrics: Metrics;
 }
 
-export type { GroupInfo } from '../redis/sale-ledger.js';
-
 export async function collectStreamGauges(deps: StreamGaugeDeps): Promise<void> {
   const sales = await deps.registry.warmedSales();
   const infos = await Promise.all(sales.map((sale) => deps.streams.groupInfo(sale)));

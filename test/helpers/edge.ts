@@ -2,7 +2,7 @@
 import { startEdge as startLocalEdge, type StartEdgeOptions as LocalEdgeOptions } from '../../support/local-edge.js';
 import { TEST_EDGE_SECRETS } from './edge-test-secrets.js';
 
-export { bundleEdge, type RunningEdge } from '../../support/local-edge.js';
+export { type RunningEdge } from '../../support/local-edge.js';
 
 export type StartEdgeOptions = Omit<LocalEdgeOptions, 'secrets'> & Partial<Pick<LocalEdgeOptions, 'secrets'>>;
 
