@@ -74,7 +74,11 @@ async function refresh() {
         h(
           'tr',
           { dataset: { activity: s.activityId } },
-          h('th', { scope: 'row' }, h('a', { href: `#/sale/${s.activityId}` }, `${s.shadow ? '[SHADOW] ' : ''}${s.title} (${s.activityId})`)),
+          h(
+            'th',
+            { scope: 'row' },
+            h('a', { href: `#/sale/${s.activityId}` }, `${s.shadow ? '[SHADOW] ' : ''}${s.title} (${s.activityId})`),
+          ),
           h('td', {}, s.state),
           h('td', {}, s.publicState ?? 'n/a'),
           h('td', { class: 'n' }, s.left === null ? 'not warm' : num(s.left)),

@@ -145,7 +145,9 @@ export interface OrderEventRow {
   nextAttemptAt: Date;
 }
 
-const selectRow = (ledger: Ledger) => `SELECT seq, event_id, type, order_no, activity_id, user_id, quantity, occurred_at, status, attempts,
+const selectRow = (
+  ledger: Ledger,
+) => `SELECT seq, event_id, type, order_no, activity_id, user_id, quantity, occurred_at, status, attempts,
   last_error, next_attempt_at, payload FROM ${ledger.orderEvents}`;
 const NAME_BY_STATUS = Object.fromEntries(Object.entries(STATUS_BY_NAME).map(([k, v]) => [v, k])) as Record<
   number,

@@ -93,7 +93,10 @@ export async function insertPendingOrders(
   const row = `(?, ?, ?, ${lit.activity}, ${lit.sku}, ?, ?, ${OrderStatus.PENDING}, NOW(3) + INTERVAL ${paymentTimeoutSeconds} SECOND, ?)`;
   const params: (string | number | null)[] = [];
   for (const o of orders) params.push(o.orderNo, o.reservationId, o.requestId, o.userId, o.quantity, o.traceId);
-  await tx.execute(`INSERT INTO ${ledgerOf(sale).order} ${ORDER_COLUMNS} VALUES ${orders.map(() => row).join(', ')}`, params);
+  await tx.execute(
+    `INSERT INTO ${ledgerOf(sale).order} ${ORDER_COLUMNS} VALUES ${orders.map(() => row).join(', ')}`,
+    params,
+  );
 }
 
 /** Ids of PENDING orders past expire_at, oldest first (idx_status_expire), at most `limit`. */
@@ -302,7 +305,9 @@ export async function refundCount(db: DbOrTx, sale: SaleRef): Promise<number> {
 /** Whether the sale has any order. */
 export async function hasOrders(db: DbOrTx, sale: SaleRef): Promise<boolean> {
   const row = await one<{ found: number }>(
-    db.execute(`SELECT EXISTS(SELECT 1 FROM ${ledgerOf(sale).order} WHERE activity_id = ?) AS found`, [sale.activityId]),
+    db.execute(`SELECT EXISTS(SELECT 1 FROM ${ledgerOf(sale).order} WHERE activity_id = ?) AS found`, [
+      sale.activityId,
+    ]),
   );
   return Number(row!.found) === 1;
 }

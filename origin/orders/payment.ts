@@ -78,7 +78,8 @@ export async function applyPayment(deps: PaymentDeps, p: PaymentCallback): Promi
       if (paid === 1) {
         // The order number names its ledger (ledger.ts): a shadow order's event goes to the shadow outbox.
         const ledger = ledgerOfOrderNo(p.orderNo);
-        if (orderEventsOn(deps.config, ledger)) await recordOrderEventsOf(tx, ledger, 'order.paid', { orderNo: p.orderNo });
+        if (orderEventsOn(deps.config, ledger))
+          await recordOrderEventsOf(tx, ledger, 'order.paid', { orderNo: p.orderNo });
         return 'paid' as const;
       }
       // Lost the race or a repeat: read the state under lock and record what the shop must refund.

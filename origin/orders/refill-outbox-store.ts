@@ -38,12 +38,7 @@ export async function queueRefills(
  * Claims pending rows not under someone else's lease (`updated_at` + `leaseMs`), at most `batch`,
  * and counts the attempt: `FOR UPDATE SKIP LOCKED` inside the caller's transaction.
  */
-export async function claimRefills(
-  tx: Tx,
-  ledger: Ledger,
-  batch: number,
-  leaseMs: number,
-): Promise<RefillOutboxRow[]> {
+export async function claimRefills(tx: Tx, ledger: Ledger, batch: number, leaseMs: number): Promise<RefillOutboxRow[]> {
   const claimed = await rows<RefillOutboxRow>(
     tx.query(
       `SELECT id, activity_id, sku_id, reservation_id, quantity FROM ${ledger.refillOutbox}

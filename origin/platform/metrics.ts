@@ -39,7 +39,10 @@ export function createMetrics() {
       'Reserve calls of shadow (rehearsal) traffic by outcome code',
       ['code'],
     ),
-    shadowOrdersSettled: counter('seckill_shadow_orders_settled_total', 'Orders written by settlement for shadow sales'),
+    shadowOrdersSettled: counter(
+      'seckill_shadow_orders_settled_total',
+      'Orders written by settlement for shadow sales',
+    ),
     shadowOrderTransitions: counter(
       'seckill_shadow_order_lifecycle_total',
       'Shadow orders: payment callbacks by outcome, timeouts, refills',
