@@ -1,3 +1,4 @@
+// @ts-check
 // The sale view's alert banners (docs/console.md, "Alerts"): every failure the origin knows of for
 // the sale (`live.alerts`, origin/console/sale-alerts.ts), plus the warm-up verification the page
 // reads itself each second when it fails. Each banner says its level in words (never colour alone),

@@ -1,3 +1,4 @@
+// @ts-check
 // The sale view's charts (docs/console.md, "Charts"), drawn with uPlot (served by the origin as
 // /admin/console/uplot.js, a classic script that defines the global `uPlot`; no CDN, no inline
 // script). They show the series the origin keeps for the sale (`live.series`): the whole run at one

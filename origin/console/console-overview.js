@@ -1,3 +1,4 @@
+// @ts-check
 // The sales overview (docs/console.md, "Sales overview"): one card for every live or upcoming sale
 // of the sales list, with its state, units left, recent success rate, a sparkline of reservations
 // per second over the last two minutes and its alerts in words.

@@ -211,6 +211,17 @@ describe('code shape', () => {
     expect([...folders].filter((folder) => !LAYERS.some((layer) => layer.includes(folder)))).toEqual([]);
   });
 
+  it('marks every browser module // @ts-check (checked by tsconfig.browser.json, and by an editor opening it alone)', () => {
+    const browser = ['origin/console', 'edge/public/assets'].flatMap((dir) =>
+      readdirSync(join(ROOT, dir))
+        .filter((name) => name.endsWith('.js'))
+        .map((name) => `${dir}/${name}`),
+    );
+    expect(browser.length).toBeGreaterThan(5);
+    const unchecked = browser.filter((f) => !readFileSync(join(ROOT, f), 'utf8').startsWith('// @ts-check\n'));
+    expect(unchecked).toEqual([]);
+  });
+
   it('imports run down the layers: platform/ and redis/ import no feature, no new backward import', () => {
     const backward = backwardImports();
     expect(backward.filter((i) => /^origin\/(platform|redis)\//.test(i))).toEqual([]);
