@@ -176,7 +176,14 @@ function showLive(live) {
 
   const units = live.units;
   definitions($('stock-figures'), [
-    ['Units left (Redis)', units ? `${num(units.left)} of ${num(units.onSale)} on sale` : 'not warm'],
+    [
+      'Units left (Redis)',
+      live.redis.error
+        ? `unknown: Redis did not answer (${live.redis.error})`
+        : units
+          ? `${num(units.left)} of ${num(units.onSale)} on sale`
+          : 'not warm',
+    ],
     ['Held back', num(live.stock.heldBack)],
     ['Available (MySQL)', num(live.stock.available)],
     ['Waiting line', live.waitingLine === null ? NA : num(live.waitingLine)],

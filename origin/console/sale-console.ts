@@ -76,19 +76,28 @@ export async function listSales(deps: Pick<SaleConsoleDeps, 'db' | 'publisher'>)
 /** One sale, everything the console's live screen shows that the admin API does not already answer. */
 export async function liveView(deps: SaleConsoleDeps, loop: LoopDelay, activityId: string) {
   const record = await findActivity(deps.db, activityId);
-  const snapshot = record && (await deps.publisher.snapshot(activityId));
-  if (!record || !snapshot) throw new ContractError('not_found', `activity ${activityId} does not exist`);
+  if (!record) throw new ContractError('not_found', `activity ${activityId} does not exist`);
   const sale = saleOf(record);
   const queue = record.config.overflow === 'queue';
-  const [warm, stream, signals, funnel, edge, lineAtEdge, lineMetric] = await Promise.all([
-    deps.sales.warmState(sale),
-    deps.streams.groupInfo(sale),
+  // Redis failing is when the operator most needs this view: its Redis reads give up to null (the
+  // error said in `redis`), and the rest — MySQL, the metrics, the banners — is still answered.
+  let redisError: string | null = null;
+  const fromRedis = <T>(read: Promise<T>): Promise<T | null> =>
+    read.catch((err: Error) => {
+      redisError ??= err.message;
+      return null;
+    });
+  const [snapshot, warm, stream, signals, funnel, edge, lineAtEdge, lineMetric] = await Promise.all([
+    deps.publisher.snapshot(activityId),
+    fromRedis(deps.sales.warmState(sale)),
+    fromRedis(deps.streams.groupInfo(sale)),
     readSignals(deps.metrics.registry, loop),
     readFunnel(deps.metrics.registry, activityId),
     edgeActivity(deps, activityId),
     queue ? edgeWaitingLine(deps, activityId) : Promise.resolve(null),
     waitingLineMetric(deps.metrics.registry, activityId),
   ]);
+  if (!snapshot) throw new ContractError('not_found', `activity ${activityId} does not exist`);
   const now = Date.now();
   const closedSince = deps.failover.closedSince(activityId);
   return {
@@ -103,7 +112,9 @@ export async function liveView(deps: SaleConsoleDeps, loop: LoopDelay, activityI
     units: snapshot.units ?? null,
     stock: { initial: record.initialStock, available: record.available, heldBack: record.heldBack },
     warmupStatus: record.warmupStatus,
-    buckets: warm.stocks.map((s, bucket) => ({ bucket, key: s.key, units: s.value })),
+    buckets: (warm?.stocks ?? []).map((s, bucket) => ({ bucket, key: s.key, units: s.value })),
+    /** The first Redis read that failed for this view (its buckets and Stream then unknown), or null. */
+    redis: { error: redisError as string | null },
     /** The waiting line: the edge's own count for a queue sale, else its gauge when exported; 0 when rejecting. */
     waitingLine: queue ? (lineAtEdge ?? lineMetric) : (lineMetric ?? 0),
     signals: { ...signals, stream: stream ?? { pending: null, lag: null } },

@@ -25,6 +25,20 @@ import type { ScrapeReads } from './scrape-reads.js';
 
 /** One sample a second. */
 export const SERIES_SAMPLE_MS = 1_000;
+/**
+ * A read of Redis a round waits for at most this long (one sample's time): past it the point keeps
+ * what the origin knows itself (its answers, its funnel) and records the Redis figures as unknown,
+ * so a Redis that hangs does not stall the series — the moment the operator most needs it.
+ */
+const within = <T>(read: Promise<T>, fallback: T): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), SERIES_SAMPLE_MS);
+    timer.unref();
+  });
+  return Promise.race([read.catch(() => fallback), late]).finally(() => clearTimeout(timer));
+};
+
 /** The sales list is read again this often (a new sale enters its window within this). */
 const LIST_REFRESH_MS = 5_000;
 /** A sale is still sampled this long after its end (the last orders settle, the curves come down). */
@@ -108,7 +122,7 @@ export class SeriesJob extends PeriodicJob {
     for (const id of this.previous.keys()) if (!active.some((s) => s.sale.activityId === id)) this.previous.delete(id);
     if (active.length === 0) return false;
     const { registry } = this.deps.metrics;
-    await this.deps.scrapeReads.collect();
+    await within(this.deps.scrapeReads.collect(), undefined);
     const pool = poolState(this.deps.db);
     const [answers, decided, slowlog, slowQueries, clients, running, connected] = await Promise.all([
       total(registry, 'seckill_order_answers_total'),
@@ -124,8 +138,8 @@ export class SeriesJob extends PeriodicJob {
         const id = sale.activityId;
         const [funnel, stream, stocks] = await Promise.all([
           readFunnel(registry, id),
-          this.deps.streams.groupInfo(sale).catch(() => null),
-          this.deps.sales.bucketStocks(sale).catch(() => [] as (number | null)[]),
+          within(this.deps.streams.groupInfo(sale), null),
+          within(this.deps.sales.bucketStocks(sale), [] as (number | null)[]),
         ]);
         const totals: Totals = { ...funnel, answers, decided, slowlog, slowQueries };
         const before = this.previous.get(id);

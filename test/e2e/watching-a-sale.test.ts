@@ -7,7 +7,8 @@
  * - consumers stopped: the reservation backlog grows → BacklogGrowing pending, then firing after
  *   its `for:`; consumers back → it resolves;
  * - Redis refusing writes (CLIENT PAUSE WRITE): reserve answers time out, then 503 → the success
- *   rate falls → SuccessRateBelowBaseline pending, firing after its `for:`; Redis back → it resolves.
+ *   rate falls → SuccessRateBelowBaseline pending, firing after its `for:`, and the console's
+ *   success-rate banner says so in Chromium; Redis back → it resolves.
  * A screenshot of Prometheus' alerts page while each fires goes to test-artifacts/watching-a-sale/.
  * Then the Grafana dashboard: every panel's query names metrics the origin exports and returns data.
  */
@@ -21,18 +22,21 @@ import { signEdgeRequest } from '../../contract/signing.js';
 import { Settlement } from '../../origin/settlement/settlement.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import { startEventReceiver } from '../helpers/event-receiver.js';
-import { waitFor } from '../helpers/origin.js';
+import { TEST_SECRETS, waitFor } from '../helpers/origin.js';
 import {
   PROMETHEUS_DIR,
   startPrometheus,
   testPrometheusConfig,
   type RunningPrometheus,
 } from '../helpers/prometheus.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { openConsole, readBanner } from '../helpers/console-page.js';
 import { startPersistentRedis, type PersistentRedis } from '../helpers/redis-server.js';
 import { startTestStack, type TestStack } from '../helpers/stack.js';
 import { purchaseThroughEdge } from '../helpers/watching.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/watching-a-sale/', import.meta.url));
+const CONSOLE_ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const EVENTS_SECRET = 'watching-events-secret-0123456789';
 /** Purchases per second sent to the origin while the test runs (distinct buyers). */
@@ -104,7 +108,13 @@ async function alertState(name: string): Promise<AlertView | undefined> {
 }
 
 /** Fault → pending → firing → (fix) → resolved, with the seconds each step took after the fault. */
-async function throughAlert(name: string, fault: () => Promise<void>, fix: () => Promise<void>, shot: string) {
+async function throughAlert(
+  name: string,
+  fault: () => Promise<void>,
+  fix: () => Promise<void>,
+  shot: string,
+  whileFiring?: () => Promise<void>,
+) {
   // Quiet first: on a loaded machine a hiccup of the healthy stack may hold the alert pending a while.
   await waitFor(
     () => alertState(name),
@@ -133,6 +143,7 @@ async function throughAlert(name: string, fault: () => Promise<void>, fix: () =>
     .filter((a) => a.state === 'firing' && a.labels.alertname !== name)
     .map((a) => a.labels.alertname!);
   await screenshot(shot, name);
+  await whileFiring?.();
   const fixedAt = since();
   await fix();
   await waitFor(
@@ -190,6 +201,8 @@ beforeAll(async () => {
       ORDER_EVENTS_SECRET: EVENTS_SECRET,
       RECONCILE_INTERVAL_MS: '2000',
       METRICS_CACHE_MS: '500',
+      // The console's banners judge over the alerts' window on this clock.
+      CONSOLE_ALERT_WINDOW_SECONDS: String(30 / TIME_DIVISOR),
     },
   });
   const target = new URL(stack.origin.url).host;
@@ -263,6 +276,27 @@ it('reserve answers failing: SuccessRateBelowBaseline goes pending, fires after 
       await redis.client('UNPAUSE');
     },
     'success-rate-firing.png',
+    // The console says it too, in words, while the alert fires.
+    async () => {
+      const browser = await launchBrowser('the console banner of a low success rate');
+      try {
+        const tab = await openConsole(browser, stack.origin.url, TEST_SECRETS.ADMIN_TOKEN, `#/sale/${activityId}`);
+        await readBanner(
+          tab.page,
+          'success_rate',
+          /^Critical: Order success rate [\d.]+ % over the last 10 s, below 80 % of the baseline \([\d.]+ %\): buyers get errors or timeouts instead of answers\. Since \d\d:\d\d:\d\d\. Next:/,
+          60_000,
+        );
+        mkdirSync(CONSOLE_ARTIFACTS, { recursive: true });
+        await tab.page.screenshot({ path: join(CONSOLE_ARTIFACTS, 'banner-success-rate.png'), fullPage: true });
+        // The browser logs each read that Redis failed (503 unavailable, as the contract says); no
+        // other error.
+        console.log(`console errors while Redis refused writes: ${JSON.stringify(tab.errors)}`);
+        expect(tab.errors.filter((e) => !/status of 503/.test(e))).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
   );
   expect(firing.labels).toMatchObject({ severity: 'page' });
   // The answers the buyers got while Redis held writes: 503s.

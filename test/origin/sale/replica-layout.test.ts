@@ -4,8 +4,8 @@
  * leaves the promoted primary with no replica, so WAIT never confirms and its units cannot be sold.
  * Warm-up says so and keeps the sale closed unless the operator accepts the risk; after a master is
  * SIGKILLed (and not restarted) the failover watch logs the failover, alerts on the bucket short of
- * replicas with its units, shows it in the gauges and as a banner in the console (Chromium), and the
- * public units left exclude it.
+ * replicas with its units, shows it in the gauges and as a banner in the console (Chromium) beside
+ * the failover that closed and reopened the sale, and the public units left exclude it.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -236,8 +236,17 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
       );
     expect(await gauge('seckill_redis_replicas_in_sync', { node: `127.0.0.1:${promoted}` })).toBe(0);
 
-    // The operator sees it in the console, in words, with the units and the next step.
-    const browser = await launchBrowser('the console banner of a bucket short of replicas');
+    // Recovery proved the sale on the promoted primary and reopened it (no WAIT is needed for that).
+    await waitFor(
+      () => counterValue(t, 'seckill_failover_steps_total', { step: 'reopened' }),
+      (n) => n > reopenedBefore,
+      90_000,
+      100,
+    );
+
+    // The operator sees both in the console, in words: the bucket short of replicas with its units
+    // and the next step, and the failover that closed the sale and reopened it.
+    const browser = await launchBrowser('the console banners of a real failover');
     try {
       const tab = await openConsole(browser, t.url, TEST_SECRETS.ADMIN_TOKEN, `#/sale/${activityId}`);
       const text = await readBanner(
@@ -247,6 +256,12 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
         60_000,
       );
       for (const b of onMaster) expect(text).toContain(`bucket ${b}:`);
+      await readBanner(
+        tab.page,
+        'failover_reopened',
+        /^Notice: Reopened after a Redis failover: it was closed for [\d.]+ s\./,
+        30_000,
+      );
       mkdirSync(ARTIFACTS, { recursive: true });
       await tab.page.screenshot({ path: join(ARTIFACTS, 'banner-short-of-replicas.png'), fullPage: true });
       expect(tab.errors).toEqual([]);
@@ -254,13 +269,6 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
       await browser.close();
     }
 
-    // Recovery proved the sale on the promoted primary and reopened it (no WAIT is needed for that).
-    await waitFor(
-      () => counterValue(t, 'seckill_failover_steps_total', { step: 'reopened' }),
-      (n) => n > reopenedBefore,
-      90_000,
-      100,
-    );
     // Public state stays honest: units held where nobody can buy them are not "left" (both read
     // again until they agree).
     const snapshot: any = await waitFor(
