@@ -23,6 +23,7 @@ import { cleanUpShadowSale, stopSale } from './rehearsal/shadow-end.js';
 import { openPool, settle, SettlementWatch } from './rehearsal/settlement.js';
 import { ledgerOf } from '../origin/orders/ledger.js';
 import { adminRequest, createSale, startStack } from './rehearsal/stack.js';
+import { CpuMeter, measureHello } from './rehearsal/stack-cost.js';
 
 function progressLine(enabled: boolean) {
   let last = '';
@@ -62,6 +63,9 @@ export async function runRehearsal(
     const answersBefore = await readOrderAnswers(stack.originUrl, o.metricsToken).catch(() => null);
     const watch = new SettlementWatch(pool, stack.originUrl, activityId, rec, ledgerOf(o), o.metricsToken);
     watch.start();
+    // Our own stack's CPU per unit of work (an existing stack's processes are not ours to read).
+    const edgeMeter = new CpuMeter(() => stack.pids()['edge (workerd)'] ?? []).start();
+    const originMeter = new CpuMeter(() => stack.pids().origin ?? []).start();
     let shadowRun: ShadowRun | null = null;
     let load: { maxArrivalLagMs: number; generators: LoadSample[][] };
     if (o.ramp) {
@@ -83,12 +87,18 @@ export async function runRehearsal(
       load = { maxArrivalLagMs: crowd.maxArrivalLagMs, generators: crowd.generatorSamples };
     }
     const loadEndedAt = Date.now();
+    const edgeCpuMs = edgeMeter.elapsedMs();
     const answersAfter = answersBefore && (await readOrderAnswers(stack.originUrl, o.metricsToken).catch(() => null));
     const orderSuccess = answersBefore && answersAfter ? successBetween(answersBefore, answersAfter) : null;
     const lottery = o.admission === 'lottery' ? await awaitDraw(stack.edgeUrl, activityId, rec) : null;
 
     const facts = await settle(o, stack.originUrl, activityId, rec, watch, pool, (what) => progress.show(what));
+    const originCpuMs = originMeter.elapsedMs();
     progress.done();
+    const hello =
+      stack.own && o.helloSeconds > 0
+        ? await measureHello({ seconds: o.helloSeconds, connections: o.concurrency, direct: o.edgeEntry === 'direct' })
+        : null;
     if (lottery)
       console.log(
         `lottery: ${lottery.entrants} entrants (${rec.entered} entries answered 202), ${lottery.winners} winners ` +
@@ -111,6 +121,7 @@ export async function runRehearsal(
       generators: load.generators,
       orderSuccess,
       shadowRun,
+      cpu: stack.own ? { edgeCpuMs, originCpuMs, hello } : null,
     });
     return report;
   } finally {

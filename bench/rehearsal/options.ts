@@ -50,9 +50,11 @@ export interface RehearsalOptions {
   lotteryWindowMs: number;
   /**
    * How the crowd reaches our own edge: `direct` (the Worker's own socket, as production has no
-   * extra hop) or `miniflare` (through Miniflare's entry worker, as releases before 2026-12 did).
+   * extra hop) or `miniflare` (through Miniflare's entry worker, a second hop).
    */
   edgeEntry: 'direct' | 'miniflare';
+  /** Seconds of a hello Worker after the sale, the floor of the edge's CPU per request (0: none). */
+  helloSeconds: number;
   /** `--planned-peak`: the step ramp, its guard and the switch drill instead of one crowd (ramp-options.ts). */
   ramp: RampOptions | null;
 }
@@ -84,7 +86,9 @@ const USAGE = `npm run rehearsal -- [options]
   --admission A        fcfs | lottery (default fcfs); lottery: purchases in the window are entries, drawn at its close
   --lottery-window S   the lottery window, seconds (default: --duration, so the arriving crowd enters)
   --edge-entry E       direct (the Worker's own socket) | miniflare (through Miniflare's entry worker, a
-                       second hop production does not have; earlier releases' figures) (default direct)
+                       second hop production does not have) (default direct)
+  --hello-seconds S    after the sale, drive a hello Worker on the same runtime and entry for S
+                       seconds: the floor of the edge's CPU per request (default 5; 0: none)
  Existing stack (otherwise the rehearsal starts origin + edge itself):
   --edge-url URL --origin-url URL [--activity ID] [--mysql-url URL] [--shadow]
   --shadow             create a shadow sale and drive it with shadow tokens: its rows go to the
@@ -128,6 +132,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       'admission-rate': { type: 'string', default: '5000' },
       overflow: { type: 'string', default: 'reject' },
       seed: { type: 'string', default: '1' },
+      'hello-seconds': { type: 'string', default: '5' },
       'first-user': { type: 'string', default: '10000001' },
       out: { type: 'string' },
       baseline: { type: 'string', default: 'ops/prometheus/baseline.yml' },
@@ -195,6 +200,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     admission: values.admission,
     lotteryWindowMs: num('lottery-window', values['lottery-window'] ?? values.duration, 0.1, 600) * 1000,
     edgeEntry: values['edge-entry'],
+    helloSeconds: num('hello-seconds', values['hello-seconds'], 0, 600),
     ramp: parseRamp(values, values.shadow ?? false, num),
   };
 }

@@ -6,6 +6,7 @@
 import type { Report } from './report-shape.js';
 import { SERIES, type Series } from './recorder.js';
 import { shadowRunHtml } from './report-ramp.js';
+import { stackCostText } from './stack-cost.js';
 
 const esc = (x: unknown) =>
   String(x).replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!);
@@ -290,6 +291,7 @@ function loadTable(r: Report): string {
       name,
       `CPU mean ${pct(p.cpuMean)}, max ${pct(p.cpuMax)} of a core; RSS up to ${p.rssMbMax} MB`,
     ]),
+    ...(r.stackCost ? [['CPU per unit of work', stackCostText(r.stackCost)]] : []),
   ];
   return `<table>${rows.map(([k, v]) => `<tr><td>${esc(k!)}</td><td style="text-align:left">${esc(v!)}</td></tr>`).join('')}</table>${
     l.unreliable.length

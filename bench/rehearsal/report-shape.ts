@@ -13,6 +13,7 @@ import type { DrillReport } from './drill.js';
 import type { GuardReport } from './guard.js';
 import type { RampReport } from './ramp.js';
 import type { CleanupReport } from './shadow-end.js';
+import type { StackCost } from './stack-cost.js';
 
 /** A shadow ramp's own parts (`--planned-peak`): the steps and their verdict, the guard, the drill, the cleanup. */
 export interface ShadowRun {
@@ -65,6 +66,8 @@ export interface Report {
   settlement: Omit<SettlementFacts, 'lost'> & { lostCount: number; lostSample: string[] };
   /** The load generator's own CPU and event-loop delay, the machine's CPU, and the stack's processes, per second. */
   load: { summary: LoadSummary; generators: LoadSample[][] };
+  /** Our own stack's CPU per unit of work against a hello Worker's (null for an existing stack). */
+  stackCost: StackCost | null;
   verdict: { ok: boolean; problems: string[]; notes: string[] };
   /** `--planned-peak` (absent otherwise). */
   shadowRun?: ShadowRun;

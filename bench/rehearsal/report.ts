@@ -13,6 +13,7 @@ import { renderHtml, settleText } from './report-html.js';
 import type { OrderSuccess } from './baseline.js';
 import type { FunnelRow, Report, ShadowRun } from './report-shape.js';
 import { shadowRunLines } from './report-ramp.js';
+import { stackCost, stackCostText } from './stack-cost.js';
 
 export type { Report } from './report-shape.js';
 
@@ -32,6 +33,8 @@ export function buildReport(args: {
   generators: LoadSample[][];
   orderSuccess: OrderSuccess | null;
   shadowRun?: ShadowRun | null;
+  /** Our own stack's CPU over the load (edge) and to the last order (origin), and the hello run; null for an existing stack. */
+  cpu?: { edgeCpuMs: number; originCpuMs: number; hello: { cpuUsPerRequest: number; requests: number } | null } | null;
 }): Report {
   const { o, rec, facts } = args;
   const { adminToken: _a, userTokenSecret: _u, paymentSecret: _p, metricsToken: _m, ...options } = o;
@@ -169,6 +172,7 @@ export function buildReport(args: {
     settledOverTime: args.settledSamples,
     settlement: { ...settlementRest, lostCount: lost.length, lostSample: lost.slice(0, 20) },
     load: { summary: load, generators: args.generators },
+    stackCost: args.cpu ? stackCost({ ...args.cpu, edgeRequests, orders: facts.orders.total }) : null,
     verdict: { ok: problems.length === 0, problems, notes },
     ...(args.shadowRun ? { shadowRun: args.shadowRun } : {}),
   };
@@ -253,6 +257,7 @@ export function printReport(r: Report): void {
     out.push(
       `  ${name.padEnd(26)} CPU mean ${pctOf(p.cpuMean)}, max ${pctOf(p.cpuMax)} of a core; RSS up to ${p.rssMbMax} MB`,
     );
+  if (r.stackCost) out.push(`  ${'CPU per unit of work'.padEnd(26)} ${stackCostText(r.stackCost)}`);
   for (const note of r.verdict.notes) out.push(`  note: ${note}`);
   if (r.shadowRun) out.push(...shadowRunLines(r.shadowRun));
   out.push('', r.verdict.ok ? 'VERDICT: ok — nothing oversold, nothing lost, reconciled' : 'VERDICT: FAILED');

@@ -198,6 +198,7 @@ it(`${USERS} users, ${STOCK} units: exactly ${STOCK} orders, one per user, nothi
       ['--out', outDir],
       // Not the repo's ops/prometheus/baseline.yml: a test run is no production-like rehearsal.
       ['--baseline', join(outDir, 'baseline.yml')],
+      ['--hello-seconds', '1'],
       ['--no-progress'],
     ].flat(),
   );
@@ -233,7 +234,17 @@ it(`${USERS} users, ${STOCK} units: exactly ${STOCK} orders, one per user, nothi
   const checked = await run(PROMTOOL_PATH, ['check', 'rules', join(outDir, 'baseline.yml')]);
   expect(checked.stdout).toContain('SUCCESS: 1 rules found');
 
+  // Its own stack's CPU per unit of work, beside a hello Worker's measured in the same run.
+  const cost = report.stackCost;
+  expect(cost.edgeCpuUsPerRequest).toBeGreaterThan(0);
+  expect(cost.helloCpuUsPerRequest).toBeGreaterThan(0);
+  expect(cost.helloRequests).toBeGreaterThan(0);
+  expect(cost.ratioToHello).toBeCloseTo(cost.edgeCpuUsPerRequest / cost.helloCpuUsPerRequest, 1);
+  expect(cost.originCpuMsPerOrder).toBeGreaterThan(0);
+  expect(output).toContain('CPU per unit of work');
+
   const html = readFileSync(join(outDir, 'report.html'), 'utf8');
+  expect(html).toContain('CPU per unit of work');
   expect(html).toContain('<svg');
   expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!www\.w3\.org)/);
 }, 125_000);
