@@ -211,7 +211,7 @@ async function drawOnce(): Promise<DrawBenchResult> {
     const threadsBefore = threadCpuMs();
     let passThreads = new Map<number, number>();
     await runDraw(
-      { db: ctx.db, log: ctx.log, entries: ctx.stock.lotteryEntries, sales: ctx.stock.sales, publisher: ctx.publisher },
+      { db: ctx.db, log: ctx.log, entries: ctx.redis.lotteryEntries, sales: ctx.redis.sales, publisher: ctx.publisher },
       activityId,
       {
         onPhase: (phase) => {

@@ -1,6 +1,6 @@
 /**
  * Lottery benchmark (docs/design.md §10): what entering costs and what the draw costs at scale.
- *  - entries: N users through StockStore.enter (lua/enter-6.lua on the request path, `--concurrency`
+ *  - entries: N users through RedisStore.enter (lua/enter-6.lua on the request path, `--concurrency`
  *    in flight), entries/s, and Redis memory for the entrant hash (used_memory delta, MEMORY USAGE);
  *  - the draw: the real runDraw (origin/lottery/draw.ts) on those entries — digest the closed list,
  *    select in bounded memory, reserve in order until the units are gone, then the list into MySQL —
@@ -56,7 +56,7 @@ try {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       for (let i = next++; i < N; i = next++) {
-        const r = await ctx.stock.lotteryEntries.enter({ ...sale, userId: String(10_000_000 + i), quantity: 1 });
+        const r = await ctx.redis.lotteryEntries.enter({ ...sale, userId: String(10_000_000 + i), quantity: 1 });
         if (r.kind !== 'entered') refused++;
         if (i > 0 && i % 200_000 === 0) process.stdout.write(`  ${i} entries…\n`);
       }
@@ -82,7 +82,7 @@ try {
   const t = performance.now();
   const drawStarted = Date.now();
   await runDraw(
-    { db: ctx.db, log: ctx.log, entries: ctx.stock.lotteryEntries, sales: ctx.stock.sales, publisher: ctx.publisher },
+    { db: ctx.db, log: ctx.log, entries: ctx.redis.lotteryEntries, sales: ctx.redis.sales, publisher: ctx.publisher },
     activityId,
     {
       owner: 'bench',

@@ -32,7 +32,7 @@ import { ACTIVITY_REGISTRY_KEY, activityKeys } from '../origin/redis/keys.js';
 import { loadConfig } from '../origin/platform/config.js';
 import { createPool } from '../origin/platform/db/pool.js';
 import { createLogger } from '../origin/platform/logger.js';
-import { StockStore } from '../origin/redis/stock-store.js';
+import { RedisStore } from '../origin/redis/redis-store.js';
 import { freePort, stopChild, waitForHttp } from '../support/processes.js';
 import { benchOptions, runAsScript } from './lib/cli.js';
 import { cpuMsOf, machineLoad, mysqldPid, redisServerPid } from './lib/proc.js';
@@ -170,7 +170,7 @@ export async function benchSettle() {
   const floorDb = createPool(mysqlUrl, workers, settings.MYSQL_PREPARED_STATEMENTS);
   const http = spawnOrigin({ ...env, PORT: String(port), ORIGIN_ROLE: 'http' });
   // Reservations are queued through the origin's own stock store, as a purchase queues them.
-  const store = await StockStore.connect({
+  const store = await RedisStore.connect({
     redis: { url: redisUrl },
     requestTimeoutMs: 10_000,
     opsTimeoutMs: 10_000,

@@ -1,5 +1,5 @@
 /**
- * The shared parts one origin process holds: config, logger, metrics, MySQL pool, the stock store
+ * The shared parts one origin process holds: config, logger, metrics, MySQL pool, the Redis store
  * (all of Redis, one object per job), catalog, sold-out flags, edge push, publisher, failover gate.
  * Built once at start and closed on stop. Only the composition root sees this object (server.ts,
  * app.ts, report-cli.ts): it hands each service exactly the parts that service names in its own deps
@@ -18,7 +18,7 @@ import { ShortBuckets } from './sale/replica-layout.js';
 import { SaleSeriesStore } from './watch/sale-series.js';
 import { AuthFailureLog } from './platform/http/auth-failures.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
-import { StockStore } from './redis/stock-store.js';
+import { RedisStore } from './redis/redis-store.js';
 import { SoldOutFlags } from './reservation/sold-out.js';
 import { LotteryAdmission } from './lottery/admission.js';
 import { StockWatch } from './reservation/stock-watch.js';
@@ -33,8 +33,8 @@ export interface OriginParts {
   log: Logger;
   metrics: Metrics;
   db: Db;
-  /** All of Redis, one object per job (redis/stock-store.ts): `stock.requests.reserve(…)`, `stock.sales.warmup(…)`, … */
-  stock: StockStore;
+  /** All of Redis, one object per job (redis/redis-store.ts): `redis.requests.reserve(…)`, `redis.sales.warmup(…)`, … */
+  redis: RedisStore;
   catalog: ActivityCatalog;
   /** The sold-out flags, read-only here: set or clear them with `publisher.setSoldOut`, which pushes the edge. */
   soldOut: Pick<SoldOutFlags, 'has'>;
@@ -64,7 +64,7 @@ export async function buildOriginParts(
 ): Promise<OriginParts> {
   const metrics = createMetrics();
   const db = createPool(config.MYSQL_URL, config.MYSQL_POOL_SIZE, config.MYSQL_PREPARED_STATEMENTS);
-  const stock = await StockStore.connect({
+  const redis = await RedisStore.connect({
     redis: { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES?.split(',') },
     requestTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     opsTimeoutMs: config.REDIS_OPS_TIMEOUT_MS,
@@ -110,13 +110,13 @@ export async function buildOriginParts(
     }
   });
 
-  const flags = new SoldOutFlags(stock.soldOut, log);
+  const flags = new SoldOutFlags(redis.soldOut, log);
   const failover = new FailoverGate();
   const shortBuckets = new ShortBuckets();
   metrics.redisWaitReplicas.set(config.REDIS_WAIT_REPLICAS);
   const publisher = new SnapshotPublisher({
     db,
-    stock: stock.sales,
+    stock: redis.sales,
     soldOut: flags,
     pushEdge,
     failover,
@@ -133,7 +133,7 @@ export async function buildOriginParts(
       );
     },
     publish,
-    (sale) => stock.sales.stock(sale),
+    (sale) => redis.sales.stock(sale),
   );
 
   const parts: OriginParts = {
@@ -141,12 +141,12 @@ export async function buildOriginParts(
     log,
     metrics,
     db,
-    stock,
+    redis,
     catalog,
     soldOut: flags,
     pushEdge,
     publisher,
-    lotteryAdmission: new LotteryAdmission(db, stock.lotteryEntries),
+    lotteryAdmission: new LotteryAdmission(db, redis.lotteryEntries),
     stockWatch,
     reserveGate: createReserveGate({ config, metrics }),
     authFailures: new AuthFailureLog({ metrics, intervalMs: config.AUTH_FAILURE_LOG_INTERVAL_MS }),
@@ -154,7 +154,7 @@ export async function buildOriginParts(
     shortBuckets,
     series: new SaleSeriesStore(config.CONSOLE_SERIES_POINTS, config.CONSOLE_SERIES_SALES),
     async close() {
-      await Promise.allSettled([stock.close(), db.end()]);
+      await Promise.allSettled([redis.close(), db.end()]);
     },
   };
   await flags.start();
@@ -174,10 +174,10 @@ export function saleOperationParts(parts: OriginParts) {
     catalog: parts.catalog,
     publisher: parts.publisher,
     stockWatch: parts.stockWatch,
-    sales: parts.stock.sales,
-    access: parts.stock.access,
-    registry: parts.stock.registry,
-    replication: parts.stock.replication,
-    ledger: parts.stock.ledger,
+    sales: parts.redis.sales,
+    access: parts.redis.access,
+    registry: parts.redis.registry,
+    replication: parts.redis.replication,
+    ledger: parts.redis.ledger,
   };
 }

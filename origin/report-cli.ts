@@ -31,7 +31,7 @@ async function main() {
   const parts = await buildOriginParts(config, createLogger(config.LOG_LEVEL));
   try {
     const report = await saleReport(
-      { db: parts.db, ledger: parts.stock.ledger, config: parts.config },
+      { db: parts.db, ledger: parts.redis.ledger, config: parts.config },
       values.activity,
     );
     console.log(JSON.stringify(report, null, 2));

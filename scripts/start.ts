@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { DEV_SECRETS, loadConfig, type OriginConfig } from '../origin/platform/config.js';
 import { migrate } from '../origin/platform/db/migrate.js';
 import { createLogger } from '../origin/platform/logger.js';
-import { StockStore, type Sale } from '../origin/redis/stock-store.js';
+import { RedisStore, type Sale } from '../origin/redis/redis-store.js';
 import { EDGE_DEV_DEFAULTS } from './dev-defaults.js';
 import { prometheusConfig } from './prometheus-config.js';
 import { mintUserToken, userTokenSecret } from './token.js';
@@ -212,11 +212,11 @@ async function stopDemoSale(sale: Sale) {
   }
 }
 
-/** Removes the demo sale's Redis keys and registry entry (through the StockStore, like the origin). */
+/** Removes the demo sale's Redis keys and registry entry (through the RedisStore, like the origin). */
 async function forgetDemoSale(c: OriginConfig, sale: Sale) {
-  let store: StockStore | undefined;
+  let store: RedisStore | undefined;
   try {
-    store = await StockStore.connect({
+    store = await RedisStore.connect({
       redis: { url: c.REDIS_URL, clusterNodes: c.REDIS_CLUSTER_NODES?.split(',') },
       keyPrefix: c.REDIS_KEY_PREFIX,
       requestTimeoutMs: c.REDIS_COMMAND_TIMEOUT_MS,

@@ -36,7 +36,7 @@ import type { SaleRegistry } from '../redis/sale-registry.js';
 import type { ActivityCatalog } from '../sale/catalog.js';
 import { denyPage } from './deny-store.js';
 import { knownActivityIds, liveActivityIds } from '../sale/sale-store.js';
-import type { DenyRevision, Sale } from '../redis/stock-store.js';
+import type { DenyRevision, Sale } from '../redis/redis-store.js';
 
 /** Loading the rules into one sale: the deny list from MySQL, both into its buckets. */
 export interface SaleRulesLoadDeps {

@@ -8,7 +8,7 @@ import { lotteryWindow, type AdmissionMode } from '../../contract/activity.js';
 import type { Db } from '../platform/db/pool.js';
 import { admissionOf } from '../sale/sale-store.js';
 import type { LotteryEntries } from '../redis/lottery-entries.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 
 export type AdmissionPhase = 'fcfs' | 'entry' | 'drawing';
 

@@ -5,7 +5,7 @@
  * while this process hashes the current one. Memory: at most `inFlight` pages at once.
  */
 import type { LotteryEntries } from '../redis/lottery-entries.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 
 export interface ReadSettings {
   /** Entries per page read (DRAW_READ_PAGE; lua/entry-page-1.lua). */

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { setImmediate } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 import { forEachEntryPage, type EntryReader, type ReadSettings } from './draw-entries.js';
 import { DigestLines, SharedCut, TicketPicker, type HashReply, type HashRequest } from './draw-page-hash.js';
 import type { Candidate } from './draw-selection.js';

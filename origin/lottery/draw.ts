@@ -27,7 +27,7 @@ import type { Logger } from '../platform/logger.js';
 import type { LotteryEntries } from '../redis/lottery-entries.js';
 import type { SaleStock } from '../redis/sale-stock.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
-import { parseEntry, type Sale } from '../redis/stock-store.js';
+import { parseEntry, type Sale } from '../redis/redis-store.js';
 import type { Worker } from 'node:worker_threads';
 import { forEachEntryPage, type ReadSettings } from './draw-entries.js';
 import { DrawHashThreads } from './draw-hash-threads.js';

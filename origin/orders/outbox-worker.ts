@@ -15,7 +15,7 @@ import { inTransaction, type Db } from '../platform/db/pool.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { SaleStock } from '../redis/sale-stock.js';
-import type { RefillResult } from '../redis/stock-store.js';
+import type { RefillResult } from '../redis/redis-store.js';
 import type { ActivityCatalog } from '../sale/catalog.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
 import { PeriodicJob } from '../platform/periodic.js';

@@ -34,7 +34,7 @@ import type { Metrics } from '../platform/metrics.js';
 import type { ReplicationWatch } from '../redis/replication-watch.js';
 import type { SaleRecovery } from '../redis/sale-recovery.js';
 import type { SaleRegistry } from '../redis/sale-registry.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
 import { describeLayout, readReplicaLayout, recordLayout, type ShortBuckets } from '../sale/replica-layout.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';

@@ -59,7 +59,7 @@ import type { OriginConfig } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { LedgerReads } from '../redis/ledger-reads.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 import type { InTransit } from '../redis/sale-ledger.js';
 import { ordersForReconcile } from '../orders/order-store.js';
 import { loggedRefills } from '../orders/refill-outbox-store.js';

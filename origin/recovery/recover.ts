@@ -31,7 +31,7 @@ import { deadLettersForRecovery } from './dead-letter-store.js';
 import { trancheId } from '../sale/tranches.js';
 import { withRecoveryLock } from './recovery-lock.js';
 import { computeRecovery, type LedgerEvent, type RecoveryFacts } from './recovery-plan.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 
 /**
  * What recovery uses: MySQL (under the recovery lock), Redis's stock, recovery and ledger jobs, the

@@ -1,5 +1,5 @@
 /**
- * The connections every job object of the stock store shares, and their lifetime. The request path
+ * The connections every job object of the Redis store shares, and their lifetime. The request path
  * has its own fail-fast client (no offline queue, REDIS_COMMAND_TIMEOUT_MS) behind the circuit
  * breaker; admin, jobs and settlement use a patient client that queues while reconnecting. Each
  * client has the Lua scripts registered (a ScriptRunner). Clients opened later (Stream consumers,
@@ -32,6 +32,17 @@ export interface RedisConnectionOptions {
   log: Logger;
   /** REDIS_KEY_PREFIX: put in front of every key, the registry and the pub/sub channel (default none). */
   keyPrefix?: string;
+}
+
+/** How a further client of the process behaves (RedisConnection.open). */
+export interface ExtraClientOptions {
+  commandTimeoutMs: number;
+  /** Queue commands while reconnecting (patient work) instead of failing them at once. */
+  queueWhileOffline: boolean;
+  /** The debug log message its connection errors are logged under. */
+  logAs: string;
+  /** Closed with the connections (default); false when its owner closes it and is tracked itself. */
+  tracked?: boolean;
 }
 
 /** Something closed with the connections (a Stream reader, a node-stats reader). */
@@ -111,19 +122,20 @@ export class RedisConnection {
   }
 
   /**
-   * A further client of this process, its errors logged at debug as `what`; closed with the rest
-   * unless `tracked` is false (its owner closes it and is tracked itself).
+   * A further client of this process (`name` is its CLIENT SETNAME), its errors logged at debug as
+   * `logAs`; closed with the rest unless `tracked` is false (its owner closes it and is tracked itself).
    */
-  open(name: string, commandTimeoutMs: number, queueWhileOffline: boolean, what: string, tracked = true): RedisClient {
+  open(name: string, opts: ExtraClientOptions): RedisClient {
+    const { commandTimeoutMs, queueWhileOffline, logAs, tracked = true } = opts;
     const redis = createRedis(this.opts.redis, { commandTimeoutMs, queueWhileOffline, name });
-    redis.on('error', (err: Error) => this.opts.log.debug({ err: err.message }, what));
+    redis.on('error', (err: Error) => this.opts.log.debug({ err: err.message }, logAs));
     if (tracked) this.track(redis);
     return redis;
   }
 
-  /** A further client with the scripts registered on it. */
-  openRunner(name: string, commandTimeoutMs: number, queueWhileOffline: boolean, what: string): ScriptRunner {
-    return new ScriptRunner(this.open(name, commandTimeoutMs, queueWhileOffline, what), this.lua);
+  /** A further client with the scripts registered on it (always closed with the rest). */
+  openRunner(name: string, opts: Omit<ExtraClientOptions, 'tracked'>): ScriptRunner {
+    return new ScriptRunner(this.open(name, opts), this.lua);
   }
 
   /** Closed with the connections unless `untrack`ed before. */

@@ -1,5 +1,5 @@
 /**
- * The stock store: the one way the origin touches Redis, as one object per job that share one
+ * The Redis store: the one way the origin touches Redis, as one object per job that share one
  * RedisConnection (connection.ts). Each job object is built on its own from the connection, so a
  * service can be handed exactly the one it uses:
  *
@@ -36,9 +36,9 @@ export type { DenyRevision } from './scripts/deny.js';
 export { parseEntry } from './lottery-entries.js';
 export type { PrimaryReplication } from './replication-watch.js';
 
-export type StockStoreOptions = RedisConnectionOptions & ReservationRequestOptions;
+export type RedisStoreOptions = RedisConnectionOptions & ReservationRequestOptions;
 
-export class StockStore {
+export class RedisStore {
   readonly requests: ReservationRequests;
   readonly lotteryEntries: LotteryEntries;
   readonly sales: SaleStock;
@@ -66,8 +66,8 @@ export class StockStore {
     this.soldOut = new SoldOutChannel(connection);
   }
 
-  static async connect(opts: StockStoreOptions): Promise<StockStore> {
-    return new StockStore(await RedisConnection.connect(opts), opts);
+  static async connect(opts: RedisStoreOptions): Promise<RedisStore> {
+    return new RedisStore(await RedisConnection.connect(opts), opts);
   }
 
   /** Ends every connection of every job object. */

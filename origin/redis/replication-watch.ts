@@ -69,12 +69,11 @@ export class ReplicationWatch {
 
   private watchScripts(): ScriptRunner {
     if (!this.watch) {
-      this.watch = this.redis.openRunner(
-        'origin-failover-watch',
-        this.redis.opts.requestTimeoutMs,
-        false,
-        'redis watch error',
-      );
+      this.watch = this.redis.openRunner('origin-failover-watch', {
+        commandTimeoutMs: this.redis.opts.requestTimeoutMs,
+        queueWhileOffline: false,
+        logAs: 'redis watch error',
+      });
       this.watchOpened = redisReady(this.watch.redis, this.redis.opts.requestTimeoutMs).catch(() => undefined);
     }
     return this.watch;

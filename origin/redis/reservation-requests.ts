@@ -134,7 +134,7 @@ export class ReservationRequests {
   ): Promise<WaitedReply> {
     for (let attempt = 1; ; attempt++) {
       const pipeline = this.client.pipeline();
-      this.redis.request.queue(pipeline, reserveScript, k, args, true);
+      this.redis.request.queue(pipeline, reserveScript, k, args, { loadFirst: true });
       pipeline.call('WAIT', wait.replicas, wait.timeoutMs);
       const results = (await pipeline.exec()) ?? [];
       const [[scriptErr, reply], [waitErr, replicas]] = results.slice(-2) as [

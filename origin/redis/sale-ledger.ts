@@ -1,7 +1,7 @@
 /**
  * Reads of a sale's Stream as a ledger: the consumer group's position, every reservation with
  * "still open" (pending or not yet delivered), and reconciliation's one-instant snapshot. Used by
- * the StockStore only; callers get these through it.
+ * the RedisStore only; callers get these through it.
  */
 import type { RedisClient } from './client.js';
 import { CONSUMER_GROUP, type ActivityKeys } from './keys.js';

@@ -31,7 +31,12 @@ export class SaleStreams {
   /** One consumer per bucket Stream, each on a connection of its own (XREADGROUP BLOCK holds it). */
   openEventReaders(sale: Sale, consumer: string, blockMs: number): SaleEventReader[] {
     return this.redis.allKeys(sale).map((k) => {
-      const client = this.redis.open('origin-settle', blockMs + 5_000, true, 'settlement redis error', false);
+      const client = this.redis.open('origin-settle', {
+        commandTimeoutMs: blockMs + 5_000,
+        queueWhileOffline: true,
+        logAs: 'settlement redis error',
+        tracked: false,
+      });
       const reader: SaleEventReader = new SaleEventReader(client, k.events, consumer, () => this.redis.untrack(reader));
       this.redis.track(reader);
       return reader;

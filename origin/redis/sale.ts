@@ -1,6 +1,6 @@
 /**
  * A sale as Redis knows it: the activity, its SKU and how many stock buckets its stock is split
- * into (docs/design.md §10). Every job object of the stock store takes one.
+ * into (docs/design.md §10). Every job object of the Redis store takes one.
  */
 
 /** One activity's SKU and how many stock buckets it has (1 = the single-key layout). */

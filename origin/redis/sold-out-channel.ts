@@ -13,7 +13,11 @@ export class SoldOutChannel {
 
   async onSoldOut(listener: (activityId: string, soldOut: boolean) => void): Promise<void> {
     const channel = this.redis.space.soldOutChannel;
-    this.subscriber ??= this.redis.open('origin-soldout-sub', 5_000, true, 'redis subscriber error');
+    this.subscriber ??= this.redis.open('origin-soldout-sub', {
+      commandTimeoutMs: 5_000,
+      queueWhileOffline: true,
+      logAs: 'redis subscriber error',
+    });
     this.subscriber.on('message', (from: string, message: string) => {
       if (from !== channel) return;
       const [activityId, on] = message.split(':');

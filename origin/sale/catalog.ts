@@ -4,7 +4,7 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import type { Db } from '../platform/db/pool.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 import { saleLayoutOf } from './sale-store.js';
 
 /** How long "no such activity" is remembered before MySQL is asked again. */

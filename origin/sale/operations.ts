@@ -10,7 +10,7 @@ import type { OriginConfig } from '../platform/config.js';
 import type { Db } from '../platform/db/pool.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 import type { StockWatch } from '../reservation/stock-watch.js';
 import type { ActivityCatalog } from './catalog.js';
 import { describeLayout, readReplicaLayout, type ReplicaLayout, type ReplicaLayoutDeps } from './replica-layout.js';

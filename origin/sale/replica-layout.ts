@@ -14,7 +14,7 @@ import type { OriginConfig } from '../platform/config.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { ReplicationWatch } from '../redis/replication-watch.js';
 import type { SaleStock } from '../redis/sale-stock.js';
-import type { PrimaryReplication, Sale } from '../redis/stock-store.js';
+import type { PrimaryReplication, Sale } from '../redis/redis-store.js';
 
 export interface BucketReplicas {
   bucket: number;

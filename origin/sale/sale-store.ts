@@ -18,7 +18,7 @@ import { isId } from '../../contract/ids.js';
 import { priceIsComplete, productFieldsSchema, type ProductFields } from '../../contract/product.js';
 import { inTransaction, isDuplicateKey, type Db } from '../platform/db/pool.js';
 import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 import { insertDrawRecord, type NewDraw } from '../lottery/draw-store.js';
 import { affected, one, rows } from '../platform/db/rows.js';
 import type { WarmupStatus } from './sale-status.js';
@@ -163,7 +163,7 @@ interface ActivityRow {
   held_back: number;
 }
 
-/** The sale's stock as the StockStore names it (and whether it is a shadow sale: its ledger). */
+/** The sale's stock as the RedisStore names it (and whether it is a shadow sale: its ledger). */
 export function saleOf(record: ActivityRecord): Sale {
   return {
     activityId: record.config.activityId,

@@ -5,7 +5,7 @@
  * MySQL keeps the truth. A release is two steps, each idempotent:
  *   1. one transaction: `held_back -= N` (refused with 409 when N > held_back) + a
  *      seckill_stock_release row (StockReleaseStatus.PENDING);
- *   2. Redis gets the units (StockStore.releaseTranche, once per release id), then one transaction
+ *   2. Redis gets the units (RedisStore.releaseTranche, once per release id), then one transaction
  *      marks the row applied and adds N to `available`.
  * `available` only grows once Redis has the units, so warm-up (which loads `available`) and a
  * release can never count the same units twice, and the settlement's conditional UPDATE guards

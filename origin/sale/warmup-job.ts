@@ -52,14 +52,20 @@ export class WarmupJob extends PeriodicJob {
     for (const activityId of await this.due(PENDING, WARMING, now + lead * 1000, now)) {
       if (await this.claim(activityId, PENDING, WARMING)) await this.warm(activityId);
     }
-    for (const activityId of await this.due(WARMED, VERIFYING, now + verify * 1000, now, true)) {
+    for (const activityId of await this.due(WARMED, VERIFYING, now + verify * 1000, now, { notStarted: true })) {
       if (await this.claim(activityId, WARMED, VERIFYING)) await this.verify(activityId);
     }
     return false;
   }
 
   /** Activities in step `from` (or stuck in `claimed` past the lease) starting before `startsBefore`. */
-  private async due(from: WarmupStatus, claimed: WarmupStatus, startsBefore: number, now: number, notStarted = false) {
+  private async due(
+    from: WarmupStatus,
+    claimed: WarmupStatus,
+    startsBefore: number,
+    now: number,
+    { notStarted = false }: { notStarted?: boolean } = {},
+  ) {
     return salesDueForWarmup(this.deps.db, {
       from,
       claimed,

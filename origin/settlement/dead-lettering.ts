@@ -10,7 +10,7 @@ import { ledgerOf } from '../orders/ledger.js';
 import { lockOrderOfReservation } from '../orders/order-store.js';
 import { availableUnits } from '../sale/stock-row-store.js';
 import type { SaleStock } from '../redis/sale-stock.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 import type { ReservationEvent } from './event.js';
 import type { SettleTarget } from './settle.js';
 

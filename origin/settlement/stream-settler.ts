@@ -8,7 +8,7 @@ import type { Metrics } from '../platform/metrics.js';
 import type { Db } from '../platform/db/pool.js';
 import type { SaleEventReader, StreamEntry } from '../redis/event-reader.js';
 import type { SaleStock } from '../redis/sale-stock.js';
-import type { Sale } from '../redis/stock-store.js';
+import type { Sale } from '../redis/redis-store.js';
 import { compensate, deadLetter } from './dead-lettering.js';
 import type { ReservationEvent } from './event.js';
 import { settleBatch, type SettleOutcome, type SettleTarget } from './settle.js';
@@ -88,7 +88,7 @@ export class StreamSettler {
         const entries = await this.deps.reader.read(this.settings.batchSize, this.settings.blockMs);
         if (entries.length > 0) {
           if (entries.length >= this.settings.batchSize) this.deps.onFullRead?.();
-          await this.settleEntries(entries, new Map(), true);
+          await this.settleEntries(entries, new Map(), { firstDelivery: true });
           // The Stream had no more waiting: let the next few gather instead of settling them one
           // transaction each (under a backlog every batch is full and this never waits).
           if (entries.length < this.settings.batchSize && this.settings.lingerMs > 0 && !this.stopping)
@@ -121,7 +121,7 @@ export class StreamSettler {
       const page = await this.deps.reader.reclaim(this.settings.claimIdleMs, cursor, this.settings.batchSize);
       cursor = page.next;
       if (page.entries.length === 0) continue;
-      await this.settleEntries(page.entries, page.deliveries, false);
+      await this.settleEntries(page.entries, page.deliveries, { firstDelivery: false });
       handled += page.entries.length;
     } while (cursor !== '0-0' && !this.stopping);
     return handled;
@@ -131,7 +131,7 @@ export class StreamSettler {
   private async settleEntries(
     entries: StreamEntry[],
     deliveries: Map<string, number>,
-    firstDelivery: boolean,
+    { firstDelivery }: { firstDelivery: boolean },
   ): Promise<void> {
     const { log } = this.deps;
     const acks: string[] = [];

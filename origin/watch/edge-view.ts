@@ -19,7 +19,7 @@ export type EdgeActivity =
   | { kind: 'failed'; error: string }
   | { kind: 'seen'; version: number; state: PublicState; stockHint: StockHint | null; at: string };
 
-async function edgeGet(deps: EdgeViewDeps, path: string, signed: boolean): Promise<Response> {
+async function edgeGet(deps: EdgeViewDeps, path: string, { signed }: { signed: boolean }): Promise<Response> {
   const { EDGE_URL, EDGE_ORIGIN_SECRET, EDGE_PUSH_TIMEOUT_MS } = deps.config;
   const headers = signed ? await signEdgeRequest(EDGE_ORIGIN_SECRET, { method: 'GET', pathWithQuery: path }) : {};
   return fetch(new URL(path, EDGE_URL), { headers, signal: AbortSignal.timeout(EDGE_PUSH_TIMEOUT_MS) });
@@ -28,7 +28,7 @@ async function edgeGet(deps: EdgeViewDeps, path: string, signed: boolean): Promi
 export async function edgeActivity(deps: EdgeViewDeps, activityId: string): Promise<EdgeActivity> {
   if (!deps.config.EDGE_URL) return { kind: 'none' };
   try {
-    const res = await edgeGet(deps, `/api/activities/${activityId}`, false);
+    const res = await edgeGet(deps, `/api/activities/${activityId}`, { signed: false });
     if (!res.ok) {
       await res.body?.cancel();
       return { kind: 'failed', error: `the edge answered ${res.status}` };
@@ -50,7 +50,7 @@ export async function edgeActivity(deps: EdgeViewDeps, activityId: string): Prom
 export async function edgeWaitingLine(deps: EdgeViewDeps, activityId: string): Promise<number | null> {
   if (!deps.config.EDGE_URL) return null;
   try {
-    const res = await edgeGet(deps, `/internal/activities/${activityId}/waiting-room`, true);
+    const res = await edgeGet(deps, `/internal/activities/${activityId}/waiting-room`, { signed: true });
     if (!res.ok) {
       await res.body?.cancel();
       return null;

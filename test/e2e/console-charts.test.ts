@@ -372,7 +372,7 @@ it('consumers stopped: the backlog grows and its banner says so; unpaid orders t
   } finally {
     buying = false;
     await crowd;
-    const { db, stock, log, metrics, config } = running.parts;
+    const { db, redis: stock, log, metrics, config } = running.parts;
     restarted = new Settlement({
       db,
       registry: stock.registry,

@@ -247,7 +247,7 @@ it('consumers stopped: BacklogGrowing goes pending, fires after its `for:`, reso
     'BacklogGrowing',
     () => running.settlement!.stop(),
     async () => {
-      const { db, stock, log, metrics, config } = running.parts;
+      const { db, redis: stock, log, metrics, config } = running.parts;
       settlement = new Settlement({
         db,
         registry: stock.registry,

@@ -5,10 +5,10 @@
  * Usage: tsx borrow-crash-child.ts <clusterNodes> <activityId> <skuId> <buckets> <userId>
  */
 import { createLogger } from '../../origin/platform/logger.js';
-import { StockStore } from '../../origin/redis/stock-store.js';
+import { RedisStore } from '../../origin/redis/redis-store.js';
 
 const [nodes, activityId, skuId, buckets, userId] = process.argv.slice(2) as [string, string, string, string, string];
-const store = await StockStore.connect({
+const store = await RedisStore.connect({
   redis: { url: 'redis://unused', clusterNodes: nodes.split(',') },
   requestTimeoutMs: 2_000,
   opsTimeoutMs: 5_000,

@@ -10,7 +10,7 @@ export const failingChecks = (rec: Reconciliation) =>
 
 /** What reconciliation reads, from the test origin's own pieces (as origin/server.ts hands them). */
 export function reconcileDeps(t: TestOrigin): ReconcileDeps {
-  return { db: t.origin.parts.db, ledger: t.origin.parts.stock.ledger, config: t.origin.parts.config };
+  return { db: t.origin.parts.db, ledger: t.origin.parts.redis.ledger, config: t.origin.parts.config };
 }
 
 /** What the periodic reconciliation uses, from the test origin's own pieces. */
@@ -18,8 +18,8 @@ export function reconcileJobDeps(t: TestOrigin): ReconcileJobDeps {
   const { parts } = t.origin;
   return {
     db: parts.db,
-    ledger: parts.stock.ledger,
-    registry: parts.stock.registry,
+    ledger: parts.redis.ledger,
+    registry: parts.redis.registry,
     log: parts.log,
     metrics: parts.metrics,
     config: parts.config,
@@ -28,7 +28,7 @@ export function reconcileJobDeps(t: TestOrigin): ReconcileJobDeps {
 
 /** The origin's own ledger reads, with `between` run right after each Redis snapshot (before MySQL is read). */
 export function readingRedisThen(t: TestOrigin, between: () => Promise<void>): ReconcileDeps {
-  const real = t.origin.parts.stock.ledger;
+  const real = t.origin.parts.redis.ledger;
   const ledger = Object.create(real) as typeof real;
   ledger.ledgerSnapshot = async (sale): Promise<LedgerSnapshot | null> => {
     const snapshot = await real.ledgerSnapshot(sale);

@@ -11,16 +11,16 @@ export function recoverDeps(t: TestOrigin): RecoverDeps {
     log: parts.log,
     metrics: parts.metrics,
     publisher: parts.publisher,
-    sales: parts.stock.sales,
-    recovery: parts.stock.recovery,
-    ledger: parts.stock.ledger,
-    saleRules: { db: parts.db, access: parts.stock.access },
+    sales: parts.redis.sales,
+    recovery: parts.redis.recovery,
+    ledger: parts.redis.ledger,
+    saleRules: { db: parts.db, access: parts.redis.access },
     config: parts.config,
   };
 }
 
 /** What the failover watch's recovering step (recoverAfterFailover) uses. */
 export function failoverRecoveryDeps(t: TestOrigin): FailoverRecoveryDeps {
-  const { stock } = t.origin.parts;
+  const { redis: stock } = t.origin.parts;
   return { ...recoverDeps(t), recovery: stock.recovery, replication: stock.replication };
 }

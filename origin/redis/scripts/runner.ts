@@ -25,18 +25,18 @@ export class ScriptRunner {
   }
 
   /**
-   * Adds one EVALSHA of the script to `pipeline` (after a SCRIPT LOAD when `load`: a server that lost
-   * its script cache). Its reply, once the pipeline ran, goes through `script.decode`.
+   * Adds one EVALSHA of the script to `pipeline` (after a SCRIPT LOAD when `loadFirst`: a server that
+   * lost its script cache). Its reply, once the pipeline ran, goes through `script.decode`.
    */
   queue<Input>(
     pipeline: ChainableCommander,
     script: Script<Input, unknown>,
     k: ActivityKeys,
     input: Input,
-    load = false,
+    { loadFirst = false }: { loadFirst?: boolean } = {},
   ): ChainableCommander {
     const lua = this.lua.get(script.name)!;
-    if (load) pipeline.script('LOAD', lua.source);
+    if (loadFirst) pipeline.script('LOAD', lua.source);
     const keys = script.keys(k);
     return pipeline.evalsha(lua.sha, keys.length, ...keys, ...script.args(input));
   }

@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 function drawDeps(): DrawDeps {
-  const { db, log, stock, publisher } = t.origin.parts;
+  const { db, log, redis: stock, publisher } = t.origin.parts;
   return { db, log, entries: stock.lotteryEntries, sales: stock.sales, publisher };
 }
 

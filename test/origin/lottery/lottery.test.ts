@@ -33,7 +33,7 @@ afterAll(async () => {
 /** A lottery activity whose window opens now and closes after `windowMs`, warmed. */
 /** What a draw run by hand uses, from the origin's pieces (as server.ts builds the draw job). */
 function drawDeps(o: TestOrigin): DrawDeps {
-  const { db, log, stock, publisher } = o.origin.parts;
+  const { db, log, redis: stock, publisher } = o.origin.parts;
   return { db, log, entries: stock.lotteryEntries, sales: stock.sales, publisher };
 }
 

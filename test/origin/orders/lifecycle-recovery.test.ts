@@ -28,8 +28,8 @@ afterAll(async () => {
 /** The timeout job and outbox worker as the server builds them, from the running origin's pieces. */
 const timeoutJob = ({ db, log, metrics, config }: OriginParts = t.origin.parts) =>
   new TimeoutJob({ db, log, metrics, config });
-const outboxWorker = ({ db, catalog, stock, publisher, log, metrics, config }: OriginParts = t.origin.parts) =>
-  new OutboxWorker({ db, catalog, sales: stock.sales, publisher, log, metrics, config });
+const outboxWorker = ({ db, catalog, redis, publisher, log, metrics, config }: OriginParts = t.origin.parts) =>
+  new OutboxWorker({ db, catalog, sales: redis.sales, publisher, log, metrics, config });
 
 const consumers = (env: Record<string, string> = {}) =>
   startTestOrigin({ ...PARKED, ORIGIN_ROLE: 'consumers', ...env }, t.db);

@@ -51,7 +51,7 @@ it('an origin started after a Redis restart it did not see closes the sale, reco
   }
   const runIdOf = async (t: TestOrigin) => {
     const sale = await t.origin.parts.catalog.resolve(activityId);
-    return (await t.origin.parts.stock.replication.primaries([sale])).get(activityId)![0];
+    return (await t.origin.parts.redis.replication.primaries([sale])).get(activityId)![0];
   };
   const warmedOn = await runIdOf(first);
   expect(warmedOn).toMatch(/^[0-9a-f]{40}$/);
@@ -74,13 +74,13 @@ it('an origin started after a Redis restart it did not see closes the sale, reco
   expect(await counterValue(t, 'seckill_failover_steps_total', { step: 'recovered' })).toBe(1);
   expect(await counterValue(t, 'seckill_failover_steps_total', { step: 'refused' })).toBe(0);
   // Proven on the new primary: another process starting now has nothing to detect.
-  const config = await t.origin.parts.stock.connection.ops.redis.hget(
+  const config = await t.origin.parts.redis.connection.ops.redis.hget(
     activityKeys(activityId, skuId).config,
     'provenPrimary',
   );
   expect(config).toBe(await runIdOf(t));
   // The five reservations are still held, and the sale sells again.
-  expect(Number(await t.origin.parts.stock.connection.ops.redis.get(activityKeys(activityId, skuId).stock))).toBe(15);
+  expect(Number(await t.origin.parts.redis.connection.ops.redis.get(activityKeys(activityId, skuId).stock))).toBe(15);
   const res = await t.internal('POST', '/internal/reserve', {
     activityId,
     userId: '9100099',

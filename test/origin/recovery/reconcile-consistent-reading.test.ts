@@ -155,12 +155,12 @@ describe('a reading Redis did not hold still across', () => {
     const { activityId } = await t.sale({ stock: 10 });
     const sale = await t.origin.parts.catalog.resolve(activityId);
     // A refill MySQL never committed: a real surplus of one unit in Redis.
-    await t.origin.parts.stock.sales.refill(sale, { reservationId: 'phantom', quantity: 1 });
+    await t.origin.parts.redis.sales.refill(sale, { reservationId: 'phantom', quantity: 1 });
     let n = 0;
     // Between each Redis reading and the MySQL read, another such refill lands: every reading fails,
     // and every reading also sees Redis move.
     const moving = readingRedisThen(t, async () => {
-      await t.origin.parts.stock.sales.refill(sale, { reservationId: `moving-${++n}`, quantity: 1 });
+      await t.origin.parts.redis.sales.refill(sale, { reservationId: `moving-${++n}`, quantity: 1 });
     });
     const rec = await reconcile({ ...moving, config: { RECONCILE_READ_ATTEMPTS: 3 } }, activityId);
     expect(n).toBe(3);
@@ -175,10 +175,10 @@ describe('a reading Redis did not hold still across', () => {
   it('a reading that moved but fails once is read again, and the next (still) reading decides', async () => {
     const { activityId } = await t.sale({ stock: 10 });
     const sale = await t.origin.parts.catalog.resolve(activityId);
-    await t.origin.parts.stock.sales.refill(sale, { reservationId: 'phantom', quantity: 1 });
+    await t.origin.parts.redis.sales.refill(sale, { reservationId: 'phantom', quantity: 1 });
     let n = 0;
     const once = readingRedisThen(t, async () => {
-      if (n++ === 0) await t.origin.parts.stock.sales.refill(sale, { reservationId: 'moved-once', quantity: 2 });
+      if (n++ === 0) await t.origin.parts.redis.sales.refill(sale, { reservationId: 'moved-once', quantity: 2 });
     });
     const rec = await reconcile({ ...once, config: { RECONCILE_READ_ATTEMPTS: 3 } }, activityId);
     expect(rec).toMatchObject({ ok: false, unstable: false, readings: 2 });

@@ -39,12 +39,12 @@ async function reservedSale(opts: { stock: number; reserved: number; stockBucket
   const { activityId, skuId } = await t.sale({ stock: opts.stock, stockBuckets: opts.stockBuckets });
   expect((await reserveAll(t, activityId, users(7000, opts.reserved))).every((r) => r.status === 202)).toBe(true);
   const sale = await t.origin.parts.catalog.resolve(activityId);
-  const stream = (await t.origin.parts.stock.ledger.streamReservations(sale))!;
+  const stream = (await t.origin.parts.redis.ledger.streamReservations(sale))!;
   const events: ReservationEvent[] = [...stream.values()].map((r) => r.event);
   expect(events).toHaveLength(opts.reserved);
   const target = { ...sale, paymentTimeoutSeconds: 900 };
   const give = (e: ReservationEvent) =>
-    deadLetter(t.origin.parts.db, t.origin.parts.stock.sales, target, e, 5, 'test: gave up');
+    deadLetter(t.origin.parts.db, t.origin.parts.redis.sales, target, e, 5, 'test: gave up');
   const quiet = await reconcile(reconcileDeps(t), activityId);
   expect(failingChecks(quiet)).toEqual([]);
   expect(quiet.figures).toMatchObject({ available: opts.stock, redisStock: opts.stock - opts.reserved });
@@ -89,7 +89,7 @@ describe('reconciliation while dead letters are compensated', () => {
     // deadLetter() between its steps: the row recorded and Redis given the units back, `restocked` not written.
     for (const e of gone) {
       expect(await recordDeadLetter(t.origin.parts.db, target, e, 5, 'test: gave up')).toBe('recorded');
-      expect(await compensate(t.origin.parts.db, t.origin.parts.stock.sales, target, e)).toBe(1);
+      expect(await compensate(t.origin.parts.db, t.origin.parts.redis.sales, target, e)).toBe(1);
     }
     const rec = await reconcile(reconcileDeps(t), activityId);
     expect(failingChecks(rec)).toEqual([]);
@@ -112,7 +112,7 @@ describe('reconciliation while dead letters are compensated', () => {
       readingRedisThen(t, async () => {
         if (done) return;
         done = true;
-        expect(await compensate(t.origin.parts.db, t.origin.parts.stock.sales, target, events[0]!)).toBe(1);
+        expect(await compensate(t.origin.parts.db, t.origin.parts.redis.sales, target, events[0]!)).toBe(1);
       }),
       activityId,
     );

@@ -54,7 +54,7 @@ async function settledSale(opts: { stock: number; sold: number; stockBuckets?: n
 const timeoutJob = (config: OriginConfig = t.origin.parts.config) =>
   new TimeoutJob({ db: t.origin.parts.db, log: t.origin.parts.log, metrics: t.origin.parts.metrics, config });
 const outboxWorker = (config: OriginConfig = t.origin.parts.config) => {
-  const { db, catalog, stock, publisher, log, metrics } = t.origin.parts;
+  const { db, catalog, redis: stock, publisher, log, metrics } = t.origin.parts;
   return new OutboxWorker({ db, catalog, sales: stock.sales, publisher, log, metrics, config });
 };
 
@@ -151,7 +151,7 @@ describe('reconciliation while refills are applied', () => {
     // Over-selling risk: 2 units appear in Redis as the refill of an order that never timed out.
     const sale = await t.origin.parts.catalog.resolve(activityId);
     expect(
-      (await t.origin.parts.stock.sales.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind,
+      (await t.origin.parts.redis.sales.refill(sale, { reservationId: 'never-timed-out', quantity: 2 })).kind,
     ).toBe('refilled');
     expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([`${CROSS} 23/25`]);
     await t.redis.decrby(keys.stock, 2);

@@ -75,14 +75,14 @@ async function trancheSale(opts: { stock: number; onSale: number; reserved: numb
 }
 
 /** The release service as the origin builds it, on the test origin's parts (`sales`: its Redis). */
-function tranches(sales = t.origin.parts.stock.sales): TrancheDeps {
+function tranches(sales = t.origin.parts.redis.sales): TrancheDeps {
   const { db, log, metrics, catalog, publisher } = t.origin.parts;
   return { db, log, metrics, catalog, publisher, sales };
 }
 
 /** Step 1 of a release only (held_back −= units, a pending row): Redis refuses, as when it is down. */
 async function commitRelease(activityId: string, units: number): Promise<ReleaseRow> {
-  const real = t.origin.parts.stock.sales;
+  const real = t.origin.parts.redis.sales;
   const down = Object.create(real) as typeof real;
   down.releaseTranche = () => Promise.reject(new Error('test: Redis down'));
   expect(await releaseUnits(tranches(down), activityId, units, 'test')).toMatchObject({
@@ -128,7 +128,7 @@ describe('reconciliation while tranches are released', () => {
     const row = await commitRelease(activityId, 12);
     // applyRelease between its two steps: Redis has the units, MySQL still has the release pending.
     expect(
-      await t.origin.parts.stock.sales.releaseTranche(sale, { releaseId: trancheId(row.id), units: 12 }),
+      await t.origin.parts.redis.sales.releaseTranche(sale, { releaseId: trancheId(row.id), units: 12 }),
     ).toMatchObject({
       kind: 'refilled',
     });
@@ -181,7 +181,7 @@ describe('reconciliation while tranches are released', () => {
     const pending = await commitRelease(activityId, 4);
     // Redis got the pending release's units before it lost the stock; MySQL has it pending.
     expect(
-      await t.origin.parts.stock.sales.releaseTranche(sale, { releaseId: trancheId(pending.id), units: 4 }),
+      await t.origin.parts.redis.sales.releaseTranche(sale, { releaseId: trancheId(pending.id), units: 4 }),
     ).toMatchObject({ kind: 'refilled' });
     expect(failingChecks(await reconcile(reconcileDeps(t), activityId))).toEqual([]);
     await t.redis.del(keys.stock);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recoverAfterFailover } from '../../../origin/recovery/failover-watch.js';
 import { activityKeys } from '../../../origin/redis/keys.js';
-import type { Sale } from '../../../origin/redis/stock-store.js';
+import type { Sale } from '../../../origin/redis/redis-store.js';
 import { counterValue } from '../../helpers/drill.js';
 import { count, failingChecks, reconciliation, reserveAll, users } from '../../helpers/lifecycle.js';
 import { startTestOrigin, waitFor, type TestOrigin } from '../../helpers/origin.js';
@@ -62,7 +62,7 @@ describe('recovery lock', () => {
     await a.redis.del(keys.holders, keys.released);
     await a.redis.hset(keys.config, 'provenPrimary', 'the-primary-before-the-failover');
     const sale: Sale = { activityId, skuId, buckets: 1 };
-    const primaries = (await a.origin.parts.stock.replication.primaries([sale])).get(activityId) as string[];
+    const primaries = (await a.origin.parts.redis.replication.primaries([sale])).get(activityId) as string[];
     expect(primaries.every((p) => typeof p === 'string')).toBe(true);
     const before = await recoveries();
 
@@ -78,7 +78,7 @@ describe('recovery lock', () => {
     // The state is the one rebuild's: stock, every holder back, proven on these primaries, reconciled.
     expect(await a.redis.get(keys.stock)).toBe(String(20 - 12));
     expect(await a.redis.hlen(keys.holders)).toBe(12);
-    expect(await a.origin.parts.stock.replication.provenPrimaries(sale)).toEqual(primaries);
+    expect(await a.origin.parts.redis.replication.provenPrimaries(sale)).toEqual(primaries);
     expect(failingChecks(await reconciliation(a, activityId))).toEqual([]);
   });
 

@@ -169,9 +169,9 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
       owners.add(redis.slots[slot]![0]!);
     }
     expect(owners.size).toBeGreaterThan(1);
-    const warm = await t.origin.parts.stock.sales.warmState(sale);
+    const warm = await t.origin.parts.redis.sales.warmState(sale);
     expect(warm.group).toBe(true);
-    expect(await t.origin.parts.stock.streams.groupInfo(sale)).toEqual({ pending: 0, lag: 0 });
+    expect(await t.origin.parts.redis.streams.groupInfo(sale)).toEqual({ pending: 0, lag: 0 });
     const verification = (await (await t.admin('GET', `/admin/activities/${activityId}/warmup`)).json()) as {
       ok: boolean;
     };
@@ -357,7 +357,7 @@ describe('8 buckets on a 3-master cluster, two HTTP origin processes', () => {
     );
     const sale = await t.origin.parts.catalog.resolve(activityId);
     await waitFor(
-      () => t.origin.parts.stock.sales.stock(sale),
+      () => t.origin.parts.redis.sales.stock(sale),
       (n) => n === 3,
       30_000,
     );

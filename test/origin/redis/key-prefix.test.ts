@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../../origin/platform/config.js';
 import { createLogger } from '../../../origin/platform/logger.js';
 import { keyspace } from '../../../origin/redis/keys.js';
-import { StockStore, type Sale } from '../../../origin/redis/stock-store.js';
+import { RedisStore, type Sale } from '../../../origin/redis/redis-store.js';
 import { REDIS_URL } from '../../helpers/db.js';
 import { uniqueId } from '../../helpers/ids.js';
 
@@ -15,7 +15,7 @@ const run = uniqueId();
 const prefixA = `t${run}a:`;
 const prefixB = `t${run}b:`;
 const connect = (keyPrefix?: string) =>
-  StockStore.connect({
+  RedisStore.connect({
     redis: { url: REDIS_URL },
     requestTimeoutMs: 1_000,
     opsTimeoutMs: 5_000,
@@ -24,9 +24,9 @@ const connect = (keyPrefix?: string) =>
     keyPrefix,
   });
 
-let a: StockStore;
-let b: StockStore;
-let plain: StockStore;
+let a: RedisStore;
+let b: RedisStore;
+let plain: RedisStore;
 let redis: Redis;
 const sale: Sale = { activityId: uniqueId(), skuId: uniqueId(), buckets: 1 };
 
@@ -40,7 +40,7 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const reserve = (store: StockStore, userId: string) =>
+const reserve = (store: RedisStore, userId: string) =>
   store.requests.reserve({ ...sale, userId, quantity: 1, requestId: `r-${userId}`, traceId: 'b'.repeat(32) });
 
 it('the same activity id in two keyspaces: separate stock, holders, Stream and registry', async () => {

@@ -1,12 +1,12 @@
-/** The StockStore's typed methods against the real Redis: each script outcome decoded to its kind. */
+/** The RedisStore's typed methods against the real Redis: each script outcome decoded to its kind. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../../origin/platform/logger.js';
 import { activityKeys } from '../../../origin/redis/keys.js';
-import { StockStore, type Sale } from '../../../origin/redis/stock-store.js';
+import { RedisStore, type Sale } from '../../../origin/redis/redis-store.js';
 import { REDIS_URL } from '../../helpers/db.js';
 import { uniqueId } from '../../helpers/ids.js';
 
-let store: StockStore;
+let store: RedisStore;
 const sales: Sale[] = [];
 const newSale = (): Sale => {
   const sale = { activityId: uniqueId(), skuId: uniqueId(), buckets: 1 };
@@ -22,7 +22,7 @@ const options = (url: string) => ({
 });
 
 beforeAll(async () => {
-  store = await StockStore.connect(options(REDIS_URL));
+  store = await RedisStore.connect(options(REDIS_URL));
 });
 afterAll(async () => {
   for (const sale of sales) await store.registry.expire(sale, 1);
@@ -91,7 +91,7 @@ it('group info: null for a sale without a Stream; a read that fails throws inste
 });
 
 it('a store does not start without Redis: the origin refuses to come up rather than sell blind', async () => {
-  const dead = await StockStore.connect(options('redis://127.0.0.1:1')).catch((err: Error) => err);
+  const dead = await RedisStore.connect(options('redis://127.0.0.1:1')).catch((err: Error) => err);
   expect(dead).toBeInstanceOf(Error);
 });
 

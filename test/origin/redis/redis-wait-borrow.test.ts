@@ -91,7 +91,7 @@ describe('REDIS_WAIT_REPLICAS=1 with stock buckets on a cluster', () => {
       expect(first).toMatchObject({ status: 503, body: { error: 'unavailable' } });
       // It exists on the primaries: the home bucket holds it, confirmed from the donor.
       const homeKeys = activityKeys(activityId, sale.skuId, home, BUCKETS);
-      const reservationId = await t.origin.parts.stock.requests.holderOf({ ...sale, buckets: BUCKETS }, buyer);
+      const reservationId = await t.origin.parts.redis.requests.holderOf({ ...sale, buckets: BUCKETS }, buyer);
       expect(reservationId).toMatch(/\S/);
       const redis = new Cluster(cluster.ports.map((port) => ({ host: '127.0.0.1', port })));
       try {

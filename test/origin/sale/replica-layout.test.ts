@@ -228,7 +228,7 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
       await waitFor(
         async () => [
           await gauge('seckill_bucket_short_of_replicas_units', { activity: activityId, bucket: String(b) }),
-          (await t.origin.parts.stock.sales.bucketStocks(sale))[b],
+          (await t.origin.parts.redis.sales.bucketStocks(sale))[b],
         ],
         ([g, held]) => g === held,
         30_000,
@@ -274,8 +274,8 @@ describe('3 masters with 1 replica each, REDIS_WAIT_REPLICAS=1', () => {
     const snapshot: any = await waitFor(
       async () => {
         const snap = (await (await t.admin('GET', `/admin/activities/${activityId}`)).json()) as any;
-        const total = Number(await t.origin.parts.stock.sales.stock(sale));
-        const stocks = await t.origin.parts.stock.sales.bucketStocks(sale);
+        const total = Number(await t.origin.parts.redis.sales.stock(sale));
+        const stocks = await t.origin.parts.redis.sales.bucketStocks(sale);
         const stranded = onMaster.reduce((sum, b) => sum + (stocks[b] ?? 0), 0);
         return { ...snap, expectedLeft: total - stranded, stranded };
       },

@@ -139,7 +139,7 @@ describe('duplicate delivery', () => {
     // Rewind the group: every entry is delivered again.
     await t.redis.xgroup('SETID', keys.events, CONSUMER_GROUP, '0');
     await waitFor(
-      async () => (await t.origin.parts.stock.streams.groupInfo({ activityId, skuId, buckets: 1 }))?.lag,
+      async () => (await t.origin.parts.redis.streams.groupInfo({ activityId, skuId, buckets: 1 }))?.lag,
       (lag) => lag === 0,
     );
     await waitFor(
