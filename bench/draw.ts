@@ -23,7 +23,7 @@ import { createHmac } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
-import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
+import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/operator/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
 import { buildOriginParts, saleOperationParts } from '../origin/parts.js';
 import { createLogger } from '../origin/platform/logger.js';

@@ -9,7 +9,7 @@
  *   npx tsx bench/lottery.ts [--entrants 1000000] [--units 1000] [--concurrency 64] [--buckets 1]
  */
 import { Redis } from 'ioredis';
-import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/sale/operations.js';
+import { createActivity, warmup, type ActivityOperationsDeps } from '../origin/operator/operations.js';
 import { loadConfig } from '../origin/platform/config.js';
 import { buildOriginParts, saleOperationParts } from '../origin/parts.js';
 import { createLogger } from '../origin/platform/logger.js';

@@ -2,12 +2,12 @@
 import { Hono } from 'hono';
 import { errorBody } from '../contract/errors.js';
 import { saleOperationParts, type OriginParts } from './parts.js';
-import { adminRoutes } from './sale/admin-routes.js';
+import { adminRoutes } from './operator/admin-routes.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { onError } from './platform/http/errors.js';
 import { internalRoutes, type InternalRouteDeps } from './reservation/internal-routes.js';
 import type { ReserveFastPathDeps } from './reservation/reserve-fast-path.js';
-import { lifecycleAdminRoutes } from './sale/lifecycle-routes.js';
+import { lifecycleAdminRoutes } from './operator/lifecycle-routes.js';
 import { bodySizeLimit, rawBody, traceContext } from './platform/http/middleware.js';
 import { opsRoutes } from './watch/ops-routes.js';
 import { openApiRoutes } from './openapi/openapi-routes.js';

@@ -19,7 +19,8 @@ import { SaleSeriesStore } from './watch/sale-series.js';
 import { AuthFailureLog } from './platform/http/auth-failures.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
 import { RedisStore } from './redis/redis-store.js';
-import { SoldOutFlags } from './reservation/sold-out.js';
+import { findDraw, publicDraw } from './lottery/draw-store.js';
+import { SoldOutFlags } from './sale/sold-out.js';
 import { LotteryAdmission } from './lottery/admission.js';
 import { StockWatch } from './reservation/stock-watch.js';
 import { createReserveGate } from './reservation/reserve-gate.js';
@@ -45,7 +46,7 @@ export interface OriginParts {
   failover: FailoverGate;
   /** Units in buckets whose primary is short of replicas (sale/replica-layout.ts; set by the failover watch). */
   shortBuckets: ShortBuckets;
-  /** The console's per-second series of each sale in its window, bounded (watch/sale-series.ts; fed by watch/series-job.ts). */
+  /** The console's per-second series of each sale in its window, bounded (watch/sale-series.ts; fed by console/series-job.ts). */
   series: SaleSeriesStore;
   /** Lottery activities: entry window, then drawing, then FCFS (docs/design.md §10). */
   lotteryAdmission: LotteryAdmission;
@@ -122,6 +123,10 @@ export async function buildOriginParts(
     failover,
     shortBuckets,
     log,
+    publicDraw: async (activityId) => {
+      const draw = await findDraw(db, activityId);
+      return draw ? publicDraw(draw) : null;
+    },
   });
   // Stock lines crossed change what the edge shows: publish it.
   const publish = (activityId: string) => void publisher.publish(activityId).catch(() => undefined);

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { isId } from '../contract/ids.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { buildOriginParts } from './parts.js';
-import { saleReport } from './sale/report.js';
+import { saleReport } from './operator/report.js';
 import { createLogger } from './platform/logger.js';
 
 let where = '';

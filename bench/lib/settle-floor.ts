@@ -2,7 +2,7 @@
  * Settlement's floor: the cheapest program that writes what settlement writes. For each batch, one
  * transaction of the very statements a settlement batch ends with (origin/settlement/settle.ts's
  * write step): the orders' multi-row INSERT (origin/orders/order-store.ts), the stock-log DEDUCT
- * rows (origin/sale/stock-row-store.ts), the `order.created` outbox rows when events are on
+ * rows (origin/orders/stock-row-store.ts), the `order.created` outbox rows when events are on
  * (origin/orders/order-event-store.ts), then the conditional stock UPDATE, and COMMIT — on the same
  * schema, the same batch size, the same number of connections. No Stream, no read of what MySQL
  * holds, no decision, no consumer loop, no XACK: what is left when settlement costs nothing of its
@@ -14,7 +14,7 @@ import { ledgerOf } from '../../origin/orders/ledger.js';
 import { recordCreatedEvents } from '../../origin/orders/order-event-store.js';
 import { insertPendingOrders } from '../../origin/orders/order-store.js';
 import { inTransaction, type Db, type Tx } from '../../origin/platform/db/pool.js';
-import { deductAvailable, logDeductions } from '../../origin/sale/stock-row-store.js';
+import { deductAvailable, logDeductions } from '../../origin/orders/stock-row-store.js';
 import { orderNoFor, storedRequestId, type SettleTarget } from '../../origin/settlement/settle.js';
 import type { ReservationEvent } from '../../origin/settlement/event.js';
 

@@ -13,8 +13,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Hono } from 'hono';
 import { ContractError, errorBody } from '../../contract/errors.js';
 import { createActivitySchema } from '../sale/sale-store.js';
-import { cleanupChecklist } from '../sale/cleanup-checklist.js';
-import { saleReport } from '../sale/report.js';
+import { cleanupChecklist } from '../operator/cleanup-checklist.js';
+import { saleReport } from '../operator/report.js';
 import { listSales, liveView, type SaleConsoleDeps } from './sale-console.js';
 import { LoopDelay } from './sale-signals.js';
 import { SaleCharts, type SaleChartDeps } from './sale-charts.js';
@@ -66,7 +66,7 @@ function consoleFiles(): Map<string, [string, Buffer]> {
 
 /**
  * What the console's API uses: the admin operators' tokens, its own reads (sale-console.ts), and what
- * the end-of-sale report (sale/report.ts) and the cleanup checklist (sale/cleanup-checklist.ts) use.
+ * the end-of-sale report (operator/report.ts) and the cleanup checklist (operator/cleanup-checklist.ts) use.
  */
 export interface ConsoleRouteDeps {
   saleConsole: SaleConsoleDeps;
@@ -77,9 +77,9 @@ export interface ConsoleRouteDeps {
   config: Pick<OriginConfig, 'ADMIN_OPERATORS'>;
 }
 
-/** What saleReport (sale/report.ts) is handed. */
+/** What saleReport (operator/report.ts) is handed. */
 export type ReportInput = Parameters<typeof saleReport>[0];
-/** What cleanupChecklist (sale/cleanup-checklist.ts) is handed. */
+/** What cleanupChecklist (operator/cleanup-checklist.ts) is handed. */
 export type ChecklistInput = Parameters<typeof cleanupChecklist>[0];
 
 export function consoleRoutes(deps: ConsoleRouteDeps) {

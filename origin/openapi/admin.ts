@@ -12,7 +12,7 @@ import { publicStateSchema } from '../../contract/openapi/bodies.js';
 import { buildDocument, type RouteDoc, type WebhookDoc } from '../../contract/openapi/registry.js';
 import { paymentCallbackSchema } from '../orders/payment.js';
 import { ORDER_EVENT_TYPES } from '../orders/order-event-store.js';
-import { releaseSchema } from '../sale/admin-routes.js';
+import { releaseSchema } from '../operator/admin-routes.js';
 import { createActivitySchema, patchActivitySchema } from '../sale/sale-store.js';
 
 /** Reading the raw body at the origin: too slow a sender is 408. */

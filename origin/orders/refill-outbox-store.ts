@@ -7,7 +7,7 @@ import type { DbOrTx, Tx } from '../platform/db/pool.js';
 import { one, rows } from '../platform/db/rows.js';
 import { ledgerOf, type Ledger } from './ledger.js';
 import type { SaleIds, SaleRef } from './order-store.js';
-import { StockChange } from '../sale/stock-row-store.js';
+import { StockChange } from './stock-row-store.js';
 
 /** `stock_sync_outbox.status`: a refill waiting for Redis, or applied. */
 export const OutboxStatus = { PENDING: 0, DONE: 1 } as const;

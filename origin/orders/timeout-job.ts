@@ -21,7 +21,7 @@ import { PeriodicJob } from '../platform/periodic.js';
 import { OrderStatus } from './order-status.js';
 import { expiredPendingIds, lockOrdersById, markTimedOut } from './order-store.js';
 import { queueRefills } from './refill-outbox-store.js';
-import { addAvailable, logRefills } from '../sale/stock-row-store.js';
+import { addAvailable, logRefills } from './stock-row-store.js';
 
 /** What the timeout job uses (the SettlerDeps pattern): MySQL, its settings, log, metrics. */
 export interface TimeoutJobDeps {

@@ -34,7 +34,7 @@ import {
   markRetried,
   reopenRetried,
   type DeadLetterRow,
-} from './dead-letter-store.js';
+} from '../orders/dead-letter-store.js';
 
 /**
  * What the dead-letter operations use: MySQL, the catalog (a dead letter's sale), Redis's release

@@ -63,9 +63,9 @@ import type { Sale } from '../redis/redis-store.js';
 import type { InTransit } from '../redis/sale-ledger.js';
 import { ordersForReconcile } from '../orders/order-store.js';
 import { loggedRefills } from '../orders/refill-outbox-store.js';
-import { stockFigures, stockLogTotals } from '../sale/stock-row-store.js';
+import { stockFigures, stockLogTotals } from '../orders/stock-row-store.js';
 import { StockReleaseStatus, releasesOfSale } from '../sale/tranche-store.js';
-import { deadUnitsOfSale } from './dead-letter-store.js';
+import { deadUnitsOfSale } from '../orders/dead-letter-store.js';
 import { reconcileChecks, type Check, type DbFigures } from './reconcile-checks.js';
 
 export type { Check } from './reconcile-checks.js';

@@ -29,7 +29,7 @@
  */
 import type { ReservationEvent } from '../redis/reservation-event.js';
 import type { StreamReservation } from '../redis/sale-ledger.js';
-import { DeadLetterStatus } from './dead-letter-store.js';
+import { DeadLetterStatus } from '../orders/dead-letter-store.js';
 
 export type LedgerEvent = Omit<ReservationEvent, 'streamId'>;
 

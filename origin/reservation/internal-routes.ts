@@ -4,7 +4,7 @@ import { ContractError } from '../../contract/errors.js';
 import { parseEntryId } from '../../contract/ids.js';
 import type { OriginConfig } from '../platform/config.js';
 import { entrantsPage } from '../lottery/draw-store.js';
-import { entryStatus, type EntryStatusDeps } from '../lottery/entry-status.js';
+import { entryStatus, type EntryStatusDeps } from './entry-status.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
 import { reservationOfUser, reservationStatus } from './status.js';
 import { edgeSignature, inFlightLimit } from '../platform/http/middleware.js';

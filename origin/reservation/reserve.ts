@@ -16,7 +16,7 @@ import { scriptRefusalError } from '../redis/script-refusals.js';
 import type { ReservationRequests } from '../redis/reservation-requests.js';
 import type { ActivityCatalog } from '../sale/catalog.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
-import type { SoldOutFlags } from './sold-out.js';
+import type { SoldOutFlags } from '../sale/sold-out.js';
 import type { StockWatch } from './stock-watch.js';
 
 /** What the reserve decision uses: the gates in front of the script, the script, and who hears of its outcome. */

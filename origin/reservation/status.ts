@@ -8,7 +8,7 @@ import type { ReservationBody } from '../../contract/reservation.js';
 import type { Db } from '../platform/db/pool.js';
 import type { ReservationRequests } from '../redis/reservation-requests.js';
 import type { ActivityCatalog } from '../sale/catalog.js';
-import { deadLetterOwner } from '../recovery/dead-letter-store.js';
+import { deadLetterOwner } from '../orders/dead-letter-store.js';
 import { OrderStatus } from '../orders/order-status.js';
 import { ledgerOf } from '../orders/ledger.js';
 import { orderOfReservation, orderOfUser, type OrderRow } from '../orders/order-store.js';

@@ -16,10 +16,9 @@ import {
 import { ContractError } from '../../contract/errors.js';
 import { isId } from '../../contract/ids.js';
 import { priceIsComplete, productFieldsSchema, type ProductFields } from '../../contract/product.js';
-import { inTransaction, isDuplicateKey, type Db } from '../platform/db/pool.js';
+import { inTransaction, isDuplicateKey, type Db, type Tx } from '../platform/db/pool.js';
 import { MAX_STOCK_BUCKETS } from '../redis/buckets.js';
 import type { Sale } from '../redis/redis-store.js';
-import { insertDrawRecord, type NewDraw } from '../lottery/draw-store.js';
 import { affected, one, rows } from '../platform/db/rows.js';
 import type { WarmupStatus } from './sale-status.js';
 
@@ -179,7 +178,12 @@ function parseEligibility(text: unknown): Eligibility | null {
   return parsed.success ? parsed.data : null;
 }
 
-export async function insertActivity(db: Db, a: CreateActivity, draw?: NewDraw): Promise<void> {
+/**
+ * Creates the sale, its stock row and its first release in one transaction. `alsoWrite` writes what
+ * else must exist from creation on in the same transaction: a lottery's draw record (its commitment;
+ * the seed stays out of MySQL until the reveal), written by the lottery's store, which sits above this one.
+ */
+export async function insertActivity(db: Db, a: CreateActivity, alsoWrite?: (tx: Tx) => Promise<void>): Promise<void> {
   try {
     await inTransaction(db, async (tx) => {
       await tx.execute(
@@ -213,11 +217,9 @@ export async function insertActivity(db: Db, a: CreateActivity, draw?: NewDraw):
           a.shadow ? 1 : 0,
         ],
       );
-      // The draw's commitment exists from creation on (the seed itself stays out of MySQL until the reveal).
-      if (a.admission === 'lottery') {
-        if (!draw) throw new Error(`lottery ${a.activityId} created without its draw record`);
-        await insertDrawRecord(tx, a.activityId, draw);
-      }
+      if (a.admission === 'lottery' && !alsoWrite)
+        throw new Error(`lottery ${a.activityId} created without its draw record`);
+      await alsoWrite?.(tx);
       const onSale = a.initialRelease ?? a.stock;
       await tx.execute(
         'INSERT INTO seckill_stock (activity_id, sku_id, initial_stock, available, held_back) VALUES (?, ?, ?, ?, ?)',

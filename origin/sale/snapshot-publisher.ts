@@ -4,14 +4,13 @@
  * or fewer left; a lottery's public draw) and pushes it to the edge. Operations that change what the edge
  * should show call `publish`, or `setSoldOut` when they set or clear the sold-out flag.
  */
-import type { ActivitySnapshot } from '../../contract/activity.js';
+import type { ActivitySnapshot, DrawPublic } from '../../contract/activity.js';
 import type { Db } from '../platform/db/pool.js';
 import type { EdgePush } from '../platform/edge-push.js';
 import type { ShortBuckets } from './replica-layout.js';
 import type { Logger } from '../platform/logger.js';
-import { findDraw, publicDraw } from '../lottery/draw-store.js';
 import type { SaleStock } from '../redis/sale-stock.js';
-import type { SoldOutFlags } from '../reservation/sold-out.js';
+import type { SoldOutFlags } from './sold-out.js';
 import { findActivity, saleOf } from './sale-store.js';
 
 export interface SnapshotPublisherDeps {
@@ -28,6 +27,8 @@ export interface SnapshotPublisherDeps {
   failover: { isClosed(activityId: string): boolean };
   /** Units in buckets short of replicas: not for sale until an operator acts (sale/replica-layout.ts). */
   shortBuckets: Pick<ShortBuckets, 'unitsOf'>;
+  /** A lottery's public draw (lottery/draw-store.ts), as the composition root wires it: the lottery sits above the sale. */
+  publicDraw(activityId: string): Promise<DrawPublic | null>;
 }
 
 export class SnapshotPublisher {
@@ -45,7 +46,7 @@ export class SnapshotPublisher {
     const soldOut = this.deps.soldOut.has(activityId) || (left !== null && left <= (config.soldOutThreshold ?? 0));
     const units =
       left === null ? undefined : { left: Math.max(0, left), onSale: record.initialStock - record.heldBack };
-    const draw = config.admission === 'lottery' ? await findDraw(this.deps.db, activityId) : null;
+    const draw = config.admission === 'lottery' ? await this.deps.publicDraw(activityId) : null;
     return {
       config,
       // Closed after a failover: the edge shows it paused until recovery reopens it. Nothing left but
@@ -53,7 +54,7 @@ export class SnapshotPublisher {
       state: this.deps.failover.isClosed(activityId) || (stranded > 0 && soldOut) ? 'paused' : state,
       soldOut,
       ...(units ? { units } : {}),
-      ...(draw ? { draw: publicDraw(draw) } : {}),
+      ...(draw ? { draw } : {}),
     };
   }
 

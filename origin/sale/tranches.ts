@@ -20,7 +20,7 @@ import type { Metrics } from '../platform/metrics.js';
 import type { SaleStock } from '../redis/sale-stock.js';
 import type { ActivityCatalog } from './catalog.js';
 import type { SnapshotPublisher } from './snapshot-publisher.js';
-import { addReleasedUnits, heldBackOfActivity, lockHeldBack, reduceHeldBack } from './stock-row-store.js';
+import { addReleasedUnits, heldBackOfActivity, lockHeldBack, reduceHeldBack } from '../orders/stock-row-store.js';
 import {
   claimReleases,
   insertRelease,

@@ -5,10 +5,10 @@
  * the locking read below and the one in settle.ts make one of the two transactions wait.
  */
 import { inTransaction, type Db } from '../platform/db/pool.js';
-import { recordDeadLetterRow, setRestocked } from '../recovery/dead-letter-store.js';
+import { recordDeadLetterRow, setRestocked } from '../orders/dead-letter-store.js';
 import { ledgerOf } from '../orders/ledger.js';
 import { lockOrderOfReservation } from '../orders/order-store.js';
-import { availableUnits } from '../sale/stock-row-store.js';
+import { availableUnits } from '../orders/stock-row-store.js';
 import type { SaleStock } from '../redis/sale-stock.js';
 import type { Sale } from '../redis/redis-store.js';
 import type { ReservationEvent } from './event.js';

@@ -12,8 +12,8 @@ import { ledgerOf, SHADOW_ORDER_PREFIX } from '../orders/ledger.js';
 import { recordCreatedEvents } from '../orders/order-event-store.js';
 import { inTransaction, isDuplicateKey, type Db, type Tx } from '../platform/db/pool.js';
 import { insertPendingOrders, lockOrderOfReservation, orderOwners } from '../orders/order-store.js';
-import { deadLetteredInShareMode } from '../recovery/dead-letter-store.js';
-import { availableUnits, deductAvailable, logDeductions } from '../sale/stock-row-store.js';
+import { deadLetteredInShareMode } from '../orders/dead-letter-store.js';
+import { availableUnits, deductAvailable, logDeductions } from '../orders/stock-row-store.js';
 import { decideSettlement, type SaleFacts, type SettleOutcome } from './decide.js';
 import type { ReservationEvent } from './event.js';
 

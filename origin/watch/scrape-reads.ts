@@ -13,7 +13,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import { collectOrderEventGauges } from '../orders/order-event-routes.js';
 import type { FailoverGate } from '../recovery/failover-gate.js';
-import { openDeadLetterCounts } from '../recovery/dead-letter-store.js';
+import { openDeadLetterCounts } from '../orders/dead-letter-store.js';
 import type { ReplicationWatch } from '../redis/replication-watch.js';
 import type { SaleRegistry } from '../redis/sale-registry.js';
 import type { SaleStock } from '../redis/sale-stock.js';

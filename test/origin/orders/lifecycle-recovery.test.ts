@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OriginParts } from '../../../origin/parts.js';
-import { OutboxWorker } from '../../../origin/orders/outbox-worker.js';
+import { OutboxWorker } from '../../../origin/sale/outbox-worker.js';
 import { TimeoutJob } from '../../../origin/orders/timeout-job.js';
 import { activityKeys } from '../../../origin/redis/keys.js';
 import { count, failingChecks, pay, reconciliation, reserveAll, users } from '../../helpers/lifecycle.js';

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OriginConfig } from '../../../origin/platform/config.js';
-import { OutboxWorker } from '../../../origin/orders/outbox-worker.js';
+import { OutboxWorker } from '../../../origin/sale/outbox-worker.js';
 import { TimeoutJob } from '../../../origin/orders/timeout-job.js';
 import { reconcile } from '../../../origin/recovery/reconcile.js';
 import { activityKeys } from '../../../origin/redis/keys.js';

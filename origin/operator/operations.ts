@@ -5,19 +5,24 @@
 import type { ActivitySwitch } from '../../contract/activity.js';
 import { ContractError } from '../../contract/errors.js';
 import { eligibilityField, loadSaleRules, type SaleRulesLoadDeps } from '../access/sale-rules.js';
-import { newDraw } from '../lottery/draw-store.js';
+import { insertDrawRecord, newDraw } from '../lottery/draw-store.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { Db } from '../platform/db/pool.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { Sale } from '../redis/redis-store.js';
 import type { StockWatch } from '../reservation/stock-watch.js';
-import type { ActivityCatalog } from './catalog.js';
-import { describeLayout, readReplicaLayout, type ReplicaLayout, type ReplicaLayoutDeps } from './replica-layout.js';
-import type { SnapshotPublisher } from './snapshot-publisher.js';
+import type { ActivityCatalog } from '../sale/catalog.js';
+import {
+  describeLayout,
+  readReplicaLayout,
+  type ReplicaLayout,
+  type ReplicaLayoutDeps,
+} from '../sale/replica-layout.js';
+import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
 import { hasSaleHistory } from './sale-history.js';
-import { ActivityState } from './sale-status.js';
-import { markWarmed } from './warmup-store.js';
+import { ActivityState } from '../sale/sale-status.js';
+import { markWarmed } from '../sale/warmup-store.js';
 import {
   insertActivity,
   requireActivity,
@@ -27,7 +32,7 @@ import {
   type ActivityPatch,
   type CreateActivity,
   type LiveSetting,
-} from './sale-store.js';
+} from '../sale/sale-store.js';
 
 /**
  * What the operations use: MySQL; the sale's stock, access rules and replica layout in Redis; the
@@ -84,7 +89,7 @@ const replicaSummary = (layout: ReplicaLayout, allowed: boolean) => ({
 export async function createActivity(deps: ActivityOperationsDeps, input: CreateActivity) {
   // A lottery's seed is derived from DRAW_SECRET: only its nonce and commitment go into MySQL.
   const draw = input.admission === 'lottery' ? newDraw(deps.config.DRAW_SECRET, input.activityId) : undefined;
-  await insertActivity(deps.db, input, draw);
+  await insertActivity(deps.db, input, draw && ((tx) => insertDrawRecord(tx, input.activityId, draw)));
   deps.catalog.remember({
     activityId: input.activityId,
     skuId: input.skuId,
@@ -197,7 +202,7 @@ export async function setState(
  * eligibility, maxPerUser. Written to MySQL with a version bump, the state, the eligibility rule and
  * the per-user limit also to Redis (the scripts read them: a purchase, a waiting-room turn, a lottery
  * entry and the draw), then the snapshot is pushed: in force at the edge within 1 s. Each change is logged with who
- * made it (`actor`, the authenticated operator's name: origin/sale/admin-routes.ts) and each
+ * made it (`actor`, the authenticated operator's name: origin/operator/admin-routes.ts) and each
  * setting's old and new value.
  */
 export async function changeActivity(

@@ -14,8 +14,13 @@ import { CONSUMER_GROUP } from '../redis/keys.js';
 import type { Db } from '../platform/db/pool.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
 import type { SaleStock } from '../redis/sale-stock.js';
-import { describeLayout, readReplicaLayout, type ReplicaLayout, type ReplicaLayoutDeps } from './replica-layout.js';
-import { requireActivity, saleOf } from './sale-store.js';
+import {
+  describeLayout,
+  readReplicaLayout,
+  type ReplicaLayout,
+  type ReplicaLayoutDeps,
+} from '../sale/replica-layout.js';
+import { requireActivity, saleOf } from '../sale/sale-store.js';
 
 /** What the check reads: MySQL, the sale's keys in Redis, the reconciliation and the replica layout. */
 export type WarmupCheckDeps = ReconcileDeps &

@@ -4,15 +4,15 @@
  * real state, never remembered: the console ticks an item when this says it holds. The cleanup
  * itself is `POST /admin/activities/:id/cleanup` (cleanup.ts), which refuses until items 1-3 hold.
  */
-import { ActivityState } from './sale-status.js';
-import { requireActivity, saleOf } from './sale-store.js';
+import { ActivityState } from '../sale/sale-status.js';
+import { requireActivity, saleOf } from '../sale/sale-store.js';
 import { openOrderWork } from '../orders/open-work.js';
-import { shadowRowsLeft } from './shadow-row-store.js';
+import { shadowRowsLeft } from '../sale/shadow-row-store.js';
 import type { Db } from '../platform/db/pool.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
 import type { SaleRegistry } from '../redis/sale-registry.js';
 import type { SaleStreams } from '../redis/sale-streams.js';
-import type { SoldOutFlags } from '../reservation/sold-out.js';
+import type { SoldOutFlags } from '../sale/sold-out.js';
 import { edgeActivity, type EdgeViewDeps } from '../watch/edge-view.js';
 
 /** Each item's source: MySQL, the reconciliation, the sale's Streams and registry entry, the flag, the edge. */

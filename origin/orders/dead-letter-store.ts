@@ -5,7 +5,7 @@
  */
 import type { DbOrTx, Tx } from '../platform/db/pool.js';
 import { one, rows } from '../platform/db/rows.js';
-import type { SaleIds } from '../orders/order-store.js';
+import type { SaleIds } from './order-store.js';
 
 /** `seckill_dead_letter.status`: waiting for an operator, re-queued for settlement, or closed. */
 export const DeadLetterStatus = { OPEN: 'open', RETRIED: 'retried', GIVEN_UP: 'given_up' } as const;

@@ -16,11 +16,11 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { SaleStock } from '../redis/sale-stock.js';
 import type { RefillResult } from '../redis/redis-store.js';
-import type { ActivityCatalog } from '../sale/catalog.js';
-import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
+import type { ActivityCatalog } from './catalog.js';
+import type { SnapshotPublisher } from './snapshot-publisher.js';
 import { PeriodicJob } from '../platform/periodic.js';
-import { LEDGERS, transitionsOf, type Ledger } from './ledger.js';
-import { claimRefills, markRefillDone, type RefillOutboxRow } from './refill-outbox-store.js';
+import { LEDGERS, transitionsOf, type Ledger } from '../orders/ledger.js';
+import { claimRefills, markRefillDone, type RefillOutboxRow } from '../orders/refill-outbox-store.js';
 
 /** What the outbox worker uses: the outbox rows, the sale and its refill script, and who hears a sale is back. */
 export interface OutboxWorkerDeps {

@@ -7,11 +7,11 @@
  */
 import { ContractError } from '../../contract/errors.js';
 import { setState, type ActivityOperationsDeps } from './operations.js';
-import { ActivityState } from './sale-status.js';
-import { requireActivity, saleOf } from './sale-store.js';
+import { ActivityState } from '../sale/sale-status.js';
+import { requireActivity, saleOf } from '../sale/sale-store.js';
 import { reconcile, type ReconcileDeps } from '../recovery/reconcile.js';
 import { openOrderWork } from '../orders/open-work.js';
-import { removeShadowRows } from './shadow-row-store.js';
+import { removeShadowRows } from '../sale/shadow-row-store.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { SaleRegistry } from '../redis/sale-registry.js';
 import type { SaleStreams } from '../redis/sale-streams.js';

@@ -4,7 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { saleReport } from '../../../origin/sale/report.js';
+import { saleReport } from '../../../origin/operator/report.js';
 import { pino } from 'pino';
 import { scalar } from '../../helpers/db.js';
 import { uniqueId } from '../../helpers/ids.js';

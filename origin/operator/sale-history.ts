@@ -4,7 +4,7 @@
  */
 import { hasOrders, type SaleRef } from '../orders/order-store.js';
 import type { Db } from '../platform/db/pool.js';
-import { hasDeadLetters } from '../recovery/dead-letter-store.js';
+import { hasDeadLetters } from '../orders/dead-letter-store.js';
 
 /** True when MySQL shows the sale sold something: an order or a dead letter. */
 export async function hasSaleHistory(db: Db, sale: SaleRef): Promise<boolean> {

@@ -7,8 +7,8 @@
  */
 import type { DbOrTx, Tx } from '../platform/db/pool.js';
 import { affected, one } from '../platform/db/rows.js';
-import { ledgerOf, type Ledger } from '../orders/ledger.js';
-import { saleLiterals, type SaleIds, type SaleRef } from '../orders/order-store.js';
+import { ledgerOf, type Ledger } from './ledger.js';
+import { saleLiterals, type SaleIds, type SaleRef } from './order-store.js';
 
 /** `seckill_stock_log.change_type` (and `stock_sync_outbox.kind`): why units moved. */
 export const StockChange = { DEDUCT: 'DEDUCT', REFILL: 'REFILL' } as const;

@@ -4,7 +4,7 @@
  *   - an activity within WARMUP_LEAD_SECONDS of its start (or past it, not ended, not stopped) whose
  *     warm-up is `pending` is warmed (the same warm-up as the admin call: never resets a sale);
  *   - a `warmed` activity within WARMUP_VERIFY_SECONDS of its start, not yet started, is verified
- *     (sale/warmup-check.ts). A mismatch that persists over the reconciliation's re-reads logs
+ *     (operator/warmup-check.ts). A mismatch that persists over the reconciliation's re-reads logs
  *     `alert: warmup_mismatch`, counts in seckill_warmup_mismatches_total and pauses the sale, so it
  *     stays closed until an operator acts (docs/operations.md).
  * A sale that started before it could be verified is left to the periodic reconciliation: pausing a
@@ -18,8 +18,8 @@ import { setState, warmup, type ActivityOperationsDeps } from './operations.js';
 import { verifyWarmup, type WarmupCheckDeps, type WarmupVerification } from './warmup-check.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { Metrics } from '../platform/metrics.js';
-import { ActivityState, WarmupStatus } from './sale-status.js';
-import { claimWarmupStep, finishWarmupVerification, salesDueForWarmup } from './warmup-store.js';
+import { ActivityState, WarmupStatus } from '../sale/sale-status.js';
+import { claimWarmupStep, finishWarmupVerification, salesDueForWarmup } from '../sale/warmup-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
 
 /** The warm-up and the check it schedules, its counters, and its timing settings. */

@@ -18,10 +18,10 @@ import type { SaleStock } from '../redis/sale-stock.js';
 import type { SaleStreams } from '../redis/sale-streams.js';
 import type { Sale } from '../redis/sale.js';
 import { findActivity, latestSales, saleOf } from '../sale/sale-store.js';
-import { SALES_LIST_LIMIT } from '../console/sale-console.js';
-import { readFunnel, total } from '../console/sale-signals.js';
-import type { SaleSeriesStore, SeriesColumn, SeriesSample } from './sale-series.js';
-import type { ScrapeReads } from './scrape-reads.js';
+import { SALES_LIST_LIMIT } from './sale-console.js';
+import { readFunnel, total } from './sale-signals.js';
+import type { SaleSeriesStore, SeriesColumn, SeriesSample } from '../watch/sale-series.js';
+import type { ScrapeReads } from '../watch/scrape-reads.js';
 
 /** One sample a second. */
 export const SERIES_SAMPLE_MS = 1_000;

@@ -1,14 +1,14 @@
 /** The end-of-sale report: the reconciliation plus counts of orders by status, refills and dead letters. */
-import { notReleased } from './tranches.js';
+import { notReleased } from '../sale/tranches.js';
 import { reconcile, type ReconcileDeps, type Reconciliation } from '../recovery/reconcile.js';
 import { OrderStatus } from '../orders/order-status.js';
 import { inConsistentSnapshot, type Db } from '../platform/db/pool.js';
 import { orderCountsByStatus, refundCount } from '../orders/order-store.js';
 import { OutboxStatus, refillCount } from '../orders/refill-outbox-store.js';
-import { deadLetterCountsByStatus } from '../recovery/dead-letter-store.js';
-import { warmupStatusOf } from './warmup-store.js';
-import { refillLogCount } from './stock-row-store.js';
-import { requireActivity } from './sale-store.js';
+import { deadLetterCountsByStatus } from '../orders/dead-letter-store.js';
+import { warmupStatusOf } from '../sale/warmup-store.js';
+import { refillLogCount } from '../orders/stock-row-store.js';
+import { requireActivity } from '../sale/sale-store.js';
 
 /** The report reads MySQL, and runs the reconciliation. */
 export type ReportDeps = ReconcileDeps & { db: Db };

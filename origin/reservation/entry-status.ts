@@ -5,7 +5,7 @@
 import { ContractError } from '../../contract/errors.js';
 import type { EntryPollBody } from '../../contract/reservation.js';
 import type { LotteryEntries } from '../redis/lottery-entries.js';
-import { reservationStatus, type ReservationStatusDeps } from '../reservation/status.js';
+import { reservationStatus, type ReservationStatusDeps } from './status.js';
 
 /** What an entry's status uses: the draw's phase and the user's entry, then the winner's reservation lookup. */
 export interface EntryStatusDeps extends ReservationStatusDeps {
