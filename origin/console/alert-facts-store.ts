@@ -1,9 +1,11 @@
 /**
  * The console's alert banners' reads of MySQL (sale-alerts.ts): one sale's timed-out orders, open
  * dead letters and parked order events, each counted with when the oldest began where the row keeps
- * that time. Each uses an index on activity_id except the outbox's, which the order-event routes
- * scan the same way.
+ * that time, from the sale's own ledger (a shadow sale's orders and events are in the shadow tables,
+ * origin/orders/ledger.ts). Each uses an index on activity_id except the outbox's, which the
+ * order-event routes scan the same way.
  */
+import type { Ledger } from '../orders/ledger.js';
 import type { Db } from '../platform/db/pool.js';
 
 interface Counted {
@@ -18,11 +20,11 @@ async function first(db: Db, sql: string, activityId: string): Promise<Counted |
 }
 
 /** Orders of the sale closed unpaid (status 2, TIMEOUT): how many, their units, the first closing. */
-export const timedOutOrders = (db: Db, activityId: string) =>
+export const timedOutOrders = (db: Db, ledger: Ledger, activityId: string) =>
   first(
     db,
     `SELECT COUNT(*) AS n, COALESCE(SUM(quantity), 0) AS units, MIN(updated_at) AS since
-       FROM seckill_order WHERE activity_id = ? AND status = 2`,
+       FROM ${ledger.order} WHERE activity_id = ? AND status = 2`,
     activityId,
   );
 
@@ -36,5 +38,5 @@ export const openDeadLetters = (db: Db, activityId: string) =>
   );
 
 /** Parked order events of the sale (status 2). */
-export const parkedOrderEvents = (db: Db, activityId: string) =>
-  first(db, `SELECT COUNT(*) AS n FROM order_event_outbox WHERE activity_id = ? AND status = 2`, activityId);
+export const parkedOrderEvents = (db: Db, ledger: Ledger, activityId: string) =>
+  first(db, `SELECT COUNT(*) AS n FROM ${ledger.orderEvents} WHERE activity_id = ? AND status = 2`, activityId);

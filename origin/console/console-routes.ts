@@ -111,7 +111,7 @@ export function consoleRoutes(deps: ConsoleRouteDeps) {
 
   app.get('/api/sales/:id/live', idParam(), async (c) => {
     const live = await liveView(deps.saleConsole, loop, c.req.valid('param').id);
-    return c.json({ ...live, ...(await charts.live(live.activityId, live.warmupStatus)) });
+    return c.json({ ...live, ...(await charts.live(live, live.warmupStatus)) });
   });
 
   app.get('/api/sales/:id/report', idParam(), async (c) =>

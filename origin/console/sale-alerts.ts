@@ -18,6 +18,7 @@ import type { ShortBuckets } from '../sale/replica-layout.js';
 import type { SeriesView } from '../watch/sale-series.js';
 import { total } from './sale-signals.js';
 import { openDeadLetters, parkedOrderEvents, timedOutOrders } from './alert-facts-store.js';
+import { ledgerOf } from '../orders/ledger.js';
 
 export type AlertId =
   | 'timed_out'
@@ -285,16 +286,18 @@ export interface AlertFactDeps {
 /** Reads every fact for one sale (see the file comment for where each comes from). */
 export async function readAlertFacts(
   deps: AlertFactDeps,
-  activityId: string,
+  sale: { activityId: string; shadow?: boolean },
   warmupStatus: string,
   view: SeriesView | null,
   baseline: number | null,
 ): Promise<AlertFacts> {
   const now = Date.now();
+  const { activityId } = sale;
+  const ledger = ledgerOf(sale);
   const [timedOut, dead, parked, reconciliation, shortByBucket] = await Promise.all([
-    timedOutOrders(deps.db, activityId),
+    timedOutOrders(deps.db, ledger, activityId),
     openDeadLetters(deps.db, activityId),
-    parkedOrderEvents(deps.db, activityId),
+    parkedOrderEvents(deps.db, ledger, activityId),
     total(deps.registry, 'seckill_reconciliation_mismatches', { where: (l) => String(l.activity) === activityId }),
     deps.registry.getSingleMetric('seckill_bucket_short_of_replicas_units')?.get() ?? null,
   ]);

@@ -38,15 +38,16 @@ export class SaleCharts {
     return alerts.map((a) => ({ ...a, docsUrl: base ? `${base}/${a.docs.file}#${a.docs.anchor}` : null }));
   }
 
-  /** The sale's banners now. */
-  async alerts(activityId: string, warmupStatus: string): Promise<ShownAlert[]> {
+  /** The sale's banners now (a shadow sale's read from its own ledger). */
+  async alerts(sale: { activityId: string; shadow?: boolean }, warmupStatus: string): Promise<ShownAlert[]> {
+    const { activityId } = sale;
     const facts = await readAlertFacts(
       {
         ...this.deps,
         registry: this.deps.metrics.registry,
         windowSeconds: this.deps.config.CONSOLE_ALERT_WINDOW_SECONDS,
       },
-      activityId,
+      sale,
       warmupStatus,
       this.deps.series.view(activityId),
       this.baseline,
@@ -55,16 +56,16 @@ export class SaleCharts {
   }
 
   /** What the live view adds: the series (null before the sale's window) and the banners. */
-  async live(activityId: string, warmupStatus: string) {
+  async live(sale: { activityId: string; shadow?: boolean }, warmupStatus: string) {
     return {
-      series: this.deps.series.view(activityId),
+      series: this.deps.series.view(sale.activityId),
       baseline: this.baseline,
-      alerts: await this.alerts(activityId, warmupStatus),
+      alerts: await this.alerts(sale, warmupStatus),
     };
   }
 
   /** What a row of the sales list adds, for a live or upcoming sale (others: nulls and none). */
-  async overview(s: { activityId: string; publicState: string | null; warmupStatus: string }) {
+  async overview(s: { activityId: string; shadow?: boolean; publicState: string | null; warmupStatus: string }) {
     const live = s.publicState !== null && s.publicState !== 'ended';
     const view = live ? this.deps.series.view(s.activityId) : null;
     const windowSeconds = this.deps.config.CONSOLE_ALERT_WINDOW_SECONDS;
@@ -73,7 +74,7 @@ export class SaleCharts {
       successRate: recent.rate,
       successRateWindowSeconds: windowSeconds,
       spark: view ? view.series.reserved.slice(-SPARK_POINTS) : [],
-      alerts: live ? await this.alerts(s.activityId, s.warmupStatus) : [],
+      alerts: live ? await this.alerts(s, s.warmupStatus) : [],
     };
   }
 }

@@ -78,6 +78,11 @@ export function createMetrics() {
       "1 for a warmed sale's public phase now (upcoming, open, sold_out, paused, ended), 0 for the others",
       ['activity', 'state'],
     ),
+    shadowSale: gauge(
+      'seckill_shadow_sale',
+      '1 for each warmed shadow (rehearsal) sale, read at scrape: alert rules and the dashboard join on it to leave shadow sales out',
+      ['activity'],
+    ),
     stockLeft: gauge('seckill_stock_left', 'Units left in Redis per sale and stock bucket, read at scrape', [
       'activity',
       'bucket',

@@ -227,7 +227,13 @@ export async function insertActivity(db: Db, a: CreateActivity, alsoWrite?: (tx:
       );
     });
   } catch (err) {
-    if (isDuplicateKey(err)) throw new ContractError('conflict', `activity ${a.activityId} already exists`);
+    if (isDuplicateKey(err))
+      throw new ContractError(
+        'conflict',
+        a.shadow
+          ? `activity ${a.activityId} already exists: a shadow sale needs an id of its own (a sale is real or shadow from its creation on)`
+          : `activity ${a.activityId} already exists`,
+      );
     throw err;
   }
 }

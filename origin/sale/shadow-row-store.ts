@@ -1,7 +1,8 @@
 /**
  * Every statement on a shadow sale's rows at its end (docs/rehearsal.md): its cleanup removes every trace of its buyers —
  * every row of its ledger (the shadow tables: orders, stock log, refunds, refill outbox, order-event
- * outbox; origin/orders/ledger.ts), its dead letters and tranche releases, and its Redis keys (deleted,
+ * outbox; origin/orders/ledger.ts), its dead letters and tranche releases, a lottery's draw record and
+ * published entrant list (the seed included), and its Redis keys (deleted,
  * not left to expire) with its registry entry. What stays is the sale's own row (marked shadow,
  * stopped) and its stock row, so the console and the checklist can still say what happened.
  * A real sale never comes here: the caller asks `ledgerOf(sale).shadow` first.
@@ -23,6 +24,8 @@ function shadowTables(sale: SaleRef): string[] {
     ledger.orderEvents,
     'seckill_dead_letter',
     'seckill_stock_release',
+    'seckill_draw_entrant',
+    'seckill_draw',
   ];
 }
 

@@ -51,7 +51,10 @@ export type OrderEventGaugeInput = Parameters<typeof collectOrderEventGauges>[0]
 
 const PUBLIC_STATES: PublicState[] = ['upcoming', 'open', 'sold_out', 'paused', 'ended'];
 
-/** Per warmed sale: its phase, units left per bucket, and whether a failover holds it closed here. */
+/**
+ * Per warmed sale: its phase, units left per bucket, whether a failover holds it closed here, and
+ * whether it is a shadow sale (`seckill_shadow_sale`, which the per-sale alert rules leave out).
+ */
 async function collectSaleGauges(deps: ScrapeReadDeps): Promise<void> {
   const sales = await deps.registry.warmedSales();
   const read = await Promise.all(
@@ -64,8 +67,10 @@ async function collectSaleGauges(deps: ScrapeReadDeps): Promise<void> {
   const now = Date.now();
   deps.metrics.saleState.reset();
   deps.metrics.stockLeft.reset();
+  deps.metrics.shadowSale.reset();
   for (const { sale, snapshot, stocks } of read) {
     const activity = sale.activityId;
+    if (sale.shadow) deps.metrics.shadowSale.set({ activity }, 1);
     if (snapshot) {
       const phase = publicState(snapshot, now);
       for (const state of PUBLIC_STATES) deps.metrics.saleState.set({ activity, state }, state === phase ? 1 : 0);

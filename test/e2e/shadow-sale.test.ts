@@ -4,14 +4,15 @@
  * (Redis, MariaDB): the real sale's orders, stock log, stock and order events are exactly what the
  * real buyers made; every shadow order is in the shadow tables and none in the real ones; the real
  * event receiver gets no shadow event; a real token is refused on the shadow sale and a shadow token
- * on the real one (edge and origin, 403 shadow_mismatch); a shadow payment pays only a shadow order;
+ * on the real one (edge and origin, 403 shadow_mismatch), on every path that reads or polls too; a shadow payment pays only a shadow order;
  * the cleanup leaves no shadow row or Redis key. Also: `shadow` cannot be set or cleared by PATCH.
  */
 import { signEdgeRequest } from '../../contract/signing.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { scalar } from '../helpers/db.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
-import { buy as buyAt, inParallel, tally } from '../helpers/buyers.js';
+import { buy as buyAt, inParallel, tally, userToken } from '../helpers/buyers.js';
+import { entryIdOf } from '../../contract/ids.js';
 import { startEventReceiver } from '../helpers/event-receiver.js';
 import { pay } from '../helpers/lifecycle.js';
 import { uniqueId } from '../helpers/ids.js';
@@ -45,7 +46,7 @@ afterAll(async () => {
 const buy = (activityId: string, userId: string, shadow: boolean, quantity = 1) =>
   buyAt(stack.edge.url, activityId, userId, shadow, quantity);
 
-async function shadowSale(stock: number) {
+async function shadowSale(stock: number, extra: Record<string, unknown> = {}) {
   const activityId = uniqueId();
   const now = Date.now();
   const created = await stack.origin.admin('POST', '/admin/activities', {
@@ -56,6 +57,7 @@ async function shadowSale(stock: number) {
     startsAt: new Date(now - 1000).toISOString(),
     endsAt: new Date(now + 3_600_000).toISOString(),
     shadow: true,
+    ...extra,
   });
   expect(created.status).toBe(201);
   const warmed = await stack.origin.admin('POST', `/admin/activities/${activityId}/warmup`);
@@ -172,6 +174,9 @@ it('a real sale and a shadow sale at once: each ledger holds exactly its own buy
   expect(metrics).toMatch(/^seckill_orders_settled_total 20$/m);
   expect(metrics).not.toMatch(/^seckill_order_lifecycle_total\{transition="payment_paid"\}/m);
   expect(metrics).toMatch(/^seckill_shadow_order_lifecycle_total\{transition="payment_paid"\} 30$/m);
+  // The per-sale alert rules leave out the sales this gauge names (ops/prometheus/alerts.yml).
+  expect(metrics).toMatch(new RegExp(`^seckill_shadow_sale\\{activity="${shadow}"\\} 1$`, 'm'));
+  expect(metrics).not.toMatch(new RegExp(`^seckill_shadow_sale\\{activity="${real}"\\}`, 'm'));
 
   // Cleanup of the shadow sale: stopped, then every shadow row and key gone, the real sale untouched.
   expect((await stack.origin.admin('PATCH', `/admin/activities/${shadow}`, { state: 'stopped' })).status).toBe(200);
@@ -242,6 +247,45 @@ it('a real token on a shadow sale and a shadow token on a real sale: 403 shadow_
   expect(pub).not.toHaveProperty('shadow');
 });
 
+it('reads and polls of the wrong kind are refused too: a reservation, its lookup, a lottery entry and a place in line, 403 shadow_mismatch', async () => {
+  const { activityId: real } = await stack.origin.sale({ stock: 5 });
+  const shadow = await shadowSale(5);
+  // The same user id on both sides: a real buyer who happens to share a rehearsal user's id.
+  const userId = '8300001';
+  const shadowBuy = await buy(shadow, userId, true);
+  expect(shadowBuy.status).toBe(202);
+  const realBuy = await buy(real, userId, false);
+  expect(realBuy.status).toBe(202);
+  const get = async (path: string, shadowToken: boolean) => {
+    const res = await fetch(`${stack.edge.url}${path}`, {
+      headers: { authorization: `Bearer ${await userToken(userId, shadowToken)}` },
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const refused = (answer: { status: number; body: any }) => {
+    expect(answer.status).toBe(403);
+    expect(answer.body.error).toBe('shadow_mismatch');
+  };
+
+  // Each read with the wrong kind of token is refused; with the right kind it answers. (A refusal
+  // here comes before the user's poll allowance, one poll a second over all reservations: only
+  // one poll of this user answers within the second.)
+  refused(await get(`/api/reservations/${shadowBuy.body.reservationId}`, false));
+  refused(await get(`/api/reservations/${realBuy.body.reservationId}`, true));
+  expect((await get(`/api/reservations/${shadowBuy.body.reservationId}`, true)).status).toBe(200);
+  refused(await get(`/api/activities/${shadow}/reservation`, false));
+  refused(await get(`/api/activities/${real}/reservation`, true));
+  expect((await get(`/api/activities/${shadow}/reservation`, true)).status).toBe(200);
+  expect((await get(`/api/activities/${real}/reservation`, false)).status).toBe(200);
+  refused(await get(`/api/activities/${shadow}/entries/${entryIdOf(shadow, userId)}`, false));
+  refused(await get(`/api/activities/${real}/entries/${entryIdOf(real, userId)}`, true));
+
+  // A place in a shadow sale's waiting room: refused before the line is asked (the entry need not exist).
+  const queued = await shadowSale(5, { overflow: 'queue' });
+  refused(await get(`/api/activities/${queued}/waiting/a-1`, false));
+  expect((await get(`/api/activities/${queued}/waiting/a-1`, true)).status).not.toBe(403);
+});
+
 async function skuOf(activityId: string): Promise<string> {
   const [rows] = (await stack.origin.db.pool.query('SELECT sku_id FROM seckill_activity WHERE id = ?', [
     activityId,
@@ -285,4 +329,43 @@ it('shadow is fixed at creation: PATCH with shadow on a real sale or off a shado
   });
   expect(bad.status).toBe(400);
   expect(((await bad.json()) as any).message).toMatch(/shadow must be true or false/);
+
+  // Creating a shadow sale under a real sale's id is refused and leaves the real sale as it was.
+  const title = await scalar(stack.origin.db.pool, 'SELECT title FROM seckill_activity WHERE id = ?', [real]);
+  const again = await stack.origin.admin('POST', '/admin/activities', {
+    activityId: real,
+    skuId: uniqueId(),
+    title: 'a shadow over a real sale',
+    stock: 1,
+    startsAt: new Date(Date.now() - 1000).toISOString(),
+    endsAt: new Date(Date.now() + 60_000).toISOString(),
+    shadow: true,
+  });
+  expect(again.status).toBe(409);
+  const conflict = (await again.json()) as any;
+  expect(conflict.error).toBe('conflict');
+  expect(conflict.message).toMatch(/already exists: a shadow sale needs an id of its own/);
+  expect(await scalar(stack.origin.db.pool, 'SELECT shadow FROM seckill_activity WHERE id = ?', [real])).toBe(0);
+  expect(await scalar(stack.origin.db.pool, 'SELECT title FROM seckill_activity WHERE id = ?', [real])).toBe(title);
+  expect(await version(real)).toBe(before[0]);
+});
+
+it('a shadow lottery sale: its cleanup removes the draw record (the seed included) with the rest', async () => {
+  const activityId = await shadowSale(3, {
+    admission: 'lottery',
+    lotteryWindowMs: 60_000,
+    startsAt: new Date(Date.now() + 600_000).toISOString(),
+  });
+  const draws = () => count('seckill_draw', activityId);
+  expect(await draws()).toBe(1);
+  expect((await stack.origin.admin('PATCH', `/admin/activities/${activityId}`, { state: 'stopped' })).status).toBe(200);
+  const cleaned = await stack.origin.admin('POST', `/admin/activities/${activityId}/cleanup`);
+  expect(cleaned.status).toBe(200);
+  const removed = ((await cleaned.json()) as any).removed;
+  expect(removed).toMatchObject({ seckill_draw: 1, seckill_draw_entrant: 0 });
+  expect(await draws()).toBe(0);
+  const checklist = (await (
+    await stack.origin.admin('GET', `/admin/console/api/sales/${activityId}/cleanup-checklist`)
+  ).json()) as any;
+  expect(checklist.items.find((i: any) => i.id === 'shadow_rows_removed')).toMatchObject({ ok: true });
 });

@@ -224,6 +224,33 @@ describe('what the console reads', () => {
     expect(after.units).toEqual({ left: 4, onSale: 6 });
   });
 
+  it("a shadow sale's banners read its own ledger: a parked shadow event shows on it, not on a real sale", async () => {
+    const { activityId: real } = await t.sale({ stock: 2 });
+    const shadow = uniqueId();
+    const created = await t.admin('POST', '/admin/activities', {
+      activityId: shadow,
+      skuId: uniqueId(),
+      title: `shadow ${shadow}`,
+      stock: 2,
+      startsAt: iso(-1000),
+      endsAt: iso(3_600_000),
+      shadow: true,
+    });
+    expect(created.status).toBe(201);
+    expect((await t.admin('POST', `/admin/activities/${shadow}/warmup`)).status).toBe(200);
+    // A parked event row in the shadow outbox under each sale's id (stood in: no event can park here).
+    for (const id of [real, shadow])
+      await t.db.pool.query(
+        `INSERT INTO shadow_order_event_outbox (event_id, type, order_no, activity_id, user_id, quantity, status, attempts, last_error)
+         VALUES (?, 'order.paid', ?, ?, 9500001, 1, 2, 10, 'connect ECONNREFUSED')`,
+        [`S${id}:order.paid`, `S${id}`, id],
+      );
+    const banners = async (id: string) =>
+      (await json(await t.admin('GET', `/admin/console/api/sales/${id}/live`))).body.alerts.map((a: any) => a.id);
+    expect(await banners(shadow)).toContain('parked');
+    expect(await banners(real)).not.toContain('parked');
+  });
+
   it('live view of a sale the failover gate closed: closed, and since when', async () => {
     // Not warmed, so the failover watch (which recovers the warmed sales it finds closed) leaves it alone.
     const activityId = uniqueId();
