@@ -45,11 +45,11 @@ export function shadowRunLines(run: ShadowRun): string[] {
   out.push(`  guard: ${guardText(run)}`);
   if (run.drill) {
     out.push(
-      `  switch drill (bar ${DRILL_EFFECT_LIMIT_MS / 1000} s from the admin answer to the first obeying click):`,
+      `  switch drill (bar ${DRILL_EFFECT_LIMIT_MS / 1000} s from the admin answer: in effect after the last disobeying click was sent, by the first obeying answer):`,
     );
     for (const sw of run.drill.switches)
       out.push(
-        `    ${sw.name.padEnd(44)} ${ms(sw.effectMs).padStart(8)} (answered ${ms(sw.answeredMs)}, ${sw.probes} probes)${sw.ok ? '' : ' FAILED'}${sw.note ? ` — ${sw.note}` : ''}`,
+        `    ${sw.name.padEnd(44)} in effect by ${ms(sw.answeredMs).padStart(8)} (not before ${ms(sw.notBeforeMs)}; first obeying click sent at ${ms(sw.effectMs)}, ${sw.probes} probes)${sw.ok ? '' : ' FAILED'}${sw.note ? ` — ${sw.note}` : ''}`,
       );
     out.push(`  SWITCH DRILL: ${run.drill.ok ? 'ok' : `FAILED — ${run.drill.failures.join('; ')}`}`);
   } else out.push('  switch drill: not run');
@@ -78,7 +78,7 @@ export function shadowRunHtml(run: ShadowRun): string {
   const switches = (run.drill?.switches ?? [])
     .map(
       (sw) =>
-        `<tr class="${sw.ok ? '' : 'bad'}"><td>${esc(sw.name)}</td><td>${ms(sw.effectMs)}</td><td>${ms(sw.answeredMs)}</td><td>${sw.probes}</td><td style="text-align:left">${sw.ok ? 'ok' : 'FAILED'}${sw.note ? ` — ${esc(sw.note)}` : ''}</td></tr>`,
+        `<tr class="${sw.ok ? '' : 'bad'}"><td>${esc(sw.name)}</td><td>${ms(sw.notBeforeMs)}</td><td>${ms(sw.answeredMs)}</td><td>${ms(sw.effectMs)}</td><td>${sw.probes}</td><td style="text-align:left">${sw.ok ? 'ok' : 'FAILED'}${sw.note ? ` — ${esc(sw.note)}` : ''}</td></tr>`,
     )
     .join('');
   const c = run.cleanup;
@@ -93,7 +93,7 @@ export function shadowRunHtml(run: ShadowRun): string {
 <div class="verdict ${run.guard.stoppedEarly ? 'fail' : 'ok'}">Guard: ${esc(guardText(run))}</div>
 <table><tr><th>step</th><th>planned req/s</th><th>offered</th><th>served</th><th>Redis p99 ms</th><th>Stream backlog</th><th>not yet settled</th><th>gave way</th></tr>${steps}</table>
 <h2>Switch drill (bar ${DRILL_EFFECT_LIMIT_MS / 1000} s)</h2>
-${run.drill ? `<div class="verdict ${run.drill.ok ? 'ok' : 'fail'}">${run.drill.ok ? 'every switch obeyed within the bar' : esc(run.drill.failures.join('; '))}</div><table><tr><th>switch</th><th>time to effect</th><th>answered</th><th>probes</th><th></th></tr>${switches}</table>` : '<p>Not run.</p>'}
+${run.drill ? `<div class="verdict ${run.drill.ok ? 'ok' : 'fail'}">${run.drill.ok ? 'every switch obeyed within the bar' : esc(run.drill.failures.join('; '))}</div><table><tr><th>switch</th><th>not before</th><th>in effect by</th><th>first obeying click sent</th><th>probes</th><th></th></tr>${switches}</table>` : '<p>Not run.</p>'}
 <h2>Cleanup of the shadow sale</h2>
 ${c ? `<div class="verdict ${c.done ? 'ok' : 'fail'}">${c.cleaned ? 'cleaned up' : `not cleaned up: ${esc(c.error)}`}; ${c.paidAtEnd} orders paid at the end</div><table>${items}</table>` : '<p>Not run.</p>'}`;
 }

@@ -182,7 +182,13 @@ it('a real sale with real buyers and a shadow ramp with its switch drill at once
     'eligibility on (members only)',
     'eligibility off',
   ]);
-  for (const sw of run.drill!.switches) expect(sw.effectMs, sw.name).not.toBeNull();
+  for (const sw of run.drill!.switches) {
+    expect(sw.effectMs, sw.name).not.toBeNull();
+    // When it took effect is bounded by the probes: after the last disobeying click was sent, by the
+    // first obeying answer; the bar is met only when that upper bound is within it.
+    expect(sw.notBeforeMs, sw.name).toBeLessThanOrEqual(sw.answeredMs!);
+    expect(sw.ok, sw.name).toBe(sw.answeredMs! <= run.drill!.limitMs);
+  }
   const html = readFileSync(join(outDir, 'report.html'), 'utf8');
   expect(html).toContain('Shadow ramp: first to give way');
   expect(html).toContain('Switch drill');
