@@ -30,6 +30,19 @@ describe('configuration', () => {
     expect(() => loadConfig({ EDGE_ORIGIN_SECRET: 'short' })).toThrow(/EDGE_ORIGIN_SECRET/);
   });
 
+  it("keeps a rehearsal's order events from the real receiver", () => {
+    const url = 'http://events.example:8080/orders';
+    const secret = 'events-secret-0123456789abcdef';
+    expect(() =>
+      loadConfig({ ORDER_EVENTS_URL: url, SHADOW_ORDER_EVENTS_URL: url, ORDER_EVENTS_SECRET: secret }),
+    ).toThrow(/SHADOW_ORDER_EVENTS_URL: must not be ORDER_EVENTS_URL/);
+    expect(() => loadConfig({ SHADOW_ORDER_EVENTS_URL: url })).toThrow(/ORDER_EVENTS_SECRET/);
+    expect(
+      loadConfig({ ORDER_EVENTS_URL: url, SHADOW_ORDER_EVENTS_URL: `${url}-rehearsal`, ORDER_EVENTS_SECRET: secret })
+        .SHADOW_ORDER_EVENTS_URL,
+    ).toBe(`${url}-rehearsal`);
+  });
+
   it('every setting is documented in docs/configuration.md', () => {
     const page = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
     expect(CONFIG_NAMES.filter((name) => !page.includes(`\`${name}\``))).toEqual([]);
