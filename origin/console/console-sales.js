@@ -41,6 +41,7 @@ const FIELDS = [
   { name: 'priceCents', label: 'Price (cents)', kind: 'int' },
   { name: 'currency', label: 'Currency (ISO 4217)', kind: 'text' },
   { name: 'imageUrl', label: 'Image URL', kind: 'text' },
+  { name: 'shadow', label: 'Shadow sale (rehearsal traffic only; fixed at creation)', kind: 'checkbox' },
 ];
 
 const fieldId = (name) => `f-${name.replace('.', '-')}`;
@@ -97,6 +98,7 @@ async function refresh() {
 
 function input(f) {
   const common = { id: fieldId(f.name), name: f.name, 'aria-describedby': errorId(f.name) };
+  if (f.kind === 'checkbox') return h('input', { ...common, type: 'checkbox' });
   if (f.kind === 'select')
     return h(
       'select',
@@ -143,10 +145,17 @@ function buildForm() {
   });
 }
 
-/** The body from the form: numbers as numbers (a text that is not one goes as text, for the API to refuse). */
+/**
+ * The body from the form: numbers as numbers (a text that is not one goes as text, for the API to
+ * refuse); a ticked box as `true`, an unticked one left out (the API's default: false).
+ */
 function body() {
   const out = {};
   for (const f of FIELDS) {
+    if (f.kind === 'checkbox') {
+      if ($(fieldId(f.name)).checked) out[f.name] = true;
+      continue;
+    }
     const raw = $(fieldId(f.name)).value.trim();
     if (raw === '' || f.name.startsWith('eligibility.')) continue;
     out[f.name] = f.kind === 'int' || f.kind === 'number' ? (Number.isFinite(Number(raw)) ? Number(raw) : raw) : raw;

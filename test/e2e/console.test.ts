@@ -79,6 +79,12 @@ afterAll(async () => {
   await origin?.stop();
 });
 
+/** The sale row's shadow flag in MySQL (0 or 1). */
+async function shadowFlag(activityId: string): Promise<number> {
+  const [rows] = (await origin.db.pool.query('SELECT shadow FROM seckill_activity WHERE id = ?', [activityId])) as any;
+  return Number(rows[0].shadow);
+}
+
 /** A console tab (real CSP) at `width`; page errors and CSP violations are collected. */
 async function openConsole(opts: { width?: number; height?: number } = {}) {
   const context = await browser.newContext({
@@ -246,8 +252,9 @@ it('create a sale from the form (the API’s messages inline first), then watch 
   await page.waitForSelector('#open-created');
   created.push({ activityId, skuId });
   expect(await page.locator('#f-stock[aria-invalid]').count()).toBe(0);
-  const row = await origin.admin('GET', `/admin/activities/${activityId}`);
-  expect(await row.json()).toMatchObject({
+  const row = (await (await origin.admin('GET', `/admin/activities/${activityId}`)).json()) as any;
+  const config = row.config;
+  expect(row).toMatchObject({
     config: { title: 'Console-made sale', maxPerUser: 2, overflow: 'queue' },
     state: 'open',
   });
@@ -303,6 +310,28 @@ it('create a sale from the form (the API’s messages inline first), then watch 
        return r && [...r.cells].map((c) => c.textContent).slice(1).join('|') === 'open|sold_out|0|2|2|0|0'; })()`,
   );
   await shot(page, '4-sales-list');
+  // The box left unticked: a real sale (its config carries no shadow flag, its row says 0).
+  expect(config).not.toHaveProperty('shadow');
+  expect(await shadowFlag(activityId)).toBe(0);
+
+  // The same form with the shadow box ticked makes a shadow sale, marked as one in the list.
+  const shadowId = uniqueId();
+  const shadowSku = uniqueId();
+  await page.fill('#f-activityId', shadowId);
+  await page.fill('#f-skuId', shadowSku);
+  await page.fill('#f-title', 'Console-made rehearsal');
+  await page.fill('#f-startsAt', new Date(Date.now() + 60_000).toISOString());
+  await page.check('#f-shadow');
+  await page.click('#create-form button[type=submit]');
+  await page.waitForSelector(`#open-created[href="#/sale/${shadowId}"]`);
+  created.push({ activityId: shadowId, skuId: shadowSku });
+  const shadowRow = (await (await origin.admin('GET', `/admin/activities/${shadowId}`)).json()) as any;
+  expect(shadowRow.config).toMatchObject({ title: 'Console-made rehearsal', shadow: true });
+  expect(await shadowFlag(shadowId)).toBe(1);
+  await until(
+    page,
+    `document.querySelector('#sales tr[data-activity="${shadowId}"] th')?.textContent === '[SHADOW] Console-made rehearsal (${shadowId})'`,
+  );
   expect(errors).toEqual([]);
 });
 
