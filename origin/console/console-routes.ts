@@ -12,7 +12,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Hono } from 'hono';
 import { ContractError, errorBody } from '../../contract/errors.js';
-import { createActivitySchema } from '../sale/sale-store.js';
+import { createActivitySchema } from '../sale/sale-schemas.js';
 import { cleanupChecklist } from '../operator/cleanup-checklist.js';
 import { saleReport } from '../operator/report.js';
 import { listSales, liveView, type SaleConsoleDeps } from './sale-console.js';

@@ -13,7 +13,7 @@ import { buildDocument, type RouteDoc, type WebhookDoc } from '../../contract/op
 import { paymentCallbackSchema } from '../orders/payment.js';
 import { ORDER_EVENT_TYPES } from '../orders/order-event-store.js';
 import { releaseSchema } from '../operator/admin-routes.js';
-import { createActivitySchema, patchActivitySchema } from '../sale/sale-store.js';
+import { createActivitySchema, patchActivitySchema } from '../sale/sale-schemas.js';
 
 /** Reading the raw body at the origin: too slow a sender is 408. */
 const BODY_READ: ErrorCode[] = ['request_timeout'];

@@ -5,7 +5,7 @@ import { ContractError } from '../../contract/errors.js';
 import { z } from 'zod';
 import { setDenied, type DenyListDeps } from '../access/deny-list.js';
 import { changeActivity, createActivity, warmup, type ActivityOperationsDeps } from './operations.js';
-import { createActivitySchema, patchActivitySchema } from '../sale/sale-store.js';
+import { createActivitySchema, patchActivitySchema } from '../sale/sale-schemas.js';
 import { releaseUnits, type TrancheDeps } from '../sale/tranches.js';
 import { verifyWarmup, type WarmupCheckDeps } from './warmup-check.js';
 import { raiseMismatch, reconcile, type ReconcileDeps } from '../recovery/reconcile.js';

@@ -29,10 +29,9 @@ import {
   saleOf,
   updateSettings,
   updateState,
-  type ActivityPatch,
-  type CreateActivity,
   type LiveSetting,
 } from '../sale/sale-store.js';
+import type { ActivityPatch, CreateActivity } from '../sale/sale-schemas.js';
 
 /**
  * What the operations use: MySQL; the sale's stock, access rules and replica layout in Redis; the
