@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 // Two projects: `origin` runs in Node against the real Redis and MariaDB (origin, e2e, chaos);
 // `edge` runs the Worker inside workerd (edge/vitest.config.ts). Both run in one `vitest run`,
 // files side by side: most of a file's time is spent waiting on Redis, MariaDB, workerd, Chromium
-// or a child process, so three files at once keep two cores busy without starving the time-bound parts of each. One worker limit for both projects
-// (vitest runs projects with different limits one after the other). Each file owns its database,
+// or a child process, so three files at once keep two cores busy; more only queue for the same
+// cores. One worker limit for both projects (vitest runs projects with different limits one after
+// the other). Each file owns its database,
 // ids, ports and Redis keys (test/helpers/), and no assertion depends on how fast the machine is.
 export default defineConfig({
   test: {
@@ -29,8 +30,8 @@ export default defineConfig({
             'test/repo/**/*.test.ts',
             'test/docs/**/*.test.ts',
           ],
-          // Deadlines for a hang, not for speed: with four files at once (and whatever else shares the
-          // machine) a start-up that takes 10 s alone can take a minute or more.
+          // Deadlines for a hang, not for speed: with three files at once (and whatever else shares
+          // the machine) a start-up that takes 10 s alone can take a minute or more.
           testTimeout: 180_000,
           hookTimeout: 180_000,
           // Suites share one Redis and one MariaDB server but isolate themselves by ids and database.

@@ -53,3 +53,28 @@ export const ORIGIN_ANSWER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'busy',
   'shadow_mismatch',
 ]);
+
+/**
+ * Codes among the origin's answers that say "not for this request" rather than "no": a sale not warmed
+ * or being recovered, a borrow still in flight, a grant not yet confirmed or the origin down (not
+ * ready, busy, unavailable), the edge's own signature refused (a deployment fault, not the buyer's),
+ * and a reservation lookup's not found (never a purchase's answer).
+ */
+const NOT_FINAL: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'not_ready',
+  'busy',
+  'unavailable',
+  'forbidden',
+  'not_found',
+]);
+
+/**
+ * The origin's answers that end a purchase for good: asked again, the same purchase meets the same
+ * answer. The edge's waiting room ends a kept turn with them (the buyer is told, the line moves on);
+ * any other answer leaves the turn for the buyer's next poll, so a hiccup does not cost a place won
+ * by waiting. `denied` and `not_eligible` are final too: the origin applies the rules in force at the
+ * turn, and a turn kept for them would be asked again on every poll and never pass to the next.
+ */
+export const FINAL_ORIGIN_ANSWERS: ReadonlySet<ErrorCode> = new Set(
+  [...ORIGIN_ANSWER_CODES].filter((code) => !NOT_FINAL.has(code)),
+);

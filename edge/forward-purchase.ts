@@ -10,7 +10,7 @@ import { ContractError, type ActivitySnapshot, type EntryResponse, type ReserveR
 import { rememberActivity } from './activity-cache.js';
 import { activityObject } from './durable/names.js';
 import type { EdgeEnv } from './context.js';
-import type { KeptPurchase } from './durable/waiting-line.js';
+import type { KeptPurchase } from './durable/line-entries.js';
 import { countAdmitted } from './figures.js';
 import { callOrigin } from './origin.js';
 import { setReceipt } from './receipt.js';

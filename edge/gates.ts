@@ -15,7 +15,7 @@ import {
 import type { EntryAnswer } from './durable/admission.js';
 import { admissionShard as admissionObject, admissionShardName, userGate } from './durable/names.js';
 import { retryAfterSeconds } from './durable/token-bucket.js';
-import type { KeptPurchase } from './durable/waiting-line.js';
+import type { KeptPurchase } from './durable/line-entries.js';
 import { refuse } from './refusal.js';
 import { TtlCache } from './ttl-cache.js';
 

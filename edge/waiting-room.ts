@@ -9,6 +9,7 @@
 import type { Context } from 'hono';
 import {
   ContractError,
+  FINAL_ORIGIN_ANSWERS,
   isErrorCode,
   placeExpired,
   placeUnknown,
@@ -28,7 +29,7 @@ import {
   type GoneReason,
   type LineLimits,
   type LineOutcome,
-} from './durable/waiting-line.js';
+} from './durable/line-entries.js';
 import { forwardPurchase, queued } from './forward-purchase.js';
 import { admissionStub, shardRate } from './gates.js';
 import { settingsOf, type EdgeSettings } from './settings.js';
@@ -83,24 +84,6 @@ function tooSoon(ms: number): ContractError {
   return refusalError(REFUSALS.pollTooSoon, { retryAfter: retryAfterSeconds(ms) });
 }
 
-/**
- * Refusals a kept purchase ends with; anything else (origin unavailable, …) leaves its turn for the
- * next poll. `denied` and `not_eligible` (the origin applies the rules in force at the turn, issue
- * 24) end the turn too: kept, it would be asked again on every poll and never pass to the next.
- */
-const FINAL_REFUSALS: ReadonlySet<string> = new Set([
-  'sold_out',
-  'insufficient_stock',
-  'limit_exceeded',
-  'paused',
-  'ended',
-  'too_early',
-  'bad_request',
-  'denied',
-  'not_eligible',
-  'shadow_mismatch',
-]);
-
 export async function answerPlace(
   c: Context<EdgeEnv>,
   snapshot: ActivitySnapshot,
@@ -128,7 +111,7 @@ export async function answerPlace(
         outcome = { reservationId: result.reservationId };
       } catch (err) {
         if (!(err instanceof ContractError)) throw err;
-        if (FINAL_REFUSALS.has(err.code)) {
+        if (FINAL_ORIGIN_ANSWERS.has(err.code)) {
           await stub.finish(place.epoch, place.seq, place.purchase.userId, { error: err.code });
           throw err;
         }

@@ -3,7 +3,7 @@
  * with no environment at all. The edge↔origin secret is the origin's own dev default (one source);
  * production refuses dev defaults (origin/platform/config.ts) and takes edge secrets via `wrangler secret put`.
  */
-import { DEV_SECRETS } from '../origin/platform/config.js';
+import { DEV_SECRETS } from '../origin/platform/secret-rules.js';
 
 export const EDGE_DEV_DEFAULTS = {
   ORIGIN_URL: 'http://127.0.0.1:3000',

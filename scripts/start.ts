@@ -24,7 +24,8 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } 
 import { connect } from 'node:net';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEV_SECRETS, loadConfig, type OriginConfig } from '../origin/platform/config.js';
+import { loadConfig, type OriginConfig } from '../origin/platform/config.js';
+import { DEV_SECRETS } from '../origin/platform/secret-rules.js';
 import { migrate } from '../origin/platform/db/migrate.js';
 import { createLogger } from '../origin/platform/logger.js';
 import { RedisStore, type Sale } from '../origin/redis/redis-store.js';

@@ -7,7 +7,7 @@
  *   POST /<SYNC|BATCHED|MEMORY>/<join|poll>?shard=<name>   body: a JSON array of calls
  */
 import { AdmissionDO } from '../../edge/durable/admission.js';
-import type { LineLimits } from '../../edge/durable/waiting-line.js';
+import type { LineLimits } from '../../edge/durable/line-entries.js';
 import type { LineStore } from '../../edge/durable/line-store.js';
 
 export { AdmissionDO };

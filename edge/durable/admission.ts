@@ -19,14 +19,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import { settingsOf } from '../settings.js';
 import { LineStore } from './line-store.js';
-import {
-  WaitingLine,
-  type KeptPurchase,
-  type LineAnswer,
-  type LineFigures,
-  type LineLimits,
-  type LineOutcome,
-} from './waiting-line.js';
+import type { KeptPurchase, LineAnswer, LineFigures, LineLimits, LineOutcome } from './line-entries.js';
+import { WaitingLine } from './waiting-line.js';
 
 export interface AdmissionGrant {
   granted: number;

@@ -6,7 +6,7 @@
  * write (edge/durable/admission.ts: changed entries in batches, joins possibly at once).
  */
 import type { Claims } from '../../contract/eligibility.js';
-import type { LineMeta, LineOutcome, StoredEntry } from './waiting-line.js';
+import type { LineMeta, LineOutcome, StoredEntry } from './line-entries.js';
 
 const STATE = { waiting: 0, admitted: 1, done: 2, dropped: 3 } as const;
 const STATE_NAMES = ['waiting', 'admitted', 'done', 'dropped'] as const;

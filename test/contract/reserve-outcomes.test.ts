@@ -1,9 +1,10 @@
 /**
  * The contract's one table of reserve outcomes: each outcome's HTTP status and contract code as the
- * wire has them (docs/design.md §3, §10), and the codes the edge passes on from the origin.
+ * wire has them (docs/design.md §3, §10), the codes the edge passes on from the origin, and which of
+ * them end a waiting-room turn.
  */
 import { describe, expect, it } from 'vitest';
-import { ORIGIN_ANSWER_CODES, RESERVE_OUTCOMES } from '../../contract/reserve-outcomes.js';
+import { FINAL_ORIGIN_ANSWERS, ORIGIN_ANSWER_CODES, RESERVE_OUTCOMES } from '../../contract/reserve-outcomes.js';
 
 describe('RESERVE_OUTCOMES', () => {
   it('maps each outcome to its status and, for a refusal, its code', () => {
@@ -49,5 +50,23 @@ describe('RESERVE_OUTCOMES', () => {
         'unavailable',
       ].sort(),
     );
+  });
+
+  it('a kept waiting-room turn ends on a "no", and stays for the next poll on a "not now"', () => {
+    expect([...FINAL_ORIGIN_ANSWERS].sort()).toEqual(
+      [
+        'bad_request',
+        'denied',
+        'ended',
+        'insufficient_stock',
+        'limit_exceeded',
+        'not_eligible',
+        'paused',
+        'shadow_mismatch',
+        'sold_out',
+        'too_early',
+      ].sort(),
+    );
+    for (const code of FINAL_ORIGIN_ANSWERS) expect(ORIGIN_ANSWER_CODES.has(code)).toBe(true);
   });
 });

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort } from '../../support/processes.js';
 import { randomHex } from '../../contract/ids.js';
-import { DEV_SECRETS } from '../../origin/platform/config.js';
+import { DEV_SECRETS } from '../../origin/platform/secret-rules.js';
 import { envFileText } from '../../scripts/wrangler-offline.js';
 import { createTestDatabase, REDIS_URL, scalar, type TestDatabase } from '../helpers/db.js';
 import { waitFor } from '../helpers/origin.js';

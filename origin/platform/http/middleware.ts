@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ContractError } from '../../../contract/errors.js';
 import { newTraceId, traceIdOf } from '../../../contract/trace.js';
-import type { AdminOperator } from '../config.js';
+import type { AdminOperator } from '../secret-rules.js';
 import type { Logger } from '../logger.js';
 import { AuthFailure, type AuthFailureLog, type AuthRoute } from './auth-failures.js';
 import { edgeSecretKey, verifyEdgeSignatureSync } from './edge-signature.js';

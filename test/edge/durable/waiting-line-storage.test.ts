@@ -7,7 +7,8 @@ import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { AdmissionDO, type EntryAnswer } from '../../../edge/durable/admission.js';
 import { LineStore } from '../../../edge/durable/line-store.js';
-import { WaitingLine, type LineLimits } from '../../../edge/durable/waiting-line.js';
+import type { LineLimits } from '../../../edge/durable/line-entries.js';
+import { WaitingLine } from '../../../edge/durable/waiting-line.js';
 
 const limits: LineLimits = { ratePerSec: 1, pollMinMs: 250, pollBudgetPerSec: 500 };
 const buyer = (n: number) => ({ userId: String(7_000 + n), requestId: `req-${n}`, quantity: 1 + (n % 2) });

@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 import {
   OUTCOME_KEPT_MS,
   SWEEP_EVERY_MS,
-  WaitingLine,
   type LineAnswer,
   type LineLimits,
   type StoredEntry,
-} from '../../../edge/durable/waiting-line.js';
+} from '../../../edge/durable/line-entries.js';
+import { WaitingLine } from '../../../edge/durable/waiting-line.js';
 
 const limits: LineLimits = { ratePerSec: 10, pollMinMs: 250, pollBudgetPerSec: 500 };
 const buyer = (n: number) => ({ userId: String(1000 + n), requestId: `r${n}`, quantity: 1 });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entryIdOf } from '../../../contract/ids.js';
 import { activityKeys } from '../../../origin/redis/keys.js';
 import { commitmentOf, drawOrder, expectedOutcomes, orderByTickets } from '../../../origin/lottery/draw-rule.js';
-import { DEV_SECRETS } from '../../../origin/platform/config.js';
+import { DEV_SECRETS } from '../../../origin/platform/secret-rules.js';
 import { seedOf } from '../../../origin/lottery/draw-rule.js';
 import { runDraw, type DrawDeps } from '../../../origin/lottery/draw.js';
 import { REDIS_URL, scalar } from '../../helpers/db.js';
