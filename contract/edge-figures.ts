@@ -8,7 +8,8 @@ import { z } from 'zod';
 
 const count = z.number().int().min(0);
 
-export const edgeFiguresSchema = z.object({
+/** What the edge counts of one kind of traffic. */
+const trafficCounts = {
   clicks: count,
   tickets: count,
   admitted: count,
@@ -16,6 +17,16 @@ export const edgeFiguresSchema = z.object({
   refusals: z.record(z.string(), count),
   /** Origin calls by `<call>/<result>`: call reserve | status | activity | other; result answered | timeout | unreachable. */
   originCalls: z.record(z.string(), count),
+};
+
+/**
+ * The top-level counts are real traffic: every answer whose request carried no verified shadow
+ * token (contract/shadow.ts), so also answers refused before a token was verified, and calls the
+ * edge made for no buyer (an activity refetch). `shadow` counts the answers to shadow tokens.
+ */
+export const edgeFiguresSchema = z.object({
+  ...trafficCounts,
+  shadow: z.object(trafficCounts).default({ clicks: 0, tickets: 0, admitted: 0, refusals: {}, originCalls: {} }),
   /** Buyers waiting in each live activity's waiting line. */
   waitingLine: z.record(z.string(), count),
   /** Each live activity's longest admission-shard line: the one that meets WAITING_LINE_MAX first. */

@@ -1,12 +1,13 @@
 /**
  * This isolate's figures for the watching screen (docs/watching-a-sale.md): purchase clicks,
- * tickets issued, purchases admitted to the origin, refusals by reason and origin calls by result.
+ * tickets issued, purchases admitted to the origin, refusals by reason and origin calls by result,
+ * real traffic and shadow traffic (a rehearsal's, contract/shadow.ts) apart.
  * Counting is a field increment in memory (the doomed-click path is benchmarked); the growth goes to
  * EdgeFiguresDO in the background at most every EDGE_FIGURES_FLUSH_MS, from whichever request comes
  * next — one Durable Object call per isolate per interval, none per click.
  */
 import type { ExecutionContext } from 'hono';
-import { emptyGrowth, type FiguresGrowth } from './durable/edge-figures.js';
+import { addGrowth, emptyGrowth, type FiguresGrowth } from './durable/edge-figures.js';
 import { edgeFigures } from './durable/names.js';
 
 let growth: FiguresGrowth = emptyGrowth();
@@ -16,18 +17,25 @@ let lastFlushAt = 0;
 const PURCHASE = /^\/api\/activities\/[^/]+\/purchase$/;
 const TICKETS = /^\/api\/activities\/[^/]+\/tickets$/;
 
-/** One answered request (from the request log, which sees every answer and its outcome). */
-export function countAnswer(method: string, path: string, status: number, outcome: string): void {
+/** Where a request's counts go: shadow traffic's apart from real traffic's. */
+const countsOf = (shadow: boolean) => (shadow ? growth.shadow : growth);
+
+/**
+ * One answered request (from the request log, which sees every answer and its outcome); `shadow`
+ * when it carried a verified shadow token.
+ */
+export function countAnswer(method: string, path: string, status: number, outcome: string, shadow: boolean): void {
   if (!path.startsWith('/api/')) return;
-  if (method === 'POST' && PURCHASE.test(path)) growth.clicks++;
-  else if (method === 'POST' && status < 400 && TICKETS.test(path)) growth.tickets++;
-  if (status >= 400) growth.refusals[outcome] = (growth.refusals[outcome] ?? 0) + 1;
+  const counts = countsOf(shadow);
+  if (method === 'POST' && PURCHASE.test(path)) counts.clicks++;
+  else if (method === 'POST' && status < 400 && TICKETS.test(path)) counts.tickets++;
+  if (status >= 400) counts.refusals[outcome] = (counts.refusals[outcome] ?? 0) + 1;
   dirty = true;
 }
 
 /** A purchase that passed every edge gate and goes to the origin (purchase route or waiting room). */
-export function countAdmitted(): void {
-  growth.admitted++;
+export function countAdmitted(shadow: boolean): void {
+  countsOf(shadow).admitted++;
   dirty = true;
 }
 
@@ -43,10 +51,12 @@ function callOf(path: string): 'reserve' | 'status' | 'activity' | 'other' {
  * An origin call, as `<call>/<result>`: result `answered` (any HTTP answer), `timeout` (past
  * ORIGIN_TIMEOUT_MS) or `unreachable`. Calls a Durable Object makes (the activity refetch) are
  * counted in the isolate that runs it, handed over when that isolate also serves a request.
+ * `shadow` when the call is made for a shadow token's request.
  */
-export function countOriginCall(path: string, result: 'answered' | 'timeout' | 'unreachable'): void {
+export function countOriginCall(path: string, result: 'answered' | 'timeout' | 'unreachable', shadow: boolean): void {
   const key = `${callOf(path)}/${result}`;
-  growth.originCalls[key] = (growth.originCalls[key] ?? 0) + 1;
+  const { originCalls } = countsOf(shadow);
+  originCalls[key] = (originCalls[key] ?? 0) + 1;
   dirty = true;
 }
 
@@ -69,11 +79,7 @@ export function flushFiguresIfDue(env: Env, ctx: Pick<ExecutionContext, 'waitUnt
 }
 
 function mergeBack(batch: FiguresGrowth): void {
-  growth.clicks += batch.clicks;
-  growth.tickets += batch.tickets;
-  growth.admitted += batch.admitted;
-  for (const [k, n] of Object.entries(batch.refusals)) growth.refusals[k] = (growth.refusals[k] ?? 0) + n;
-  for (const [k, n] of Object.entries(batch.originCalls)) growth.originCalls[k] = (growth.originCalls[k] ?? 0) + n;
+  addGrowth(growth, batch);
   dirty = true;
 }
 

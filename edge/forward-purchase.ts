@@ -6,7 +6,13 @@
  * activity sold out in this isolate and its ActivityDO.
  */
 import type { Context } from 'hono';
-import { ContractError, type ActivitySnapshot, type EntryResponse, type ReserveResponse } from '../contract/index.js';
+import {
+  ContractError,
+  isShadowForwarded,
+  type ActivitySnapshot,
+  type EntryResponse,
+  type ReserveResponse,
+} from '../contract/index.js';
 import { rememberActivity } from './activity-cache.js';
 import { activityObject } from './durable/names.js';
 import type { EdgeEnv } from './context.js';
@@ -37,13 +43,15 @@ export async function forwardPurchase(
   const { userId, quantity, requestId, claims } = purchase;
   const traceId = c.get('traceId');
   let answer;
-  countAdmitted();
+  const shadow = isShadowForwarded(claims);
+  countAdmitted(shadow);
   try {
     answer = await callOrigin<ReserveResponse | EntryResponse>(settings, {
       method: 'POST',
       path: '/internal/reserve',
       body: { activityId, userId, quantity, requestId, traceId, claims },
       traceId,
+      shadow,
     });
   } catch (err) {
     if (err instanceof ContractError && err.code === 'sold_out') {

@@ -38,7 +38,14 @@ export function originFailure(traceId: string, detail: string, cause?: unknown):
 
 export async function callOrigin<T>(
   settings: Pick<EdgeSettings, 'originUrl' | 'originTimeoutMs' | 'edgeOriginSecret'>,
-  req: { method: 'GET' | 'POST'; path: string; body?: unknown; traceId: string },
+  req: {
+    method: 'GET' | 'POST';
+    path: string;
+    body?: unknown;
+    traceId: string;
+    /** Made for a shadow token's request: counted with shadow traffic (edge/figures.ts). */
+    shadow?: boolean;
+  },
 ): Promise<OriginAnswer<T>> {
   const body = req.body === undefined ? undefined : JSON.stringify(req.body);
   const signed = await signEdgeRequest(settings.edgeOriginSecret, {
@@ -65,9 +72,9 @@ export async function callOrigin<T>(
     status = res.status;
     retryAfter = res.headers.get('retry-after');
     text = await res.text();
-    countOriginCall(req.path, 'answered');
+    countOriginCall(req.path, 'answered', req.shadow === true);
   } catch (err) {
-    countOriginCall(req.path, abort.signal.aborted ? 'timeout' : 'unreachable');
+    countOriginCall(req.path, abort.signal.aborted ? 'timeout' : 'unreachable', req.shadow === true);
     const why = abort.signal.aborted
       ? `origin did not answer within ${settings.originTimeoutMs} ms`
       : 'origin unreachable';

@@ -11,13 +11,33 @@ const TOTALS_KEY = 'totals';
 
 /** What an isolate hands over: its counts since its last flush (the waiting line is read elsewhere). */
 export type FiguresGrowth = Omit<EdgeFigures, 'waitingLine' | 'waitingLineLongestShard' | 'waitingLineBytes'>;
+/** The counts of one kind of traffic: real (the top level of FiguresGrowth) or shadow. */
+type TrafficGrowth = Omit<FiguresGrowth, 'shadow'>;
+
+function emptyTraffic(): TrafficGrowth {
+  return { clicks: 0, tickets: 0, admitted: 0, refusals: {}, originCalls: {} };
+}
 
 export function emptyGrowth(): FiguresGrowth {
-  return { clicks: 0, tickets: 0, admitted: 0, refusals: {}, originCalls: {} };
+  return { ...emptyTraffic(), shadow: emptyTraffic() };
 }
 
 function addCounts(into: Record<string, number>, more: Record<string, number>): void {
   for (const [key, n] of Object.entries(more)) into[key] = (into[key] ?? 0) + n;
+}
+
+function addTraffic(into: TrafficGrowth, more: TrafficGrowth): void {
+  into.clicks += more.clicks;
+  into.tickets += more.tickets;
+  into.admitted += more.admitted;
+  addCounts(into.refusals, more.refusals);
+  addCounts(into.originCalls, more.originCalls);
+}
+
+/** Adds one growth to another, real and shadow apart. */
+export function addGrowth(into: FiguresGrowth, more: FiguresGrowth): void {
+  addTraffic(into, more);
+  addTraffic(into.shadow, more.shadow);
 }
 
 export class EdgeFiguresDO extends DurableObject<Env> {
@@ -26,16 +46,14 @@ export class EdgeFiguresDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
-      this.totals = (await ctx.storage.get<FiguresGrowth>(TOTALS_KEY)) ?? emptyGrowth();
+      const kept = await ctx.storage.get<FiguresGrowth>(TOTALS_KEY);
+      // Totals kept before shadow traffic was counted apart have no `shadow`: it starts at 0.
+      this.totals = kept ? { ...kept, shadow: kept.shadow ?? emptyTraffic() } : emptyGrowth();
     });
   }
 
   async add(growth: FiguresGrowth): Promise<void> {
-    this.totals.clicks += growth.clicks;
-    this.totals.tickets += growth.tickets;
-    this.totals.admitted += growth.admitted;
-    addCounts(this.totals.refusals, growth.refusals);
-    addCounts(this.totals.originCalls, growth.originCalls);
+    addGrowth(this.totals, growth);
     // Kept, so the totals survive the object's eviction (Prometheus would read a reset otherwise).
     await this.ctx.storage.put(TOTALS_KEY, this.totals);
   }

@@ -9,6 +9,7 @@
  * in `sample` is logged with the counts since the last such line.
  */
 import type { MiddlewareHandler } from 'hono';
+import { isShadowToken } from '../../contract/index.js';
 import type { EdgeEnv } from '../context.js';
 import { countAnswer, flushFiguresIfDue } from '../figures.js';
 
@@ -72,7 +73,7 @@ export function requestLog(
     if (!c.res.headers.has('x-trace-id')) c.header('x-trace-id', traceId);
     const outcome = c.get('outcome') ?? (c.res.status < 400 ? 'ok' : String(c.res.status));
     if (options.figuresFlushMs) {
-      countAnswer(c.req.method, c.req.path, c.res.status, outcome);
+      countAnswer(c.req.method, c.req.path, c.res.status, outcome, isShadowToken(c.get('claims')));
       flushFiguresIfDue(c.env, c.executionCtx, options.figuresFlushMs(c.env));
     }
     let counts: Record<string, number> | undefined;

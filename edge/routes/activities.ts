@@ -3,7 +3,7 @@
  * reservation in an activity.
  */
 import { Hono } from 'hono';
-import { ContractError, isId, publicActivity, type ReservationBody } from '../../contract/index.js';
+import { ContractError, isId, isShadowToken, publicActivity, type ReservationBody } from '../../contract/index.js';
 import { loadActivity, peekActivity, refreshActivityLater } from '../activity-cache.js';
 import { requireUser } from '../auth.js';
 import type { EdgeContext, EdgeEnv } from '../context.js';
@@ -94,6 +94,7 @@ export const activityRoutes = new Hono<EdgeEnv>()
       method: 'GET',
       path: `/internal/activities/${activityId}/reservation?userId=${userId}`,
       traceId,
+      shadow: isShadowToken(c.get('claims')),
     });
     c.header('Cache-Control', 'no-store');
     return c.json(answer.body);

@@ -8,7 +8,13 @@
  * than one.
  */
 import { Hono, type Context } from 'hono';
-import { ContractError, activityOfReservation, parseEntryId, type EntryPollBody } from '../../contract/index.js';
+import {
+  ContractError,
+  activityOfReservation,
+  isShadowToken,
+  parseEntryId,
+  type EntryPollBody,
+} from '../../contract/index.js';
 import { requireUser } from '../auth.js';
 import type { EdgeEnv } from '../context.js';
 import { loadActivity } from '../activity-cache.js';
@@ -46,6 +52,7 @@ async function poll(c: Context<EdgeEnv>, reservationId: string) {
     method: 'GET',
     path: `/internal/reservations/${reservationId}?userId=${userId}`,
     traceId: c.get('traceId'),
+    shadow: isShadowToken(c.get('claims')),
   });
   c.header('Cache-Control', 'no-store');
   return c.json(answer.body);

@@ -97,6 +97,8 @@ export function createMetrics() {
       'Scrape-time reads that failed or took longer than METRICS_READ_TIMEOUT_MS (their gauges keep the last values)',
       ['source'],
     ),
+    // The edge's figures count real traffic; a shadow token's answers have series of their own
+    // (seckill_shadow_edge_*), as at the origin.
     edgeClicks: counter('seckill_edge_clicks_total', 'Purchase clicks the edge answered (all isolates)'),
     edgeTickets: counter('seckill_edge_tickets_total', 'Tickets the edge issued'),
     edgeAdmitted: counter('seckill_edge_admitted_total', 'Purchases the edge let through to the origin'),
@@ -106,6 +108,25 @@ export function createMetrics() {
     edgeOriginCalls: counter(
       'seckill_edge_origin_calls_total',
       'Calls the edge made to the origin, by call (reserve, status, activity) and result (answered, timeout, unreachable)',
+      ['call', 'result'],
+    ),
+    shadowEdgeClicks: counter(
+      'seckill_shadow_edge_clicks_total',
+      'Purchase clicks of shadow (rehearsal) traffic the edge answered',
+    ),
+    shadowEdgeTickets: counter('seckill_shadow_edge_tickets_total', 'Tickets the edge issued to shadow tokens'),
+    shadowEdgeAdmitted: counter(
+      'seckill_shadow_edge_admitted_total',
+      'Shadow purchases the edge let through to the origin',
+    ),
+    shadowEdgeRefusals: counter(
+      'seckill_shadow_edge_refusals_total',
+      'Answers to shadow tokens the edge refused, by reason (contract code)',
+      ['reason'],
+    ),
+    shadowEdgeOriginCalls: counter(
+      'seckill_shadow_edge_origin_calls_total',
+      'Calls the edge made to the origin for shadow tokens, by call and result',
       ['call', 'result'],
     ),
     edgeWaitingLine: gauge('seckill_edge_waiting_line_length', 'Buyers waiting in the waiting line, per activity', [

@@ -18,14 +18,17 @@ export async function fetchEdgeFigures(edgeUrl: string, secret: string, timeoutM
   return edgeFiguresSchema.parse(await res.json());
 }
 
-/** Sets the `seckill_edge_*` series from one reading of the edge's figures. */
-export function edgeFiguresSink(metrics: Metrics) {
-  const clicks = new CounterMirror(metrics.edgeClicks);
-  const tickets = new CounterMirror(metrics.edgeTickets);
-  const admitted = new CounterMirror(metrics.edgeAdmitted);
-  const refusals = new CounterMirror(metrics.edgeRefusals);
-  const originCalls = new CounterMirror(metrics.edgeOriginCalls);
-  return (f: EdgeFigures) => {
+type TrafficFigures = EdgeFigures['shadow'];
+type Counter = Metrics['edgeClicks'];
+
+/** Mirrors one kind of traffic's counts into its counters. */
+function trafficSink(counters: Record<keyof TrafficFigures, Counter>) {
+  const clicks = new CounterMirror(counters.clicks);
+  const tickets = new CounterMirror(counters.tickets);
+  const admitted = new CounterMirror(counters.admitted);
+  const refusals = new CounterMirror(counters.refusals);
+  const originCalls = new CounterMirror(counters.originCalls);
+  return (f: TrafficFigures) => {
     clicks.set(f.clicks);
     tickets.set(f.tickets);
     admitted.set(f.admitted);
@@ -34,6 +37,31 @@ export function edgeFiguresSink(metrics: Metrics) {
       const [call = 'other', result = 'answered'] = key.split('/');
       originCalls.set(n, { call, result });
     }
+  };
+}
+
+/**
+ * Sets the `seckill_edge_*` series (real traffic) and the `seckill_shadow_edge_*` series (shadow
+ * tokens') from one reading of the edge's figures.
+ */
+export function edgeFiguresSink(metrics: Metrics) {
+  const real = trafficSink({
+    clicks: metrics.edgeClicks,
+    tickets: metrics.edgeTickets,
+    admitted: metrics.edgeAdmitted,
+    refusals: metrics.edgeRefusals,
+    originCalls: metrics.edgeOriginCalls,
+  });
+  const shadow = trafficSink({
+    clicks: metrics.shadowEdgeClicks,
+    tickets: metrics.shadowEdgeTickets,
+    admitted: metrics.shadowEdgeAdmitted,
+    refusals: metrics.shadowEdgeRefusals,
+    originCalls: metrics.shadowEdgeOriginCalls,
+  });
+  return (f: EdgeFigures) => {
+    real(f);
+    shadow(f.shadow);
     // A level: activities no longer live leave the gauge.
     metrics.edgeWaitingLine.reset();
     for (const [activity, n] of Object.entries(f.waitingLine)) metrics.edgeWaitingLine.set({ activity }, n);

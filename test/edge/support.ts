@@ -26,9 +26,13 @@ export function newUserId(): string {
   return String(5_000_000 + Math.floor(Math.random() * 1_000_000_000) * 100 + userCounter);
 }
 
-export async function bearer(userId: string, opts: { expSeconds?: number; secret?: string } = {}): Promise<string> {
+export async function bearer(
+  userId: string,
+  opts: { expSeconds?: number; secret?: string; claims?: Record<string, unknown> } = {},
+): Promise<string> {
   const exp = Math.floor(Date.now() / 1000) + (opts.expSeconds ?? 3600);
-  return `Bearer ${await sign({ sub: userId, exp }, opts.secret ?? TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
+  const payload = { ...opts.claims, sub: userId, exp };
+  return `Bearer ${await sign(payload, opts.secret ?? TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
 }
 
 export function snapshotOf(activityId: string, over: SnapshotOverrides = {}): ActivitySnapshot {

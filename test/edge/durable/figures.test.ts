@@ -5,7 +5,7 @@
  */
 import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { EDGE_FIGURES_PATH, signEdgeRequest, type EdgeFigures } from '../../../contract/index.js';
+import { EDGE_FIGURES_PATH, SHADOW_CLAIM, signEdgeRequest, type EdgeFigures } from '../../../contract/index.js';
 import { TEST_EDGE_SECRETS } from '../../helpers/edge-test-secrets.js';
 import { BASE, bearer, newUserId, openActivity, purchase, purchaseUrlFor, sleep } from '../support.js';
 
@@ -58,6 +58,39 @@ describe('GET /internal/figures', () => {
     expect(reserves(after) - reserves(before)).toBe(1);
     expect((after.refusals.bad_ticket ?? 0) - (before.refusals.bad_ticket ?? 0)).toBe(1);
     expect((after.refusals.unauthenticated ?? 0) - (before.refusals.unauthenticated ?? 0)).toBe(2);
+  });
+
+  it("counts a shadow token's answers apart from real traffic's, and only there", async () => {
+    const shadowSale = await openActivity({ shadow: true, userRatePerSec: 50 });
+    const realSale = await openActivity({ userRatePerSec: 50 });
+    const before = await flushed();
+    const user = newUserId();
+    const shadowToken = await bearer(user, { claims: { [SHADOW_CLAIM]: true } });
+    const ticketFor = (activityId: string, authorization: string) =>
+      SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST', headers: { authorization } });
+    // The shadow token: a ticket and a purchase on the shadow sale, refused on the real sale.
+    const ticket = await ticketFor(shadowSale, shadowToken);
+    expect(ticket.status).toBe(200);
+    const { purchaseUrl } = (await ticket.json()) as { purchaseUrl: string };
+    expect((await purchase(purchaseUrl, user, { headers: { authorization: shadowToken } })).status).toBe(202);
+    expect((await ticketFor(realSale, shadowToken)).status).toBe(403);
+    // A real token refused on the shadow sale is real traffic.
+    expect((await ticketFor(shadowSale, await bearer(newUserId()))).status).toBe(403);
+    const after = await flushed();
+
+    const mismatches = (f: EdgeFigures['shadow']) => f.refusals.shadow_mismatch ?? 0;
+    const reserves = (f: EdgeFigures['shadow']) => f.originCalls['reserve/answered'] ?? 0;
+    expect(after.shadow.clicks - before.shadow.clicks).toBe(1);
+    expect(after.shadow.tickets - before.shadow.tickets).toBe(1);
+    expect(after.shadow.admitted - before.shadow.admitted).toBe(1);
+    expect(reserves(after.shadow) - reserves(before.shadow)).toBe(1);
+    expect(mismatches(after.shadow) - mismatches(before.shadow)).toBe(1);
+    // Real traffic's figures moved by the real token's refusal only.
+    expect(after.clicks - before.clicks).toBe(0);
+    expect(after.tickets - before.tickets).toBe(0);
+    expect(after.admitted - before.admitted).toBe(0);
+    expect(reserves(after) - reserves(before)).toBe(0);
+    expect(mismatches(after) - mismatches(before)).toBe(1);
   });
 
   it('lists the waiting line of each live sale that queues, and only those', async () => {
