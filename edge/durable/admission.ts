@@ -6,7 +6,7 @@
  * (edge/durable/waiting-line.ts): `enter` takes a place in line, `poll` answers it, `finish` records a
  * kept purchase's outcome, and while anyone waits no lease gets a token.
  *
- * The line is served from memory (parallel arrays, edge/durable/waiting-line.ts) and kept in this
+ * The line is served from memory (parallel arrays, edge/durable/waiting-slots.ts) and kept in this
  * object's SQLite storage (edge/durable/line-store.ts), so a restart or an eviction keeps every place
  * and its order (docs/waiting-room.md). A join is written before its answer, grouped with the joins
  * arriving within WAITING_JOIN_GROUP_MS (WAITING_JOIN_WRITE = "sync", the default), or with the next

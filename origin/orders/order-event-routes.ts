@@ -8,14 +8,8 @@ import type { OriginConfig } from '../platform/config.js';
 import type { Db } from '../platform/db/pool.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
-import {
-  findOrderEvent,
-  listOrderEvents,
-  ORDER_EVENT_TYPES,
-  orderEventFigures,
-  retryParked,
-  type OrderEventRow,
-} from './order-event-store.js';
+import { findOrderEvent, listOrderEvents, orderEventFigures, retryParked } from './order-event-admin-store.js';
+import { ORDER_EVENT_TYPES, type OrderEventRow } from './order-event-store.js';
 import { ledgerOfOrderNo, REAL_LEDGER } from './ledger.js';
 import { adminToken } from '../platform/http/middleware.js';
 import type { OriginEnv } from '../platform/http/types.js';

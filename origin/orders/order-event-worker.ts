@@ -1,7 +1,7 @@
 /**
  * The order-event worker (docs/design.md §10): delivers order_event_outbox rows to ORDER_EVENTS_URL.
- * A round claims due rows with a lease (origin/orders/order-event-store.ts: `FOR UPDATE SKIP LOCKED`,
- * committed before any POST), POSTs each signed event — at most ORDER_EVENTS_CONCURRENCY at once;
+ * A round claims due rows with a lease (origin/orders/order-event-delivery-store.ts: `FOR UPDATE SKIP
+ * LOCKED`, committed before any POST), POSTs each signed event — at most ORDER_EVENTS_CONCURRENCY at once;
  * a claim never holds two events of one order, as an order's later event is not claimed while an
  * earlier one is undelivered, so each order's events arrive in order — then deletes the rows
  * whose events were all delivered (2xx) in one statement. A failed try is due again after an
@@ -35,8 +35,8 @@ import {
   markFailed,
   splitBatch,
   type FailedTry,
-  type OrderEvent,
-} from './order-event-store.js';
+} from './order-event-delivery-store.js';
+import type { OrderEvent } from './order-event-store.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import { PeriodicJob } from '../platform/periodic.js';

@@ -8,9 +8,9 @@
  *              the last one seen, and for a sale newly watched with the one its state was proven on
  *              (the warm-up's load or the last recovery), so a failover while no process watched counts
  *   closed     this process answers 503 `not_ready` for the sale and pushes it paused to the edge
- *   recovering (the process that runs settlement, ORIGIN_ROLE all|consumers) drops the stock keys, so
- *              every origin process's script answers "not warmed", then runs recover (recover.ts):
- *              stock, holders, released, refilled rebuilt from MySQL + the surviving Stream
+ *   recovering (the process that runs settlement, ORIGIN_ROLE all|consumers; failover-recovery.ts) drops
+ *              the stock keys, so every origin process's script answers "not warmed", then runs recover
+ *              (recover.ts): stock, holders, released, refilled rebuilt from MySQL + the surviving Stream
  *   recovered  recovery proved the state; it marks the primaries it proved the sale on (config hash)
  *   reopened   every process reopens once the marked primaries are the current ones
  *   refused    recovery could not prove the state (the Stream or its group is gone, MySQL owes more
@@ -31,16 +31,13 @@ import { ContractError } from '../../contract/errors.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { EdgePush } from '../platform/edge-push.js';
 import type { Metrics } from '../platform/metrics.js';
-import type { ReplicationWatch } from '../redis/replication-watch.js';
-import type { SaleRecovery } from '../redis/sale-recovery.js';
 import type { SaleRegistry } from '../redis/sale-registry.js';
 import type { Sale } from '../redis/redis-store.js';
 import { PeriodicJob } from '../platform/periodic.js';
 import { describeLayout, readReplicaLayout, recordLayout, type ShortBuckets } from '../sale/replica-layout.js';
 import type { SnapshotPublisher } from '../sale/snapshot-publisher.js';
 import type { FailoverGate } from './failover-gate.js';
-import { recoverHoldingLock, type RecoverDeps, type RecoverResult } from './recover.js';
-import { withRecoveryLock } from './recovery-lock.js';
+import { recoverAfterFailover, samePrimaries, type FailoverRecoveryDeps } from './failover-recovery.js';
 
 interface Watched {
   sale: Sale;
@@ -51,43 +48,6 @@ interface Watched {
   replicaVerdict: string;
   /** Buckets whose primary could not be asked at the last round, as logged (each change logs once). */
   unknown: string;
-}
-
-const same = (a: (string | null)[], b: (string | null)[]) => a.length === b.length && a.every((v, i) => v === b[i]);
-
-export type FailoverRecovery =
-  | { kind: 'recovered'; result: RecoverResult }
-  /** Another process proved the sale on these primaries while this one waited for the lock. */
-  | { kind: 'proven_elsewhere' }
-  /** The primaries changed again while recovering: not proven for the current ones, the next round retries. */
-  | { kind: 'moved' };
-
-/** What the recovering step uses: recover's own needs, stopping the sale in Redis, and the proven primaries. */
-export interface FailoverRecoveryDeps extends RecoverDeps {
-  recovery: RecoverDeps['recovery'] & Pick<SaleRecovery, 'stopForRecovery'>;
-  replication: Pick<ReplicationWatch, 'markProven' | 'primaries' | 'provenPrimaries'>;
-}
-
-/**
- * The recovering step, exclusive across processes (the MySQL recovery lock). Whoever got the lock
- * second sees the first one's proof for these very primaries and does not redo it: dropping the
- * stock again would close a sale that is already selling.
- */
-export function recoverAfterFailover(
-  deps: FailoverRecoveryDeps,
-  sale: Sale,
-  primaries: string[],
-): Promise<FailoverRecovery> {
-  return withRecoveryLock(deps.db, sale.activityId, deps.config.RECOVER_LOCK_WAIT_MS, async () => {
-    if (same(await deps.replication.provenPrimaries(sale), primaries)) return { kind: 'proven_elsewhere' } as const;
-    await deps.recovery.stopForRecovery(sale);
-    const result = await recoverHoldingLock(deps, sale.activityId);
-    // Proven only for the primaries it ran on: another change meanwhile means another round.
-    if (!same((await deps.replication.primaries([sale])).get(sale.activityId)!, primaries))
-      return { kind: 'moved' } as const;
-    await deps.replication.markProven(sale, primaries);
-    return { kind: 'recovered', result } as const;
-  });
 }
 
 /**
@@ -215,7 +175,7 @@ export class FailoverWatch extends PeriodicJob {
     if (!this.deps.failover.isClosed(activityId)) return;
     // Cannot tell who serves every bucket yet (the cluster still electing): wait.
     if (now.some((p) => p === null)) return;
-    if (same(await this.deps.replication.provenPrimaries(w.sale), now)) return this.reopen(activityId);
+    if (samePrimaries(await this.deps.replication.provenPrimaries(w.sale), now)) return this.reopen(activityId);
     if (this.recoverer) await this.recover(activityId, w, now as string[]);
   }
 

@@ -1,5 +1,5 @@
 /** The recovery services' deps from a test origin's own pieces, as origin/server.ts hands them. */
-import type { FailoverRecoveryDeps } from '../../origin/recovery/failover-watch.js';
+import type { FailoverRecoveryDeps } from '../../origin/recovery/failover-recovery.js';
 import type { RecoverDeps } from '../../origin/recovery/recover.js';
 import type { TestOrigin } from './origin.js';
 

@@ -5,7 +5,7 @@
  * sees the proof and leaves the sale alone. The same for two operators' concurrent recover calls.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recoverAfterFailover } from '../../../origin/recovery/failover-watch.js';
+import { recoverAfterFailover } from '../../../origin/recovery/failover-recovery.js';
 import { activityKeys } from '../../../origin/redis/keys.js';
 import type { Sale } from '../../../origin/redis/redis-store.js';
 import { counterValue } from '../../helpers/drill.js';
