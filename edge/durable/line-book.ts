@@ -33,6 +33,13 @@ export class LineBook {
   readonly changed: Set<number> | undefined;
   /** The next entry's sequence number: numbers only grow, across restarts too. */
   nextSeq = 1;
+  /**
+   * Waiting entries that left the slots since `takeChanges` whose new row is not written yet: a
+   * restart would put them back in line. Those that left at the head (a turn, a skipped ghost) are
+   * ahead of every entry still waiting; those swept from the middle are kept by sequence number.
+   */
+  private unstoredAtHead = 0;
+  private readonly unstoredSwept: number[] = [];
 
   constructor(trackChanges: boolean) {
     if (trackChanges) this.changed = new Set();
@@ -43,7 +50,29 @@ export class LineBook {
     if (!this.changed || this.changed.size === 0) return [];
     const seqs = [...this.changed];
     this.changed.clear();
+    this.unstoredAtHead = 0;
+    this.unstoredSwept.length = 0;
     return seqs;
+  }
+
+  /**
+   * Waiting entry `seq` left the slots, at the head or swept from the middle. Until its row is
+   * written (the next `takeChanges`) it still counts as ahead of those behind it (`unstoredAhead`).
+   */
+  left(seq: number, atHead: boolean): void {
+    if (!this.changed?.has(seq)) return; // its row already says it left
+    if (atHead) this.unstoredAtHead++;
+    else this.unstoredSwept.push(seq);
+  }
+
+  /**
+   * Entries ahead of waiting entry `seq` that left the line in memory but not yet in storage. A
+   * position told counts them, so it is the position a restart would give: it never rises after one.
+   */
+  unstoredAhead(seq: number): number {
+    let n = this.unstoredAtHead;
+    for (const swept of this.unstoredSwept) if (swept < seq) n++;
+    return n;
   }
 
   get hasChanges(): boolean {

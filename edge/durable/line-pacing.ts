@@ -29,9 +29,9 @@ export function waitingAnswer(
   record: boolean,
 ): Extract<LineAnswer, { kind: 'waiting' }> {
   const s = book.waiting;
-  const position = i - s.head;
+  const ahead = i - s.head;
   const available = level(bucket, limits.ratePerSec, capacityOf(limits), now);
-  const etaMs = Math.max(0, ((position + 1 - available) * 1000) / limits.ratePerSec);
+  const etaMs = Math.max(0, ((ahead + 1 - available) * 1000) / limits.ratePerSec);
   const k = Math.max(0.5, (limits.ratePerSec * (1 + Math.log(Math.max(1, s.count)))) / limits.pollBudgetPerSec);
   const pollAfterMs = Math.max(
     limits.pollMinMs,
@@ -45,5 +45,8 @@ export function waitingAnswer(
     s.lastAnswerAt[i] = now;
     s.pollAfter[i] = pollAfterMs;
   }
+  // The position told also counts those ahead whose leaving is not stored yet (LineBook.unstoredAhead):
+  // it is never lower than the one a restart would give, so a buyer's position only falls.
+  const position = ahead + book.unstoredAhead(s.seqs[i]!);
   return { kind: 'waiting', seq: s.seqs[i]!, position, etaMs: Math.ceil(etaMs), pollAfterMs };
 }

@@ -264,9 +264,11 @@ export class WaitingLine {
       if (this.book.expired.has(seq) || turnAt > s.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * s.pollAfter[i]!) {
         // Gone before its turn came (or dropped already by a late poll): skipped, the token stays for the next.
         if (!this.book.expired.has(seq)) this.drop(seq, userId, MISSED_POLLS_TO_DROP * s.pollAfter[i]!, now);
+        this.book.left(seq, true);
         continue;
       }
       this.book.admit(i);
+      this.book.left(seq, true);
       countTurn(this.figures, turnAt - s.enqueuedAt[i]!);
       available--;
       spent++;
@@ -280,12 +282,14 @@ export class WaitingLine {
     this.lastSweep = now;
     const s = this.book.waiting;
     s.compact((i) => {
-      if (this.book.expired.has(s.seqs[i]!)) return false; // dropped by a late poll: only its slot is left
-      if (now > s.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * s.pollAfter[i]!) {
-        this.drop(s.seqs[i]!, s.users[i]!, MISSED_POLLS_TO_DROP * s.pollAfter[i]!, now);
-        return false;
+      const seq = s.seqs[i]!;
+      if (now > s.lastAnswerAt[i]! + MISSED_POLLS_TO_DROP * s.pollAfter[i]! && !this.book.expired.has(seq)) {
+        this.drop(seq, s.users[i]!, MISSED_POLLS_TO_DROP * s.pollAfter[i]!, now);
       }
-      return true;
+      if (!this.book.expired.has(seq)) return true;
+      // Dropped now, or by a late poll earlier (only its slot was left): out of the line.
+      this.book.left(seq, false);
+      return false;
     });
     this.book.forgetOld(now);
   }

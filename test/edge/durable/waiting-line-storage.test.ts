@@ -1,7 +1,8 @@
 /**
  * The waiting line in an admission shard's SQLite storage, inside workerd: the rows LineStore writes
  * read back the same, and a second AdmissionDO on the same storage (what a restarted or evicted shard
- * is) answers every place as the first did — same id, same position — and says why an id is unknown.
+ * is) answers every place as the first did — same id, same position — and says why an id is unknown;
+ * a position told is never below the one a restart from the rows written so far would give.
  */
 import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
@@ -79,6 +80,63 @@ describe('waiting line storage', () => {
         reason: { why: 'reset' },
       });
       expect(await restarted.figures()).toMatchObject({ entered: 29, waiting: 29, dropped: 0 });
+    });
+  });
+
+  it('a position told counts the turns and drops not yet written: a restart never moves a buyer back', async () => {
+    await runInDurableObject(shard(), async (_instance: AdmissionDO, state) => {
+      const store = new LineStore(state.storage);
+      const line = new WaitingLine({ trackChanges: true });
+      const fast: LineLimits = { ratePerSec: 2, pollMinMs: 100, pollBudgetPerSec: 50 };
+      // A seeded walk: joins, polls by most buyers (every fifth never polls: a ghost, dropped and swept
+      // from the middle of the line), time passing, and a batch written now and then.
+      let seed = 42;
+      const rand = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+      const seqOf = new Map<number, number>();
+      let now = 0;
+      let users = 0;
+      let compared = 0;
+      line.grant(fast.ratePerSec, fast, now); // the bucket is empty: every click from here waits
+      for (let step = 0; step < 600; step++) {
+        now += Math.floor(rand() * 120);
+        const r = rand();
+        if (r < 0.35 || users < 5) {
+          const answer = line.enter(buyer(++users), 1, fast, now);
+          if (answer.kind === 'waiting') seqOf.set(users, answer.seq);
+        } else if (r < 0.9) {
+          const n = 1 + Math.floor(rand() * users);
+          const seq = seqOf.get(n);
+          if (seq !== undefined && n % 5 !== 0) line.poll(seq, buyer(n).userId, fast, now);
+        } else {
+          const seqs = line.takeChanges();
+          store.save(
+            'e1',
+            line.meta(),
+            seqs.map((s) => [s, line.entryRow(s)]),
+            now,
+          );
+        }
+        if (step % 10 !== 0) continue;
+        // What a restart now would answer (a line rebuilt from the rows written so far), buyer by buyer.
+        const saved = store.load();
+        const restarted = WaitingLine.restore(saved?.entries ?? [], saved?.meta, now);
+        for (const [n, seq] of seqOf) {
+          // Only places still waiting on both sides (a click by anyone else would take a new place).
+          if (line.entryRow(seq)?.state !== 'waiting' || restarted.entryRow(seq)?.state !== 'waiting') continue;
+          const told = line.enter(buyer(n), 1, fast, now);
+          const after = restarted.enter(buyer(n), 1, fast, now);
+          // (the click itself may give the place its turn: the line advances to `now` first)
+          if (told.kind !== 'waiting' || after.kind !== 'waiting') continue;
+          expect([told.seq, after.seq]).toEqual([seq, seq]);
+          expect([n, told.position]).toEqual([n, Math.max(told.position, after.position)]);
+          compared++;
+        }
+      }
+      // The walk compared many places, gave turns and dropped ghosts.
+      expect(compared).toBeGreaterThan(200);
+      const figures = line.figuresAt(now);
+      expect(figures.dropped).toBeGreaterThan(0);
+      expect(figures.admitted).toBeGreaterThan(0);
     });
   });
 });
