@@ -37,7 +37,7 @@ export default defineConfig({
           // Suites share one Redis and one MariaDB server but isolate themselves by ids and database.
           fileParallelism: true,
           // A worker runs its files in one module graph: the origin's modules are imported once per
-          // worker, not once per file (a third of the CPU of a run of small files). Nothing the tests
+          // worker, not once per file (most of what importing cost a run). Nothing the tests
           // rely on lives in module state: every app, pool, client and registry is made per test.
           isolate: false,
         },

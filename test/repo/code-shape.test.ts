@@ -9,7 +9,10 @@
  * - imports between origin's folders run one way, down the layers of docs/architecture.md
  *   ("Layers"): platform/ and redis/ import no feature folder, and a feature folder imports only
  *   folders of lower layers. The backward imports that remain are listed one by one; a new one
- *   fails, and so does an entry of the list that no longer exists (so the list only shrinks).
+ *   fails, and so does an entry of the list that no longer exists (so the list only shrinks);
+ * - the test files that share a worker's modules (the origin project, `isolate: false` in
+ *   vitest.config.ts) mock no module, stub no global and write no `process.env`: what one file
+ *   changed there, the next file in the worker would see.
  */
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -190,5 +193,31 @@ describe('code shape', () => {
 
   it('imports run down the layers: no origin folder imports one of its own layer or above', () => {
     expect(backwardImports()).toEqual([]);
+  });
+
+  it('leaves module state alone in the test files that share their modules (no vi.mock, stubs or process.env writes)', () => {
+    const shared = files.filter((f) => f.startsWith('test/') && !f.startsWith('test/edge/'));
+    expect(shared.length).toBeGreaterThan(50);
+    const found: string[] = [];
+    for (const f of shared) {
+      const visit = (node: ts.Node): void => {
+        const text = () => node.getText(parsed.get(f)).slice(0, 60);
+        if (
+          ts.isCallExpression(node) &&
+          /^vi\.(mock|doMock|stubEnv|stubGlobal)$/.test(node.expression.getText(parsed.get(f)))
+        ) {
+          found.push(`${f}: ${text()}`);
+        }
+        if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.EqualsToken) {
+          if (/^process\.env\b/.test(node.left.getText(parsed.get(f)))) found.push(`${f}: ${text()}`);
+        }
+        if (ts.isDeleteExpression(node) && /^process\.env\b/.test(node.expression.getText(parsed.get(f)))) {
+          found.push(`${f}: ${text()}`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(parsed.get(f)!);
+    }
+    expect(found).toEqual([]);
   });
 });
