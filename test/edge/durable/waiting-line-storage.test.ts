@@ -59,7 +59,9 @@ describe('waiting line storage', () => {
   it('a restarted shard (a new AdmissionDO on the same storage) keeps every place, its id and its order', async () => {
     const stub = shard();
     const places: EntryAnswer[] = [];
-    for (let i = 1; i <= 30; i++) places.push(await stub.enter(buyer(i), 1, limits));
+    // One token per 100 s: no turn accrues while the 30 join, however loaded the machine.
+    const slow: LineLimits = { ...limits, ratePerSec: 0.01 };
+    for (let i = 1; i <= 30; i++) places.push(await stub.enter(buyer(i), 1, slow));
     // The first buyer took the bucket's token; the other 29 wait, in order.
     expect(places[0]!.kind).toBe('admitted');
     const waiting = places.slice(1);
@@ -70,12 +72,12 @@ describe('waiting line storage', () => {
       const restarted = new AdmissionDO(state, env);
       // A repeat click answers each buyer's place from storage: the same id (epoch, seq), the same order.
       for (let i = 2; i <= 30; i++) {
-        const again = await restarted.enter(buyer(i), 1, limits);
+        const again = await restarted.enter(buyer(i), 1, slow);
         expect(again).toMatchObject({ kind: 'waiting', epoch, seq: i - 1 });
         if (again.kind === 'waiting') expect(again.position).toBeLessThanOrEqual(i - 2);
       }
       // An id from another incarnation of the line: gone, and the reason says the line was reset.
-      expect(await restarted.poll('zz9', 1, buyer(2).userId, limits)).toMatchObject({
+      expect(await restarted.poll('zz9', 1, buyer(2).userId, slow)).toMatchObject({
         kind: 'gone',
         reason: { why: 'reset' },
       });
