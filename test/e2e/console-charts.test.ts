@@ -20,7 +20,7 @@ import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { Settlement } from '../../origin/settlement/settlement.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { openConsole as openConsoleTab, readBanner as banner } from '../helpers/console-page.js';
-import type { RunningEdge } from '../helpers/edge.js';
+import { TEST_ORIGIN_TIMEOUT_MS, type RunningEdge } from '../helpers/edge.js';
 import { uniqueId } from '../helpers/ids.js';
 import { waitFor, type TestOrigin } from '../helpers/origin.js';
 import { startTestStack } from '../helpers/stack.js';
@@ -53,13 +53,12 @@ beforeAll(async () => {
       // Orders past their payment timeout are closed within a fraction of a second.
       TIMEOUT_SCAN_MS: '200',
       ADMIN_TOKENS: `carol.ops:${OPERATOR_TOKEN}`,
-      // This box is shared by many test runs at once: the edge waits for the origin as long as it
-      // may (950 ms), and an answer that slow still counts as decided.
-      RESERVE_ANSWER_DEADLINE_MS: '950',
+      // The edge waits for the origin as long as the test edge does (TEST_ORIGIN_TIMEOUT_MS), and an
+      // answer that slow still counts as decided.
+      RESERVE_ANSWER_DEADLINE_MS: String(TEST_ORIGIN_TIMEOUT_MS),
       // The backlog banner judges growth over this window (30 s as shipped; the rule is the same).
       CONSOLE_ALERT_WINDOW_SECONDS: String(ALERT_WINDOW_SECONDS),
     },
-    edge: { vars: { ORIGIN_TIMEOUT_MS: '950' } },
   }));
   browser = await launchBrowser('the console charts test');
 });

@@ -153,7 +153,7 @@ async function buy(activityId: string, userId: string, quantity = 1) {
     headers: { authorization, 'idempotency-key': `k-${userId}`, 'content-type': 'application/json' },
     body: JSON.stringify({ quantity }),
   });
-  expect(p.status).toBe(202);
+  expect(p.status, await p.clone().text()).toBe(202);
 }
 
 /** An open, warmed sale made through the admin API (for the tests that start from a running sale). */

@@ -26,9 +26,6 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const IN_FORCE_MS = 1_000;
-/** Attempts at a purchase the edge answered 503 unavailable (a slow origin), and the wait between. */
-const UNAVAILABLE_ATTEMPTS = 3;
-const RATE_LIMIT_REFILL_MS = 1_100;
 
 const bearer = async (userId: string, claims: Record<string, unknown> = {}) =>
   `Bearer ${await sign({ sub: userId, exp: Math.floor(Date.now() / 1000) + 600, ...claims }, TEST_EDGE_SECRETS.USER_TOKEN_SECRET, 'HS256')}`;
@@ -62,27 +59,18 @@ async function ticket(
   return { status: res.status, body: (await res.json()) as any };
 }
 
-/**
- * A purchase as the sale page sends it. A 503 `unavailable` — the edge's answer when the origin did
- * not answer within ORIGIN_TIMEOUT_MS, which a starved machine can cause — is retried as the page
- * retries it, after the user's rate-limit token is back, with the same idempotency key (so a retry
- * can only return the first attempt's reservation). Every other answer is returned as it came.
- */
+/** A purchase as the sale page sends it (the test edge waits for the origin: test/helpers/edge.ts). */
 async function purchase(s: TestStack, purchaseUrl: string, userId: string, claims: Record<string, unknown> = {}) {
-  for (let attempt = 1; ; attempt++) {
-    const res = await fetch(`${s.edge.url}${purchaseUrl}`, {
-      method: 'POST',
-      headers: {
-        authorization: await bearer(userId, claims),
-        'idempotency-key': `k-${userId}`,
-        'content-type': 'application/json',
-      },
-      body: '{"quantity":1}',
-    });
-    const answer = { status: res.status, body: (await res.json()) as any };
-    if (answer.status !== 503 || answer.body.error !== 'unavailable' || attempt === UNAVAILABLE_ATTEMPTS) return answer;
-    await sleep(RATE_LIMIT_REFILL_MS);
-  }
+  const res = await fetch(`${s.edge.url}${purchaseUrl}`, {
+    method: 'POST',
+    headers: {
+      authorization: await bearer(userId, claims),
+      'idempotency-key': `k-${userId}`,
+      'content-type': 'application/json',
+    },
+    body: '{"quantity":1}',
+  });
+  return { status: res.status, body: (await res.json()) as any };
 }
 
 async function buy(s: TestStack, activityId: string, userId: string, claims: Record<string, unknown> = {}) {

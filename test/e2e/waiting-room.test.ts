@@ -43,7 +43,7 @@ beforeAll(async () => {
   originUrl = `http://127.0.0.1:${port}`;
   edge = await startEdge({
     originUrl,
-    vars: { WAITING_POLL_MIN_MS: String(POLL_MIN_MS), ORIGIN_TIMEOUT_MS: '950' },
+    vars: { WAITING_POLL_MIN_MS: String(POLL_MIN_MS) },
   });
   originProcess = spawnTs('origin/main.ts', {
     ...TEST_SECRETS,
