@@ -16,7 +16,6 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { signEdgeRequest } from '../../contract/signing.js';
 import { Settlement } from '../../origin/settlement/settlement.js';
@@ -37,7 +36,6 @@ import { purchaseThroughEdge } from '../helpers/watching.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/watching-a-sale/', import.meta.url));
 const CONSOLE_ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const EVENTS_SECRET = 'watching-events-secret-0123456789';
 /** Purchases per second sent to the origin while the test runs (distinct buyers). */
 const LOAD_PER_SECOND = 20;
@@ -167,11 +165,7 @@ async function throughAlert(
 async function screenshot(file: string, alertName: string) {
   mkdirSync(ARTIFACTS, { recursive: true });
   const classic = (await fetch(`${prometheus.url}/classic/alerts`)).ok;
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+  const browser = await launchBrowser('the alerts screenshot');
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${prometheus.url}${classic ? '/classic/alerts' : '/alerts'}`, { waitUntil: 'networkidle' });

@@ -138,7 +138,7 @@ describe('REDIS_WAIT_REPLICAS=1', () => {
     const { activityId } = await t.sale({ stock: 5, acceptReplicaRisk: true });
     const u = user();
     const first = await reserve(activityId, u);
-    expect(first.status).toBe(202);
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
     const again = await reserve(activityId, u);
     expect(again).toMatchObject({ status: 200, body: { reservationId: first.body.reservationId } });
   });
