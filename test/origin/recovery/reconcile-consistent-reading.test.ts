@@ -17,7 +17,14 @@ import { failingChecks, readingRedisThen, reconcileDeps, reconcileJobDeps } from
 import { startTestOrigin, waitFor, type TestOrigin } from '../../helpers/origin.js';
 
 const CROSS = 'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked';
-const ORDERS = Number(process.env.RECONCILE_REFILLS ?? 10_000);
+const ORDERS = Number(process.env.RECONCILE_REFILLS ?? 2_000);
+/**
+ * Orders per timeout round and refills per outbox batch: small, so the refills are many small
+ * commits (what a reading can straddle) and stream for as long as 10,000 orders in batches of 100
+ * and 50 would, for a fifth of the orders to reserve and settle first.
+ */
+const TIMEOUT_BATCH = Math.max(1, Math.round(ORDERS / 100));
+const OUTBOX_BATCH = Math.max(1, Math.round(ORDERS / 200));
 
 let t: TestOrigin;
 /** A pool on the test database whose every session defaults to READ COMMITTED. */
@@ -26,9 +33,9 @@ beforeAll(async () => {
   t = await startTestOrigin({
     RECONCILE_INTERVAL_MS: '3600000', // this origin's own job parked: the test runs its own
     TIMEOUT_SCAN_MS: '3600000', // woken by hand once the orders expired
-    TIMEOUT_BATCH_SIZE: '100', // small batches: refills stream for as long as possible
+    TIMEOUT_BATCH_SIZE: String(TIMEOUT_BATCH), // small batches: refills stream for as long as possible
     OUTBOX_POLL_MS: '20',
-    OUTBOX_BATCH_SIZE: '50',
+    OUTBOX_BATCH_SIZE: String(OUTBOX_BATCH),
   });
   readCommitted = createPool(t.db.url, 4);
   readCommitted.on('connection', (c) => {
@@ -114,7 +121,7 @@ describe('periodic reconciliation while refills stream in', () => {
       count(t, 'SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status <> 0', [activityId]);
     await waitFor(
       async () => {
-        timeouts.wake(); // a round takes 100 orders; the scan interval is parked
+        timeouts.wake(); // a round takes TIMEOUT_BATCH orders; the scan interval is parked
         return refilled();
       },
       (n) => n === ORDERS,
