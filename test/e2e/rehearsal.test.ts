@@ -1,5 +1,5 @@
 /**
- * `npm run rehearsal` in CI size: 20,000 distinct users, 2,000 units, spike arrival, through the
+ * `npm run rehearsal` in CI size: 10,000 distinct users, 1,000 units, spike arrival, through the
  * real edge (workerd via Miniflare) and a real origin child process (Redis, MariaDB, its own
  * database). Exactly 2,000 orders, one per user, nothing lost, reconciliation ok, exit code 0,
  * report.json and a self-contained report.html written.
@@ -23,8 +23,8 @@ import { ACTIVITY_REGISTRY_KEY } from '../../origin/redis/keys.js';
 import { MYSQL_SERVER_URL, REDIS_URL } from '../helpers/db.js';
 import { PROMTOOL_PATH, run } from '../helpers/prometheus.js';
 
-const USERS = 20_000;
-const STOCK = 2_000;
+const USERS = 10_000;
+const STOCK = 1_000;
 const database = `seckill_rehearsal_${randomHex(6)}`;
 const outDir = mkdtempSync(join(tmpdir(), 'rehearsal-'));
 let activityId: string | null = null;
