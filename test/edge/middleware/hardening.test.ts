@@ -414,10 +414,21 @@ describe('the public state answers before the JWT and ticket', () => {
   });
 
   it('a pushed snapshot reaches the isolate at once (so the check above is from memory)', async () => {
-    const activityId = await openActivity();
-    expect((await push(snapshotOf(activityId, { soldOut: true, version: 2 }))).status).toBe(200);
-    const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST' });
-    await expectError(res, 409, 'sold_out');
+    // A round whose click left more than half the isolate cache's TTL after the push answered (a
+    // loaded machine stalled the test) says nothing of "at once": the snapshot may have aged out of
+    // memory by then. Such a round is void and another sale is tried; the first timely one decides.
+    for (let round = 1; ; round++) {
+      const activityId = await openActivity();
+      expect((await push(snapshotOf(activityId, { soldOut: true, version: 2 }))).status).toBe(200);
+      const pushedAt = Date.now();
+      const res = await SELF.fetch(`${BASE}/api/activities/${activityId}/tickets`, { method: 'POST' });
+      if (Date.now() - pushedAt > ACTIVITY_CACHE_TTL_MS / 2 && round < 10) {
+        await res.arrayBuffer();
+        continue;
+      }
+      await expectError(res, 409, 'sold_out');
+      return;
+    }
   });
 
   it('anonymous clicks on a sale not in isolate memory: the first is refused at the JWT and loads it, the rest on the state', async () => {
