@@ -86,21 +86,36 @@ it('30 entrants, 5 units, through the edge: entered → drawing → won / lost, 
   expect(before.drawSeed).toBeUndefined();
 
   const users = Array.from({ length: 30 }, (_, i) => String(6_100_000 + i));
-  const answers = await Promise.all(users.map((u) => buy(activityId, u)));
-  for (const [i, a] of answers.entries()) {
+  const entered = (i: number) => {
     const entryId = entryIdOf(activityId, users[i]!);
-    expect(a).toEqual({
+    return {
       status: 202,
       body: { status: 'entered', entryId, pollUrl: `/api/activities/${activityId}/entries/${entryId}` },
-    });
+    };
+  };
+  // The user gate still applies (userRatePerSec 1): a second click at once is 429; a second after
+  // the first it is the same entry. The times are read, not assumed: a round in which the machine
+  // stalled past the user's interval proves nothing, and the next entrant plays it.
+  const answers: Awaited<ReturnType<typeof buy>>[] = [];
+  let gated = -1;
+  for (let i = 0; i < 3 && gated < 0; i++) {
+    const firstSent = Date.now();
+    answers.push(await buy(activityId, users[i]!));
+    expect(answers[i]).toEqual(entered(i));
+    const firstAnswered = Date.now();
+    const fast = await buy(activityId, users[i]!, 'again-1');
+    if (Date.now() >= firstSent + 1_000) continue; // the refusal is not certain this late
+    expect(fast.status).toBe(429);
+    await new Promise((r) => setTimeout(r, Math.max(0, firstAnswered + 1_050 - Date.now())));
+    const again = await buy(activityId, users[i]!, 'again-2');
+    expect(again.status).toBe(200);
+    expect(again.body.entryId).toBe(entryIdOf(activityId, users[i]!));
+    gated = i;
   }
-  // The user gate still applies: a second click at once is 429; after a second it is the same entry.
-  const fast = await buy(activityId, users[0]!, 'again-1');
-  expect(fast.status).toBe(429);
-  await new Promise((r) => setTimeout(r, 1_100));
-  const again = await buy(activityId, users[0]!, 'again-2');
-  expect(again.status).toBe(200);
-  expect(again.body.entryId).toBe(entryIdOf(activityId, users[0]!));
+  expect(gated, 'three rounds in a row stalled past the 1 s interval').toBeGreaterThanOrEqual(0);
+  const rest = await Promise.all(users.slice(answers.length).map((u) => buy(activityId, u)));
+  answers.push(...rest);
+  for (const [i, a] of answers.entries()) expect(a).toEqual(entered(i));
   expect((await poll(answers[1]!.body.pollUrl, users[1]!)).body).toEqual({ status: 'drawing' });
   // Someone else's entry: 403 at the origin, passed through.
   expect((await poll(answers[1]!.body.pollUrl, users[2]!)).status).toBe(403);
