@@ -7,7 +7,7 @@ import { sign } from 'hono/jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActivitySnapshot } from '../../contract/index.js';
 import { openSnapshot, pushSnapshot, signedPut, type SnapshotOverrides } from '../../support/edge-calls.js';
-import { startEdge, type RunningEdge } from '../helpers/edge.js';
+import { startEdge, TEST_ORIGIN_TIMEOUT_MS, type RunningEdge } from '../helpers/edge.js';
 import { TEST_EDGE_SECRETS } from '../helpers/edge-test-secrets.js';
 import { startStandInOrigin, type StandInOrigin } from '../../support/stand-in-origin.js';
 
@@ -164,12 +164,12 @@ describe('edge under Miniflare (startEdge)', () => {
     expect(((await res.json()) as { error: string }).error).toBe('payload_too_large');
   });
 
-  it('with the origin stopped, a purchase is 503 unavailable in well under a second', async () => {
+  it('with the origin stopped, a purchase is 503 unavailable without waiting for the origin timeout', async () => {
     await origin.stop();
     const started = Date.now();
     const res = await buy('4444');
     expect(res.status).toBe(503);
     expect(((await res.json()) as { error: string }).error).toBe('unavailable');
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(TEST_ORIGIN_TIMEOUT_MS); // a refused connect does not wait for the timeout
   });
 });

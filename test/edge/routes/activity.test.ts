@@ -209,23 +209,32 @@ describe('PUT /internal/activities/:id', () => {
 describe('reservations', () => {
   it('polls are rate-limited per user and reservation: a second poll within a second is 429 without an origin call', async () => {
     const activityId = await openActivity();
-    const user = newUserId();
-    const t = (await (await ticket(activityId, user)).json()) as { purchaseUrl: string };
-    const bought = await SELF.fetch(`${BASE}${t.purchaseUrl}`, {
-      method: 'POST',
-      headers: { authorization: await bearer(user), 'idempotency-key': 'poll-1' },
-      body: '{"quantity":1}',
-    });
-    const { pollUrl } = (await bought.json()) as { pollUrl: string };
-    const auth = { authorization: await bearer(user) };
-    expect((await SELF.fetch(`${BASE}${pollUrl}`, { headers: auth })).status).toBe(200);
-    const before = await originCalls(activityId);
-    const again = await SELF.fetch(`${BASE}${pollUrl}`, { headers: auth });
-    expect(again.status).toBe(429);
-    expect(Number(again.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(await originCalls(activityId)).toEqual(before);
-    await sleep(1_050);
-    expect((await SELF.fetch(`${BASE}${pollUrl}`, { headers: auth })).status).toBe(200);
+    // Polls are 1/s per user (a constant): the times are read, not assumed. A round in which the
+    // machine stalled past the second proves nothing about the refusal, and another user plays it.
+    let conclusive = false;
+    for (let round = 0; round < 3 && !conclusive; round++) {
+      const user = newUserId();
+      const t = (await (await ticket(activityId, user)).json()) as { purchaseUrl: string };
+      const bought = await SELF.fetch(`${BASE}${t.purchaseUrl}`, {
+        method: 'POST',
+        headers: { authorization: await bearer(user), 'idempotency-key': 'poll-1' },
+        body: '{"quantity":1}',
+      });
+      const { pollUrl } = (await bought.json()) as { pollUrl: string };
+      const auth = { authorization: await bearer(user) };
+      const firstSent = Date.now();
+      expect((await SELF.fetch(`${BASE}${pollUrl}`, { headers: auth })).status).toBe(200);
+      const before = await originCalls(activityId);
+      const again = await SELF.fetch(`${BASE}${pollUrl}`, { headers: auth });
+      if (Date.now() >= firstSent + 1_000) continue; // the refusal is not certain this late
+      expect(again.status).toBe(429);
+      expect(Number(again.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(await originCalls(activityId)).toEqual(before);
+      await sleep(1_050);
+      expect((await SELF.fetch(`${BASE}${pollUrl}`, { headers: auth })).status).toBe(200);
+      conclusive = true;
+    }
+    expect(conclusive, 'three rounds in a row stalled past the 1 s poll interval').toBe(true);
   });
 
   it('the owner polls a reservation; another user gets 403; unknown is 404; no token is 401', async () => {
@@ -262,7 +271,8 @@ describe('reservations', () => {
   });
 
   it("the caller's own reservation lookup: 404 when none, 401 without a token, 429 when hammered", async () => {
-    const activityId = await openActivity();
+    // One lookup per user per minute: the second comes well within it, however busy the machine.
+    const activityId = await openActivity({ userRatePerSec: 1 / 60 });
     const user = newUserId();
     const url = `${BASE}/api/activities/${activityId}/reservation`;
     const none = await SELF.fetch(url, { headers: { authorization: await bearer(user) } });
@@ -270,7 +280,7 @@ describe('reservations', () => {
     expect(((await none.json()) as Json).error).toBe('not_found');
     const again = await SELF.fetch(url, { headers: { authorization: await bearer(user) } });
     expect(again.status).toBe(429);
-    expect(again.headers.get('retry-after')).toBe('1');
+    expect(again.headers.get('retry-after')).toBe('60');
     expect((await SELF.fetch(url)).status).toBe(401);
     expect((await originCalls(activityId)).reservation).toBe(1);
   });
