@@ -13,7 +13,8 @@
  *     to `--batch` `poll` calls, until its turn. The line (50/s, pollAfterMs ≥ 1 s: the first 100 poll
  *     every second, the others at half their ETA) polls about 500 times a second, and lasts 80 s, so a
  *     slow join on a loaded machine does not empty it before the counted window.
- * workerd's idle CPU (measured once, 2 s with nothing asked) is taken off each phase.
+ * Each run of a variant has a workerd of its own (so no earlier run's line is still timing out and
+ * being written while it is measured); its idle CPU (2 s with nothing asked) is taken off each phase.
  * Cost = workerd CPU time (user + system, /proc) per call, including the batch writes of changed
  * entries (each phase ends after one WAITING_LINE_FLUSH_MS more). Calls reach the shard through one
  * Worker request per batch, so the HTTP cost per call is small and the same in every variant.
@@ -61,15 +62,14 @@ const BINDING: Record<Variant, string> = { memory: 'MEMORY', sync: 'SYNC', batch
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function startWorker(): Promise<{ url: string; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-line-'));
-  const scriptPath = await bundleWorker('bench/worker/waiting-line-worker.ts', join(dir, 'worker.mjs'));
+/** A fresh workerd (its own storage directory) running the bundled bench Worker. */
+async function startWorker(scriptPath: string, dir: string): Promise<{ url: string; stop(): Promise<void> }> {
   const mf = new Miniflare({
     host: '127.0.0.1',
     port: 0,
     cf: false,
     // Storage on disk, as a deployed object's is (not the in-memory default).
-    durableObjectsPersist: join(dir, 'do'),
+    durableObjectsPersist: mkdtempSync(join(dir, 'do-')),
     handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
       stdout.resume();
       stderr.pipe(process.stderr);
@@ -97,13 +97,7 @@ async function startWorker(): Promise<{ url: string; stop(): Promise<void> }> {
     ],
   });
   const url = (await mf.ready).toString().replace(/\/$/, '');
-  return {
-    url,
-    async stop() {
-      await mf.dispose();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return { url, stop: () => mf.dispose() };
 }
 
 interface Place {
@@ -284,28 +278,42 @@ async function runVariant(url: string, variant: Variant, round: number, idleCpuM
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-export async function benchWaitingLine() {
-  const worker = await startWorker();
-  const runs: Awaited<ReturnType<typeof runVariant>>[] = [];
-  let idleCpuMsPerSec = 0;
+/**
+ * One counted run of a variant in a workerd of its own: warmed up (code compiled, storage files
+ * created), its idle CPU measured, then the join and poll phases. A fresh workerd per run, because
+ * the lines of earlier runs live on in their shards: their entries time out and are written while
+ * a later phase is measured, and their garbage is collected then.
+ */
+async function runInFreshWorker(scriptPath: string, dir: string, variant: Variant, round: number) {
+  const worker = await startWorker(scriptPath, dir);
   try {
-    // A warm-up round of each (code compiled, storage files created), not counted.
-    for (const v of VARIANTS) await joinLine(worker.url, v, `${v}-warm-up`, 500, '9', () => {});
+    await joinLine(worker.url, variant, `${variant}-warm-up`, 500, '9', () => {});
     // workerd's own CPU while nothing is asked of it (timers, the loopback): taken off each phase.
     await sleep(500);
     const idle0 = workerdCpuMs();
     await sleep(IDLE_MS);
-    idleCpuMsPerSec = ((workerdCpuMs() - idle0) * 1000) / IDLE_MS;
+    const idleCpuMsPerSec = ((workerdCpuMs() - idle0) * 1000) / IDLE_MS;
+    return { ...(await runVariant(worker.url, variant, round, idleCpuMsPerSec)), idleCpuMsPerSec };
+  } finally {
+    await worker.stop();
+  }
+}
+
+export async function benchWaitingLine() {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-line-'));
+  const runs: Awaited<ReturnType<typeof runInFreshWorker>>[] = [];
+  try {
+    const scriptPath = await bundleWorker('bench/worker/waiting-line-worker.ts', join(dir, 'worker.mjs'));
     for (let round = 1; round <= ROUNDS; round++)
       for (const v of VARIANTS) {
-        const run = await runVariant(worker.url, v, round, idleCpuMsPerSec);
+        const run = await runInFreshWorker(scriptPath, dir, v, round);
         runs.push(run);
         console.log(
           `round ${round} ${v}: join ${run.join.cpuUsPerCall} µs (${run.join.wallMs} ms), poll ${run.poll.cpuUsPerCall} µs × ${run.poll.calls}`,
         );
       }
   } finally {
-    await worker.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
   // A round whose line emptied before the counted window (a machine too loaded to keep up) has no polls.
   const of = (v: Variant) => runs.filter((r) => r.variant === v && r.poll.calls > 0);
@@ -325,7 +333,7 @@ export async function benchWaitingLine() {
   const result = {
     joins: JOINS,
     pollers: POLLERS,
-    idleCpuMsPerSec,
+    idleCpuMsPerSec: median(runs.map((r) => r.idleCpuMsPerSec)),
     pollSeconds: POLL_MS / 1000,
     rounds: ROUNDS,
     ...summary,
