@@ -281,7 +281,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 /**
  * One counted run of a variant in a workerd of its own: warmed up (code compiled, storage files
  * created), its idle CPU measured, then the join and poll phases. A fresh workerd per run, because
- * the lines of earlier runs live on in their shards: their entries time out and are written while
+ * the lines of earlier runs live on in their shards: their entries can time out and be written while
  * a later phase is measured, and their garbage is collected then.
  */
 async function runInFreshWorker(scriptPath: string, dir: string, variant: Variant, round: number) {
