@@ -39,6 +39,12 @@ const UNKNOWN: LineAnswer = { kind: 'gone', reason: { why: 'unknown' } };
 export class WaitingLine {
   private bucket: Bucket | undefined;
   private lastSweep = 0;
+  /**
+   * No admitted entry misses its deadline before this time (a lower bound: exact after each check,
+   * lowered when an entry is admitted or renewed), so a call checks the admitted entries only once
+   * one may be a ghost, not one by one on every call: a fast line has thousands admitted at a time.
+   */
+  private admittedCheckAt = 0;
   /** Every entry the line knows, by state. */
   private readonly book: LineBook;
   private figures = newCounts();
@@ -121,6 +127,7 @@ export class WaitingLine {
     if (!entry || entry.userId !== userId) return;
     entry.lastAnswerAt = now;
     entry.pollAfterMs = limits.pollMinMs;
+    this.admittedDeadline(entry);
     entry.tried = true;
     this.figures.retried++;
     this.book.changed?.add(seq);
@@ -204,6 +211,7 @@ export class WaitingLine {
       // No write: the turn's pacing only shortens (pollMinMs), and a load restarts its deadline anyway.
       admitted.lastAnswerAt = now;
       admitted.pollAfterMs = limits.pollMinMs;
+      this.admittedDeadline(admitted);
       const { userId: u, requestId, quantity, claims } = admitted;
       return { kind: 'turn', seq, purchase: { userId: u, requestId, quantity, ...(claims ? { claims } : {}) } };
     }
@@ -240,13 +248,21 @@ export class WaitingLine {
     if (now - this.lastSweep >= SWEEP_EVERY_MS) this.sweep(now);
     const { ratePerSec } = limits;
     const capacity = capacityOf(limits);
-    for (const [seq, entry] of this.book.admitted) {
-      if (now <= entry.lastAnswerAt + MISSED_POLLS_TO_DROP * entry.pollAfterMs) continue;
-      // An admitted ghost: its unspent token goes to the next in line.
-      this.book.admitted.delete(seq);
-      this.drop(seq, entry.userId, MISSED_POLLS_TO_DROP * entry.pollAfterMs, now);
-      const current = level(this.bucket, ratePerSec, capacity, now);
-      this.bucket = { tokens: Math.min(capacity, current + 1), updatedAt: now, ratePerSec, capacity };
+    if (now > this.admittedCheckAt && this.book.admitted.size > 0) {
+      let next = Number.POSITIVE_INFINITY;
+      for (const [seq, entry] of this.book.admitted) {
+        const deadline = entry.lastAnswerAt + MISSED_POLLS_TO_DROP * entry.pollAfterMs;
+        if (now <= deadline) {
+          next = Math.min(next, deadline);
+          continue;
+        }
+        // An admitted ghost: its unspent token goes to the next in line.
+        this.book.admitted.delete(seq);
+        this.drop(seq, entry.userId, MISSED_POLLS_TO_DROP * entry.pollAfterMs, now);
+        const current = level(this.bucket, ratePerSec, capacity, now);
+        this.bucket = { tokens: Math.min(capacity, current + 1), updatedAt: now, ratePerSec, capacity };
+      }
+      this.admittedCheckAt = next;
     }
     if (this.waitingCount === 0) return;
     let available = level(this.bucket, ratePerSec, capacity, now);
@@ -268,6 +284,7 @@ export class WaitingLine {
         continue;
       }
       this.book.admit(i);
+      this.admittedDeadline(this.book.admitted.get(seq)!);
       this.book.left(seq, true);
       countTurn(this.figures, turnAt - s.enqueuedAt[i]!);
       available--;
@@ -275,6 +292,14 @@ export class WaitingLine {
     }
     this.bucket = { tokens: available, updatedAt: now, ratePerSec, capacity };
     if (s.mostlySpent) this.sweep(now);
+  }
+
+  /** An admitted entry's deadline was set: the next check of admitted entries comes no later than it. */
+  private admittedDeadline(entry: { lastAnswerAt: number; pollAfterMs: number }): void {
+    this.admittedCheckAt = Math.min(
+      this.admittedCheckAt,
+      entry.lastAnswerAt + MISSED_POLLS_TO_DROP * entry.pollAfterMs,
+    );
   }
 
   /** Drops waiting ghosts anywhere in the line, compacts the slots, forgets old outcomes. */

@@ -147,6 +147,42 @@ describe('WaitingLine', () => {
     expect(l2.figuresAt(4_000).dropped).toBe(1);
   });
 
+  it('an admitted ghost is dropped on the first call past its own deadline, however its deadline was set', () => {
+    const kept = (n: number, pollAfterMs: number, state: 'admitted' | 'waiting' = 'admitted'): StoredEntry => ({
+      seq: n,
+      state,
+      ...buyer(n),
+      enqueuedAt: 0,
+      lastAnswerAt: 0,
+      pollAfterMs,
+      tried: false,
+    });
+    const probe = (line: WaitingLine, now: number) => line.poll(99, '999', limits, now);
+    // Restored at 0, buyer 1's turn is due by 2 × 10 s: 20 s.
+    // Its turn's poll renews it to 100 + 3 × 250 ms: it is a ghost from 851 ms on, not 20 s.
+    const renewed = WaitingLine.restore([kept(1, 10_000)], undefined, 0);
+    probe(renewed, 50);
+    expect(renewed.poll(1, buyer(1).userId, limits, 100).kind).toBe('turn');
+    probe(renewed, 850);
+    expect(renewed.figuresAt(850).dropped).toBe(0);
+    probe(renewed, 851);
+    expect(renewed.figuresAt(851).dropped).toBe(1);
+    expect(renewed.poll(1, buyer(1).userId, limits, 852)).toMatchObject({ kind: 'gone', reason: { why: 'expired' } });
+
+    // Buyer 2 waits (due by 2 × 250 ms), is admitted at the first token (100 ms) behind buyer 1's
+    // 20 s deadline, and never polls: a ghost from 501 ms on.
+    const admitted = WaitingLine.restore([kept(1, 10_000), kept(2, 250, 'waiting')], undefined, 0);
+    probe(admitted, 50);
+    probe(admitted, 100);
+    expect(admitted.figuresAt(100).turnsPending).toBe(2);
+    probe(admitted, 500);
+    expect(admitted.figuresAt(500).dropped).toBe(0);
+    probe(admitted, 501);
+    expect(admitted.figuresAt(501).dropped).toBe(1);
+    expect(admitted.poll(2, buyer(2).userId, limits, 502)).toMatchObject({ kind: 'gone', reason: { why: 'expired' } });
+    expect(admitted.poll(1, buyer(1).userId, limits, 502).kind).toBe('turn');
+  });
+
   it('closing keeps the turn of a purchase whose outcome is unknown (the origin says whether it holds a unit)', () => {
     const line = lineWith(3);
     expect(line.poll(1, buyer(1).userId, limits, 300).kind).toBe('turn');
