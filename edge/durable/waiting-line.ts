@@ -36,6 +36,10 @@ import { level, type Bucket } from './token-bucket.js';
 
 const UNKNOWN: LineAnswer = { kind: 'gone', reason: { why: 'unknown' } };
 
+/** An admitted entry not polled by then is a ghost: 3 × the pollAfterMs it was last given. */
+const deadlineOf = (e: { lastAnswerAt: number; pollAfterMs: number }) =>
+  e.lastAnswerAt + MISSED_POLLS_TO_DROP * e.pollAfterMs;
+
 export class WaitingLine {
   private bucket: Bucket | undefined;
   private lastSweep = 0;
@@ -251,7 +255,7 @@ export class WaitingLine {
     if (now > this.admittedCheckAt && this.book.admitted.size > 0) {
       let next = Number.POSITIVE_INFINITY;
       for (const [seq, entry] of this.book.admitted) {
-        const deadline = entry.lastAnswerAt + MISSED_POLLS_TO_DROP * entry.pollAfterMs;
+        const deadline = deadlineOf(entry);
         if (now <= deadline) {
           next = Math.min(next, deadline);
           continue;
@@ -296,10 +300,7 @@ export class WaitingLine {
 
   /** An admitted entry's deadline was set: the next check of admitted entries comes no later than it. */
   private admittedDeadline(entry: { lastAnswerAt: number; pollAfterMs: number }): void {
-    this.admittedCheckAt = Math.min(
-      this.admittedCheckAt,
-      entry.lastAnswerAt + MISSED_POLLS_TO_DROP * entry.pollAfterMs,
-    );
+    this.admittedCheckAt = Math.min(this.admittedCheckAt, deadlineOf(entry));
   }
 
   /** Drops waiting ghosts anywhere in the line, compacts the slots, forgets old outcomes. */
