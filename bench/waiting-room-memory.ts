@@ -46,7 +46,7 @@ t = process.hrtime.bigint();
 line.poll(entries, lastUser, limits, 1_100);
 const sweepMs = Number(process.hrtime.bigint() - t) / 1e6;
 
-/** Buyers join at 0, poll when told (a turn's purchase finishes at once) for 30 s; µs of CPU per call. */
+/** Buyers join at 0, poll when told (a turn's purchase finishes at once) for 30 s; µs per call (one thread, nothing else running: its CPU). */
 function servedAsTold(n: number) {
   const served = new WaitingLine();
   served.grant(limits.ratePerSec, limits, 0);
