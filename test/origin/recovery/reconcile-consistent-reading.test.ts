@@ -1,8 +1,8 @@
 /**
  * Reconciliation reads one consistent state (origin/recovery/reconcile.ts): MySQL in one
  * consistent-snapshot transaction whatever the server's isolation default, Redis bracketed by a
- * re-read of its fingerprints. The periodic check runs every 200 ms while 10,000 timed-out orders
- * refill, against a MySQL whose sessions default to READ COMMITTED (as a server configured with
+ * re-read of its fingerprints. The periodic check runs every 200 ms while timed-out orders refill,
+ * against a MySQL whose sessions default to READ COMMITTED (as a server configured with
  * `transaction-isolation = READ-COMMITTED`): no alarm; a unit taken from Redis by hand is alarmed
  * within one round.
  */
@@ -19,12 +19,15 @@ import { startTestOrigin, waitFor, type TestOrigin } from '../../helpers/origin.
 const CROSS = 'cross.available_equals_stock_plus_unsettled_plus_unsynced_plus_unrestocked';
 const ORDERS = Number(process.env.RECONCILE_REFILLS ?? 2_000);
 /**
- * Orders per timeout round and refills per outbox batch: small, so the refills are many small
- * commits (what a reading can straddle) and stream for as long as 10,000 orders in batches of 100
- * and 50 would, for a fifth of the orders to reserve and settle first.
+ * The orders expire in this many slices, one just before each round reads: the refills stream over
+ * at least that many rounds whatever the machine's speed, and each slice's refills land while the
+ * round that follows reads.
  */
-const TIMEOUT_BATCH = Math.max(1, Math.round(ORDERS / 100));
-const OUTBOX_BATCH = Math.max(1, Math.round(ORDERS / 200));
+const SLICES = 20;
+const SLICE = Math.ceil(ORDERS / SLICES);
+/** Orders per timeout round and refills per outbox batch: small, so a slice refills in many small commits. */
+const TIMEOUT_BATCH = Math.max(1, Math.round(SLICE / 5));
+const OUTBOX_BATCH = Math.max(1, Math.round(SLICE / 10));
 
 let t: TestOrigin;
 /** A pool on the test database whose every session defaults to READ COMMITTED. */
@@ -57,6 +60,10 @@ function watchingJob() {
   let rounds = 0;
   /** Work done between two rounds, before the next one reads anything (then cleared). */
   let betweenRounds: (() => Promise<void>) | undefined;
+  /** Work done before every round reads, and a reading of its own taken before and after the round. */
+  let eachRound: { before: () => Promise<void>; gauge: () => Promise<number> } | undefined;
+  /** Rounds during which the gauge moved: readings that other commits straddled. */
+  let straddled = 0;
   const log = pino(
     { level: 'info' },
     {
@@ -79,7 +86,13 @@ function watchingJob() {
       const work = betweenRounds;
       betweenRounds = undefined;
       await work?.();
-      return super.round();
+      if (!eachRound) return super.round();
+      const { before, gauge } = eachRound;
+      await before();
+      const at = await gauge();
+      const more = await super.round();
+      if ((await gauge()) !== at) straddled++;
+      return more;
     }
   })({ ...reconcileJobDeps(t), db: readCommitted, config, log });
   /** Runs `work` just before the next round reads; resolves with that round's number. */
@@ -94,7 +107,10 @@ function watchingJob() {
           },
         );
     });
-  return { job, alerts, skipped, rounds: () => rounds, beforeNextRound };
+  const everyRound = (next: typeof eachRound) => {
+    eachRound = next;
+  };
+  return { job, alerts, skipped, rounds: () => rounds, straddled: () => straddled, beforeNextRound, everyRound };
 }
 
 describe('periodic reconciliation while refills stream in', () => {
@@ -111,23 +127,26 @@ describe('periodic reconciliation while refills stream in', () => {
     await waitFor(orders, (n) => n === ORDERS, 180_000, 200);
 
     const watch = watchingJob();
-    watch.job.start();
-    await t.db.pool.query('UPDATE seckill_order SET expire_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ?', [
-      activityId,
-    ]);
-    const refillsStarted = watch.rounds();
     const timeouts = t.origin.lifecycle!.timeouts;
     const refilled = () =>
       count(t, 'SELECT COUNT(*) FROM stock_sync_outbox WHERE activity_id = ? AND status <> 0', [activityId]);
-    await waitFor(
-      async () => {
-        timeouts.wake(); // a round takes TIMEOUT_BATCH orders; the scan interval is parked
-        return refilled();
+    let slices = 0;
+    let refillsStarted = 0;
+    watch.everyRound({
+      before: async () => {
+        if (slices === SLICES) return;
+        if (slices++ === 0) refillsStarted = watch.rounds();
+        await t.db.pool.query(
+          'UPDATE seckill_order SET expire_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ? AND expire_at > NOW(3) ORDER BY id LIMIT ?',
+          [activityId, SLICE],
+        );
+        timeouts.wake(); // the scan interval is parked: this slice times out now, while the round reads
       },
-      (n) => n === ORDERS,
-      300_000,
-      100,
-    );
+      gauge: refilled,
+    });
+    watch.job.start();
+    await waitFor(refilled, (n) => n === ORDERS, 300_000, 100);
+    watch.everyRound(undefined);
     const refillRounds = watch.rounds() - refillsStarted;
     expect(Number(await t.redis.get(activityKeys(activityId, skuId).stock))).toBe(ORDERS);
 
@@ -144,12 +163,15 @@ describe('periodic reconciliation while refills stream in', () => {
     );
     await watch.job.stop();
     console.log(
-      `reconcile while refilling: ${ORDERS} refills over ${refillRounds} rounds of the 200 ms check; ` +
+      `reconcile while refilling: ${ORDERS} refills over ${refillRounds} rounds of the 200 ms check, ` +
+        `${watch.straddled()} of them read while refills committed; ` +
         `alarms during refills ${watch.alerts.filter((a) => a.round < before).length}, skipped (unstable) ${watch.skipped.length}; ` +
         `unit taken before round ${before}, alarmed in round ${watch.alerts[0]?.round}`,
     );
-    // Many readings overlapped the refills (how many depends on the machine: 19 in a slow full run).
-    expect(refillRounds).toBeGreaterThanOrEqual(10);
+    // The refills streamed over every slice's round, and readings were taken while they committed.
+    expect(slices).toBe(SLICES);
+    expect(refillRounds).toBeGreaterThanOrEqual(SLICES - 1);
+    expect(watch.straddled()).toBeGreaterThanOrEqual(SLICES / 4);
     expect(watch.alerts.filter((a) => a.round < before)).toEqual([]);
     expect(watch.skipped).toEqual([]);
     expect(watch.alerts[0]!.round).toBe(before);
