@@ -98,7 +98,6 @@ export async function startOrigin(config: OriginConfig, log?: Logger): Promise<R
             log: parts.log,
             metrics: parts.metrics,
             config,
-            ...(settlement ? { settlement } : {}),
           }),
           orderEvents: orderEventWorkerFor(
             { db: parts.db, log: parts.log, metrics: parts.metrics, config },

@@ -39,7 +39,7 @@ import {
 import type { OrderEvent } from './order-event-store.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
-import { PeriodicJob, YieldWhileBusy } from '../platform/periodic.js';
+import { PeriodicJob } from '../platform/periodic.js';
 import { REAL_LEDGER, SHADOW_LEDGER, type Ledger } from './ledger.js';
 
 /** The worker's settings: ORDER_EVENTS_*, the URL set. */
@@ -99,8 +99,8 @@ export class OrderEventWorker extends PeriodicJob {
   /** `Basic …` from the URL's user and password, or null. */
   private readonly authorization: string | null;
 
-  /** Settlement first: rounds wait while this process's settlement is behind (ORDER_EVENTS_YIELD_MS). */
-  private readonly settlementFirst: YieldWhileBusy;
+  /** Since when rounds have been deferred to settlement without a break; null when not waiting. */
+  private waitingSince: number | null = null;
   private readonly ledger: Ledger;
 
   constructor(
@@ -110,7 +110,6 @@ export class OrderEventWorker extends PeriodicJob {
     super(deps.ledger?.shadow ? 'shadow-order-events' : 'order-events', settings.ORDER_EVENTS_POLL_MS, deps.log);
     this.settings = settings;
     this.ledger = deps.ledger ?? REAL_LEDGER;
-    this.settlementFirst = new YieldWhileBusy(settings.ORDER_EVENTS_YIELD_MS, () => deps.settling?.() ?? false);
     this.url = new URL(settings.ORDER_EVENTS_URL);
     this.key = createSecretKey(Buffer.from(settings.ORDER_EVENTS_SECRET!, 'utf8'));
     this.path = this.url.pathname + this.url.search;
@@ -137,9 +136,22 @@ export class OrderEventWorker extends PeriodicJob {
    * events: settlement writes rows of at most that many) and the next waits again. So in a long storm
    * events still trickle out, and a steady stream of orders (read a few at a time) never holds them.
    */
+  private deferToSettlement(): boolean {
+    const yieldMs = this.settings.ORDER_EVENTS_YIELD_MS;
+    if (yieldMs === 0 || !(this.deps.settling?.() ?? false)) {
+      this.waitingSince = null;
+      return false;
+    }
+    const now = Date.now();
+    this.waitingSince ??= now;
+    if (now - this.waitingSince < yieldMs) return true;
+    this.waitingSince = null; // waited long enough: this round delivers, the next one waits again
+    return false;
+  }
+
   async round(): Promise<boolean> {
     const s = this.settings;
-    if (this.settlementFirst.yields()) return false;
+    if (this.deferToSettlement()) return false;
     // READ COMMITTED: the claim must not lock the gap that settlement's new event rows go into.
     const rows = await inTransaction(
       this.deps.db,

@@ -158,14 +158,6 @@ const lifecycleJobs = {
    * many readings in all; if Redis never held still, the run is "unstable, skipped", not an alarm.
    */
   RECONCILE_READ_ATTEMPTS: int(5, 1),
-  /**
-   * Settlement first: while this process's settlement consumers are behind (a read filled a whole
-   * SETTLE_BATCH_SIZE batch within the last second, or a consumer has not read yet), the periodic
-   * reconciliation waits, looking again every second, at most this long in a row before it runs
-   * anyway: each reading goes through the sale's whole Stream, CPU that a backlog's settlement needs
-   * more. 0 = never waits.
-   */
-  RECONCILE_YIELD_MS: int(60_000, 0),
   /** After cleanup, a sale's Redis keys live this long (seconds) before Redis expires them. */
   CLEANUP_RETENTION_SECONDS: int(86_400, 1),
   /** The origin warms an activity by itself this long before its start (docs/design.md §10). */

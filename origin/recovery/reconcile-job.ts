@@ -8,7 +8,6 @@
  * readings during which Redis moved is "unstable, skipped": logged and counted, not alarmed.
  */
 import { findActivity } from '../sale/sale-store.js';
-import type { Settlement } from '../settlement/settlement.js';
 import type { OriginConfig } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
@@ -20,7 +19,7 @@ import {
   type ReconcileDeps,
   type Reconciliation,
 } from './reconcile.js';
-import { PeriodicJob, YieldWhileBusy } from '../platform/periodic.js';
+import { PeriodicJob } from '../platform/periodic.js';
 
 /** What the job uses: reconciliation's reads, the warmed sales, the mismatch alarm, its timings. */
 export interface ReconcileJobDeps extends ReconcileDeps, MismatchAlarmDeps {
@@ -29,38 +28,18 @@ export interface ReconcileJobDeps extends ReconcileDeps, MismatchAlarmDeps {
   metrics: Pick<Metrics, 'reconciliationMismatches' | 'reconciliationRuns'>;
   config: Pick<
     OriginConfig,
-    | 'RECONCILE_INTERVAL_MS'
-    | 'RECONCILE_CONFIRM_RUNS'
-    | 'RECONCILE_CONFIRM_DELAY_MS'
-    | 'RECONCILE_READ_ATTEMPTS'
-    | 'RECONCILE_YIELD_MS'
+    'RECONCILE_INTERVAL_MS' | 'RECONCILE_CONFIRM_RUNS' | 'RECONCILE_CONFIRM_DELAY_MS' | 'RECONCILE_READ_ATTEMPTS'
   >;
-  /** This process's settlement: while it is behind, a round waits (RECONCILE_YIELD_MS). */
-  settlement?: Pick<Settlement, 'behindWithin'>;
 }
-
-/** While a round waits for settlement, it looks again this often (at most RECONCILE_INTERVAL_MS). */
-const SETTLEMENT_CHECK_MS = 1_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ReconcileJob extends PeriodicJob {
-  private readonly settlementFirst: YieldWhileBusy;
-
   constructor(private readonly deps: ReconcileJobDeps) {
     super('reconcile', deps.config.RECONCILE_INTERVAL_MS, deps.log);
-    this.settlementFirst = new YieldWhileBusy(deps.config.RECONCILE_YIELD_MS, () =>
-      Boolean(deps.settlement?.behindWithin(SETTLEMENT_CHECK_MS)),
-    );
   }
 
-  /**
-   * Settlement first: a reading goes through each sale's whole Stream, so while this process's
-   * consumers are behind (a storm, or catching up after a restart) the round waits, looking again
-   * every SETTLEMENT_CHECK_MS, for RECONCILE_YIELD_MS in a row at most; then it runs anyway.
-   */
-  async round(): Promise<boolean | number> {
-    if (this.settlementFirst.yields()) return SETTLEMENT_CHECK_MS;
+  async round(): Promise<boolean> {
     for (const { activityId } of await this.deps.registry.warmedSales()) {
       // The registry is shared by every origin on this Redis; an activity of another database is not ours.
       if (!(await findActivity(this.deps.db, activityId))) continue;

@@ -51,8 +51,6 @@ export class Settlement {
   private readonly instance = `${hostname()}:${process.pid}:${randomHex(3)}`;
   /** When a consumer's read last filled a whole batch (more were waiting): settlement is behind. */
   private lastFullReadAt = 0;
-  /** Consumers started whose first read has not come back: whether settlement is behind is not known yet. */
-  private readonly unread = new Set<StreamSettler>();
 
   constructor(private readonly deps: SettlementDeps) {}
 
@@ -71,11 +69,10 @@ export class Settlement {
   /**
    * True when one of this process's consumers read a whole batch (SETTLE_BATCH_SIZE: more were
    * waiting) within the last `windowMs`: a backlog, as in a sale's storm. A steady trickle, read a
-   * few at a time, is not one. Also true while a consumer just started has not read yet (a process
-   * that starts on a backlog, after a restart, is behind before its first read comes back).
+   * few at a time, is not one.
    */
   behindWithin(windowMs: number): boolean {
-    return this.unread.size > 0 || Date.now() - this.lastFullReadAt < windowMs;
+    return Date.now() - this.lastFullReadAt < windowMs;
   }
 
   /** Activities being settled by this process. */
@@ -104,7 +101,7 @@ export class Settlement {
       // SETTLE_WORKERS consumers on each bucket's Stream.
       for (let i = 0; i < c.SETTLE_WORKERS; i++) {
         for (const reader of this.deps.streams.openEventReaders(sale, `${this.instance}:${i}`, c.SETTLE_BLOCK_MS)) {
-          const settler: StreamSettler = new StreamSettler(
+          const settler = new StreamSettler(
             {
               db: this.deps.db,
               reader,
@@ -112,9 +109,8 @@ export class Settlement {
               log: this.deps.log,
               metrics: this.deps.metrics,
               lastFailure: this.lastFailure,
-              onRead: (entries) => {
-                this.unread.delete(settler);
-                if (entries >= c.SETTLE_BATCH_SIZE) this.lastFullReadAt = Date.now();
+              onFullRead: () => {
+                this.lastFullReadAt = Date.now();
               },
             },
             target,
@@ -127,7 +123,6 @@ export class Settlement {
               retryBackoffMs: c.SETTLE_RETRY_BACKOFF_MS,
             },
           );
-          this.unread.add(settler);
           settler.start();
           workers.push(settler);
         }
@@ -145,7 +140,6 @@ export class Settlement {
     for (const [activityId, workers] of this.settlers) {
       if (listed.has(activityId)) continue;
       this.settlers.delete(activityId);
-      for (const s of workers) this.unread.delete(s);
       await Promise.all(workers.map((s) => s.stop()));
       await Promise.allSettled(workers.map((s) => s.close()));
       this.deps.log.info({ activityId, workers: workers.length }, 'sale left the registry: its settlers stopped');

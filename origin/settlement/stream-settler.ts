@@ -33,11 +33,8 @@ export interface SettlerDeps {
   metrics: Metrics;
   /** Why an entry failed last (shared by the process's settlers), for the dead letter's reason. */
   lastFailure: Map<string, string>;
-  /**
-   * Called when a read came back, with its number of entries (0 when it failed): a whole batch means
-   * more were waiting (the process's settlement is behind).
-   */
-  onRead?: (entries: number) => void;
+  /** Called when a read filled a whole batch: more were waiting (the process's settlement is behind). */
+  onFullRead?: () => void;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -89,8 +86,8 @@ export class StreamSettler {
           await this.reclaimIdle();
         }
         const entries = await this.deps.reader.read(this.settings.batchSize, this.settings.blockMs);
-        this.deps.onRead?.(entries.length);
         if (entries.length > 0) {
+          if (entries.length >= this.settings.batchSize) this.deps.onFullRead?.();
           await this.settleEntries(entries, new Map(), { firstDelivery: true });
           // The Stream had no more waiting: let the next few gather instead of settling them one
           // transaction each (under a backlog every batch is full and this never waits).
@@ -100,7 +97,6 @@ export class StreamSettler {
         this.streamGone = false;
       } catch (err) {
         if (this.stopping) break;
-        this.deps.onRead?.(0);
         const message = (err as Error).message;
         if (isStreamGone(message)) {
           // The sale's Stream or group is gone (expired after its cleanup, or lost with a Redis

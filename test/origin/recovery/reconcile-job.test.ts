@@ -62,33 +62,3 @@ it('is exact while a sale is live: reservations and settlement running during ev
   expect(runs.length).toBeGreaterThan(3);
   expect(runs.filter((r) => !r.ok)).toEqual([]);
 });
-
-it('waits while settlement is behind, for RECONCILE_YIELD_MS at most, and runs at once when it is not', async () => {
-  const { activityId } = await t.sale({ stock: 10 });
-  const runsOf = async () => {
-    const metric = await t.origin.parts.metrics.reconciliationRuns.get();
-    return metric.values.filter((v) => v.labels.activity === activityId).reduce((sum, v) => sum + v.value, 0);
-  };
-  let behind = true;
-  const yieldMs = 400;
-  const job = new ReconcileJob({
-    ...reconcileJobDeps(t),
-    config: { ...t.origin.parts.config, RECONCILE_YIELD_MS: yieldMs },
-    settlement: { behindWithin: () => behind },
-  });
-  const waitingFrom = Date.now();
-  // Settlement behind: the round reads nothing and asks to be run again in a second.
-  expect(await job.round()).toBe(1_000);
-  expect(await job.round()).toBe(1_000);
-  expect(await runsOf()).toBe(0);
-  await new Promise((r) => setTimeout(r, yieldMs - (Date.now() - waitingFrom) + 50));
-  // Waited RECONCILE_YIELD_MS in a row: this round reconciles although settlement is still behind.
-  expect(await job.round()).toBe(false);
-  expect(await runsOf()).toBe(1);
-  expect(await job.round()).toBe(1_000); // and the next one waits again
-  expect(await runsOf()).toBe(1);
-
-  behind = false;
-  expect(await job.round()).toBe(false);
-  expect(await runsOf()).toBe(2);
-});
